@@ -1,0 +1,245 @@
+//! Request handling: the two model endpoints, recording, and the `/_mock/*` control routes.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::convert::Infallible;
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use futures::channel::mpsc;
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::Incoming;
+use hyper::header::CONTENT_TYPE;
+use hyper::{Method, Request, StatusCode};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::anthropic::Anthropic;
+use crate::dialect::{self, Dialect};
+use crate::openai::OpenAi;
+use crate::script::{Response, Script};
+
+pub(crate) type Body = UnsyncBoxBody<Bytes, io::Error>;
+type HttpResponse = hyper::Response<Body>;
+
+/// A model request as the mock received it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordedRequest {
+    pub method: String,
+    pub path: String,
+    /// Lower-cased names; repeated headers are joined with ", ".
+    pub headers: BTreeMap<String, String>,
+    /// The parsed JSON body, or the raw text when it was not JSON.
+    pub body: Value,
+}
+
+/// State shared by the server and the [`crate::MockLlm`] handle.
+#[derive(Default)]
+pub(crate) struct Shared {
+    state: Mutex<State>,
+    /// Numbers the completions' ids, so each reply is distinguishable.
+    completions: AtomicU64,
+}
+
+#[derive(Default)]
+struct State {
+    queue: VecDeque<Response>,
+    requests: Vec<RecordedRequest>,
+}
+
+impl Shared {
+    pub(crate) fn new(script: Script) -> Shared {
+        let shared = Shared::default();
+        shared.append(script.responses);
+        shared
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // The lock is never held across a panic point, so a poisoned state is still sound.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn append(&self, responses: impl IntoIterator<Item = Response>) {
+        self.state().queue.extend(responses);
+    }
+
+    pub(crate) fn requests(&self) -> Vec<RecordedRequest> {
+        self.state().requests.clone()
+    }
+
+    pub(crate) fn remaining(&self) -> usize {
+        self.state().queue.len()
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Api {
+    OpenAi,
+    Anthropic,
+}
+
+pub(crate) async fn handle(
+    shared: &Shared,
+    request: Request<Incoming>,
+) -> Result<HttpResponse, Infallible> {
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
+    Ok(match (&method, path.as_str()) {
+        (&Method::POST, "/v1/chat/completions") => model(shared, Api::OpenAi, request).await,
+        (&Method::POST, "/v1/messages") => model(shared, Api::Anthropic, request).await,
+        (&Method::GET, "/_mock/requests") => json(StatusCode::OK, &json!(shared.requests())),
+        (&Method::POST, "/_mock/script") => append_script(shared, request).await,
+        (&Method::POST, "/_mock/reset") => {
+            *shared.state() = State::default();
+            json(StatusCode::OK, &json!({"reset": true}))
+        }
+        (method, path) => {
+            let message = format!("mock-llm: no route for {method} {path}");
+            json(
+                StatusCode::NOT_FOUND,
+                &json!({"error": {"message": message, "type": "not_found"}}),
+            )
+        }
+    })
+}
+
+async fn model(shared: &Shared, api: Api, request: Request<Incoming>) -> HttpResponse {
+    let (parts, body) = request.into_parts();
+    let mut headers = BTreeMap::<String, String>::new();
+    for (name, value) in &parts.headers {
+        let value = String::from_utf8_lossy(value.as_bytes());
+        headers
+            .entry(name.as_str().to_owned())
+            .and_modify(|joined| *joined = format!("{joined}, {value}"))
+            .or_insert_with(|| value.into_owned());
+    }
+    let bytes = body
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let parsed = serde_json::from_slice::<Value>(&bytes);
+
+    let model = parsed
+        .as_ref()
+        .ok()
+        .and_then(|body| body["model"].as_str())
+        .unwrap_or("mock-model");
+    let number = shared.completions.fetch_add(1, Ordering::Relaxed) + 1;
+    let dialect: Box<dyn Dialect> = match api {
+        Api::OpenAi => Box::new(OpenAi::new(number, model, unix_time())),
+        Api::Anthropic => Box::new(Anthropic::new(number, model)),
+    };
+    let streaming = parsed.as_ref().is_ok_and(|body| body["stream"] == true);
+
+    // Record and take the next response in one step, so concurrent requests each get
+    // their own response and appear in the log in the order they consumed the queue.
+    let next = {
+        let mut state = shared.state();
+        state.requests.push(RecordedRequest {
+            method: parts.method.to_string(),
+            path: parts.uri.path().to_owned(),
+            headers,
+            body: match &parsed {
+                Ok(body) => body.clone(),
+                Err(_) => String::from_utf8_lossy(&bytes).into(),
+            },
+        });
+        parsed.is_ok().then(|| state.queue.pop_front()).flatten()
+    };
+    if let Err(e) = parsed {
+        let message = format!("mock-llm: request body is not JSON: {e}");
+        return dialect_error(&*dialect, StatusCode::BAD_REQUEST, &message);
+    }
+    let Some(response) = next else {
+        let message = "mock-llm: script exhausted";
+        return dialect_error(&*dialect, StatusCode::INTERNAL_SERVER_ERROR, message);
+    };
+
+    tokio::time::sleep(Duration::from_millis(response.delay_ms)).await;
+    let status = StatusCode::from_u16(response.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let content_type = match status.is_success() && streaming {
+        true => "text/event-stream",
+        false => "application/json",
+    };
+    let mut head = hyper::Response::builder()
+        .status(status)
+        .header(CONTENT_TYPE, content_type);
+    for (name, value) in &response.headers {
+        head = head.header(name, value);
+    }
+    let head = match head.body(()) {
+        Ok(head) => head,
+        Err(e) => {
+            let message = format!("mock-llm: bad scripted header: {e}");
+            return dialect_error(&*dialect, StatusCode::INTERNAL_SERVER_ERROR, &message);
+        }
+    };
+    if !status.is_success() {
+        let message = match response.error {
+            Some(message) => message,
+            None => format!("mock-llm: scripted HTTP {status}"),
+        };
+        return head.map(|()| full(dialect.error_body(status, &message).to_string()));
+    }
+
+    // One frame in flight: the producer waits until hyper has taken each frame, and on the
+    // single-threaded runtime hyper writes it out before the producer runs again. So memory
+    // stays bounded, and the bytes before a scripted truncation really reach the client.
+    let (tx, rx) = mpsc::channel(0);
+    if streaming {
+        tokio::spawn(dialect::stream(dialect, response, tx));
+    } else {
+        tokio::spawn(dialect::complete(dialect, response, tx));
+    }
+    head.map(|()| StreamBody::new(rx).boxed_unsync())
+}
+
+async fn append_script(shared: &Shared, request: Request<Incoming>) -> HttpResponse {
+    let bytes = request
+        .into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    match serde_json::from_slice::<Script>(&bytes) {
+        Ok(script) => {
+            let queued = script.responses.len();
+            shared.append(script.responses);
+            json(StatusCode::OK, &json!({"queued": queued}))
+        }
+        Err(e) => {
+            let error = json!({"error": {"message": format!("mock-llm: bad script: {e}"), "type": "invalid_request_error"}});
+            json(StatusCode::BAD_REQUEST, &error)
+        }
+    }
+}
+
+fn dialect_error(dialect: &dyn Dialect, status: StatusCode, message: &str) -> HttpResponse {
+    json(status, &dialect.error_body(status, message))
+}
+
+fn json(status: StatusCode, body: &Value) -> HttpResponse {
+    let mut response = hyper::Response::new(full(body.to_string()));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        CONTENT_TYPE,
+        "application/json".parse().expect("static header"),
+    );
+    response
+}
+
+fn full(body: String) -> Body {
+    Full::new(Bytes::from(body))
+        .map_err(|never| match never {})
+        .boxed_unsync()
+}
+
+fn unix_time() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}

@@ -1,0 +1,233 @@
+//! Anthropic Messages dialect over real HTTP.
+
+mod common;
+
+use common::{parse_sse, post, script};
+use hearth_mock_llm::MockLlm;
+use serde_json::{Value, json};
+
+#[tokio::test]
+async fn streams_thinking_redacted_text_and_tool_use_blocks() {
+    let mock = MockLlm::start(script(json!({"responses": [{"events": [
+        {"usage": {"input": 12, "output": 34}},
+        {"reasoning": "Think "},
+        {"reasoning": "hard.", "signature": "sig-1"},
+        {"redactedThinking": "opaque"},
+        {"text": "Hel"},
+        {"stallMs": 1},
+        {"text": "lo"},
+        {"toolCall": {"id": "toolu_1", "name": "read", "arguments": "{\"path\":\"a\"}", "chunks": 2}},
+        {"reasoning": "again"}
+    ]}]})))
+    .unwrap();
+
+    let reply = post(
+        &format!("{}/messages", mock.base_url()),
+        &json!({"model": "claude-test", "stream": true, "max_tokens": 100, "messages": []}),
+    )
+    .await;
+    assert_eq!(reply.status(), 200);
+    assert_eq!(reply.headers()["content-type"], "text/event-stream");
+    let events = parse_sse(&reply.text().await.unwrap());
+    let data: Vec<Value> = events.iter().map(|e| e.json()).collect();
+    for (event, data) in events.iter().zip(&data) {
+        assert_eq!(
+            event.event.as_deref(),
+            data["type"].as_str(),
+            "SSE name = type"
+        );
+    }
+    let names: Vec<&str> = data.iter().map(|d| d["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "message_start",
+            // thinking: two thinking deltas then the signature
+            "content_block_start",
+            "content_block_delta",
+            "content_block_delta",
+            "content_block_delta",
+            "content_block_stop",
+            // redacted thinking: data in the start, no deltas
+            "content_block_start",
+            "content_block_stop",
+            // text: a stall does not split the block
+            "content_block_start",
+            "content_block_delta",
+            "content_block_delta",
+            "content_block_stop",
+            // tool_use with two input pieces
+            "content_block_start",
+            "content_block_delta",
+            "content_block_delta",
+            "content_block_stop",
+            // thinking without a scripted signature
+            "content_block_start",
+            "content_block_delta",
+            "content_block_delta",
+            "content_block_stop",
+            "message_delta",
+            "message_stop",
+        ]
+    );
+
+    let message = &data[0]["message"];
+    assert_eq!(message["id"], "msg_mock_1");
+    assert_eq!(message["model"], "claude-test");
+    assert_eq!(message["role"], "assistant");
+    assert_eq!(message["content"], json!([]));
+    assert_eq!(message["usage"]["input_tokens"], 12);
+
+    assert_eq!(
+        data[1]["content_block"],
+        json!({"type": "thinking", "thinking": ""})
+    );
+    assert_eq!(
+        data[2]["delta"],
+        json!({"type": "thinking_delta", "thinking": "Think "})
+    );
+    assert_eq!(
+        data[3]["delta"],
+        json!({"type": "thinking_delta", "thinking": "hard."})
+    );
+    assert_eq!(
+        data[4]["delta"],
+        json!({"type": "signature_delta", "signature": "sig-1"})
+    );
+    assert_eq!(
+        data[6]["content_block"],
+        json!({"type": "redacted_thinking", "data": "opaque"})
+    );
+    assert_eq!(
+        data[8]["content_block"],
+        json!({"type": "text", "text": ""})
+    );
+    assert_eq!(
+        [&data[9]["delta"], &data[10]["delta"]],
+        [
+            &json!({"type": "text_delta", "text": "Hel"}),
+            &json!({"type": "text_delta", "text": "lo"})
+        ]
+    );
+    assert_eq!(
+        data[12]["content_block"],
+        json!({"type": "tool_use", "id": "toolu_1", "name": "read", "input": {}})
+    );
+    let input: String = data[13..15]
+        .iter()
+        .map(|d| {
+            assert_eq!(d["delta"]["type"], "input_json_delta");
+            d["delta"]["partial_json"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(input, r#"{"path":"a"}"#);
+    assert_eq!(data[18]["delta"]["signature"], "mock-signature");
+
+    // Every block's events carry its own index, counting up from 0.
+    let mut index = -1;
+    for d in &data[1..20] {
+        if d["type"] == "content_block_start" {
+            index += 1;
+        }
+        assert_eq!(d["index"], index);
+    }
+    assert_eq!(index, 4);
+
+    assert_eq!(
+        data[20],
+        json!({
+            "type": "message_delta",
+            "delta": {"stop_reason": "tool_use", "stop_sequence": null},
+            "usage": {"output_tokens": 34}
+        })
+    );
+}
+
+#[tokio::test]
+async fn finish_accepts_both_vocabularies() {
+    let mock = MockLlm::start(script(json!({"responses": [
+        {"events": [{"text": "a"}], "finish": "length"},
+        {"events": [{"text": "b"}], "finish": "max_tokens"},
+        {"events": [{"text": "c"}], "finish": "refusal"}
+    ]})))
+    .unwrap();
+    let url = format!("{}/messages", mock.base_url());
+    for expected in ["max_tokens", "max_tokens", "refusal"] {
+        let body = post(&url, &json!({"stream": true}))
+            .await
+            .text()
+            .await
+            .unwrap();
+        let delta = parse_sse(&body)
+            .into_iter()
+            .find(|e| e.event.as_deref() == Some("message_delta"))
+            .unwrap()
+            .json();
+        assert_eq!(delta["delta"]["stop_reason"], expected);
+    }
+}
+
+#[tokio::test]
+async fn non_streaming_request_gets_one_message() {
+    let mock = MockLlm::start(script(json!({"responses": [{"events": [
+        {"reasoning": "a"},
+        {"reasoning": "b", "signature": "sig-x"},
+        {"redactedThinking": "opaque"},
+        {"text": "Do"},
+        {"repeat": {"text": "ne", "count": 2}},
+        {"toolCall": {"id": "toolu_2", "name": "write", "arguments": "{\"n\":1}", "chunks": 3}},
+        {"usage": {"input": 7, "output": 8}}
+    ]}]})))
+    .unwrap();
+
+    let reply = post(
+        &format!("{}/messages", mock.base_url()),
+        &json!({"model": "claude-test", "stream": false}),
+    )
+    .await;
+    assert_eq!(reply.status(), 200);
+    let body: Value = reply.json().await.unwrap();
+    assert_eq!(
+        body,
+        json!({
+            "id": "msg_mock_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-test",
+            "content": [
+                {"type": "thinking", "thinking": "ab", "signature": "sig-x"},
+                {"type": "redacted_thinking", "data": "opaque"},
+                {"type": "text", "text": "Donene"},
+                {"type": "tool_use", "id": "toolu_2", "name": "write", "input": {"n": 1}}
+            ],
+            "stop_reason": "tool_use",
+            "stop_sequence": null,
+            "usage": {"input_tokens": 7, "output_tokens": 8}
+        })
+    );
+}
+
+#[tokio::test]
+async fn rate_limit_and_overload_use_anthropic_error_bodies() {
+    let mock = MockLlm::start(script(json!({"responses": [
+        {"status": 429, "headers": {"retry-after": "2"}, "error": "slow down"},
+        {"status": 529}
+    ]})))
+    .unwrap();
+    let url = format!("{}/messages", mock.base_url());
+
+    let limited = post(&url, &json!({"stream": true})).await;
+    assert_eq!(limited.status(), 429);
+    assert_eq!(limited.headers()["retry-after"], "2");
+    assert_eq!(
+        limited.json::<Value>().await.unwrap(),
+        json!({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}})
+    );
+
+    let overloaded = post(&url, &json!({"stream": true})).await;
+    assert_eq!(overloaded.status(), 529);
+    let body: Value = overloaded.json().await.unwrap();
+    assert_eq!(body["error"]["type"], "overloaded_error");
+    // With no scripted message the status's own wording is used.
+    assert!(!body["error"]["message"].as_str().unwrap().is_empty());
+}
