@@ -1,0 +1,92 @@
+//! `hearth` — the command-line host of the Hearth engine.
+//!
+//! `hearth acp` serves ACP over stdio: one JSON-RPC frame per line on stdin into
+//! `Engine::send`, one per line out on stdout. stdout carries protocol only; logs go to
+//! stderr. EOF on stdin closes the engine cleanly and exits 0.
+
+mod stdio;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use hearth_core::Config;
+
+#[derive(Parser)]
+#[command(name = "hearth", version, about = "Hearth, an ACP coding agent")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the Agent Client Protocol over stdin/stdout (what editors spawn).
+    Acp(ConfigArgs),
+}
+
+#[derive(clap::Args)]
+struct ConfigArgs {
+    /// A JSON config file (the same object every host passes; see the README).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Where sessions are stored (overrides `dataDir`); `:memory:` keeps nothing.
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<String>,
+    /// The default model (overrides `model`).
+    #[arg(long)]
+    model: Option<String>,
+    /// Log filter for stderr, e.g. `info` or `hearth_core=debug` (default: RUST_LOG, else `warn`).
+    #[arg(long, value_name = "FILTER")]
+    log_level: Option<String>,
+}
+
+impl ConfigArgs {
+    fn load(&self) -> Result<Config, String> {
+        let mut config = match &self.config {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| format!("cannot read the config file {}: {e}", path.display()))?;
+                Config::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))?
+            }
+            None => Config::default(),
+        };
+        if let Some(dir) = &self.data_dir {
+            config.data_dir = Some(dir.clone());
+        }
+        if let Some(model) = &self.model {
+            config.model = Some(model.clone());
+        }
+        Ok(config)
+    }
+}
+
+fn init_logging(filter: Option<&str>) {
+    let filter = match filter {
+        Some(f) => tracing_subscriber::EnvFilter::new(f),
+        None => tracing_subscriber::EnvFilter::try_from_default_env()
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Acp(args) => {
+            init_logging(args.log_level.as_deref());
+            let result = args.load().and_then(stdio::serve);
+            match result {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("hearth: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+    }
+}

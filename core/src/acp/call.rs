@@ -1,0 +1,87 @@
+//! A client request being served: its id, its cancellation token, and the promise that it
+//! is answered exactly once — `Drop` answers for a handler that panicked or was torn down.
+
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::Shared;
+use crate::rpc::{RequestId, RpcError};
+
+pub struct Call {
+    shared: Arc<Shared>,
+    id: Option<RequestId>,
+    pub token: CancellationToken,
+}
+
+impl Call {
+    pub fn new(shared: Arc<Shared>, id: RequestId, token: CancellationToken) -> Self {
+        Call {
+            shared,
+            id: Some(id),
+            token,
+        }
+    }
+
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    pub fn respond(mut self, outcome: Result<Value, RpcError>) {
+        self.finish(outcome);
+    }
+
+    /// Answers with the serialized `result`.
+    pub fn reply<T: serde::Serialize>(self, result: Result<T, RpcError>) {
+        let outcome = result.and_then(|r| {
+            serde_json::to_value(r).map_err(|e| RpcError::internal(format!("cannot serialize the result: {e}")))
+        });
+        self.respond(outcome);
+    }
+
+    /// Queues a store write whose commit must precede the answer.
+    pub fn respond_after(mut self, op: crate::store::StoreOp, outcome: Result<Value, RpcError>) {
+        if let Some(id) = self.id.take() {
+            self.shared.inflight.end(&id);
+            let frame = crate::rpc::envelope::response_frame(&id, &outcome);
+            self.shared.outbox.write(op, Some(frame));
+        }
+    }
+
+    fn finish(&mut self, outcome: Result<Value, RpcError>) {
+        if let Some(id) = self.id.take() {
+            self.shared.inflight.end(&id);
+            self.shared.respond(&id, outcome);
+        }
+    }
+}
+
+impl Drop for Call {
+    fn drop(&mut self) {
+        if self.id.is_none() {
+            return;
+        }
+        let error = if self.shared.is_closed() {
+            RpcError::cancelled()
+        } else {
+            tracing::error!("a request handler ended without answering (panic?)");
+            RpcError::internal("the request handler failed unexpectedly")
+        };
+        self.finish(Err(error));
+    }
+}
+
+/// Parses params into the ACP type; the error names the offending field.
+pub fn params<T: DeserializeOwned>(params: Value) -> Result<T, RpcError> {
+    serde_path_to_error::deserialize(params).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path == "." {
+            RpcError::invalid_params(inner.to_string())
+        } else {
+            RpcError::invalid_params(format!("`{path}`: {inner}"))
+        }
+    })
+}

@@ -1,0 +1,229 @@
+//! The one configuration object every host passes (JSON, camelCase keys).
+//!
+//! Unknown keys and wrong types are errors that name the offending key, so a typo never
+//! silently falls back to a default. Credentials live only in memory: [`Secret`] never
+//! prints its value, and nothing in here is written to the store.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+/// The model used when neither the config nor `HEARTH_MODEL` names one.
+pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
+/// The OpenAI-compatible endpoint used when neither the config nor `OPENAI_BASE_URL` names one.
+pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+/// The environment variable that carries the OpenAI-compatible API key.
+pub const OPENAI_API_KEY_ENV: &str = "OPENAI_API_KEY";
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Config {
+    /// Directory holding `hearth.db`, or `":memory:"` for a store that lives and dies with
+    /// the engine. Default: the platform data dir (`~/.local/share/hearth` on Linux).
+    pub data_dir: Option<String>,
+    /// Threads of the engine's tokio runtime. Default 2.
+    pub worker_threads: Option<usize>,
+    /// The default model id. Default: `HEARTH_MODEL`, else [`DEFAULT_MODEL`].
+    pub model: Option<String>,
+    #[serde(default)]
+    pub providers: Providers,
+    /// Longest silence tolerated inside a model stream before the turn fails, in seconds.
+    pub stream_idle_timeout_secs: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Providers {
+    pub openai: Option<ProviderConfig>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProviderConfig {
+    pub base_url: Option<String>,
+    /// A credential handed over by the embedding host. Never persisted, never logged.
+    pub api_key: Option<Secret>,
+}
+
+/// A credential. `Debug` and `Display` print `***`, so it can't leak into logs by accident.
+#[derive(Clone, Deserialize, PartialEq, Eq)]
+#[serde(transparent)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Self {
+        Secret(value.into())
+    }
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+/// Where the store lives, once resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreLocation {
+    Memory,
+    File(PathBuf),
+}
+
+/// The OpenAI-compatible endpoint, once resolved against the environment.
+#[derive(Debug, Clone)]
+pub struct OpenAiEndpoint {
+    pub base_url: String,
+    pub api_key: Option<Secret>,
+}
+
+/// A config error; the message names the key at fault.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl Config {
+    /// Parses a config JSON object. An empty string means "all defaults".
+    pub fn from_json(json: &str) -> Result<Config, ConfigError> {
+        if json.trim().is_empty() {
+            return Ok(Config::default());
+        }
+        let mut de = serde_json::Deserializer::from_str(json);
+        let config: Config = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            if path == "." {
+                ConfigError(format!("invalid config: {inner}"))
+            } else {
+                ConfigError(format!("invalid config key `{path}`: {inner}"))
+            }
+        })?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        if self.worker_threads == Some(0) {
+            return Err(ConfigError(
+                "invalid config key `workerThreads`: must be at least 1".into(),
+            ));
+        }
+        if self.model.as_deref().is_some_and(|m| m.trim().is_empty()) {
+            return Err(ConfigError("invalid config key `model`: must not be empty".into()));
+        }
+        if self.stream_idle_timeout_secs == Some(0) {
+            return Err(ConfigError(
+                "invalid config key `streamIdleTimeoutSecs`: must be at least 1".into(),
+            ));
+        }
+        if let Some(url) = self.providers.openai.as_ref().and_then(|p| p.base_url.as_deref())
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            return Err(ConfigError(format!(
+                "invalid config key `providers.openai.baseUrl`: `{url}` is not an http(s) URL"
+            )));
+        }
+        if self.data_dir.as_deref() == Some("") {
+            return Err(ConfigError("invalid config key `dataDir`: must not be empty".into()));
+        }
+        Ok(())
+    }
+
+    pub fn worker_threads(&self) -> usize {
+        self.worker_threads.unwrap_or(2)
+    }
+
+    pub fn stream_idle_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.stream_idle_timeout_secs.unwrap_or(120))
+    }
+
+    pub fn store_location(&self) -> Result<StoreLocation, ConfigError> {
+        match self.data_dir.as_deref() {
+            Some(":memory:") => Ok(StoreLocation::Memory),
+            Some(dir) => Ok(StoreLocation::File(PathBuf::from(dir).join("hearth.db"))),
+            None => dirs::data_dir()
+                .map(|d| StoreLocation::File(d.join("hearth").join("hearth.db")))
+                .ok_or_else(|| {
+                    ConfigError("no platform data directory; set `dataDir` in the config".into())
+                }),
+        }
+    }
+
+    /// The default model: config, else `HEARTH_MODEL`, else [`DEFAULT_MODEL`].
+    pub fn default_model(&self) -> String {
+        self.model
+            .clone()
+            .or_else(|| non_empty_env("HEARTH_MODEL"))
+            .unwrap_or_else(|| DEFAULT_MODEL.to_string())
+    }
+
+    /// The OpenAI-compatible endpoint: config first, then `OPENAI_BASE_URL` / `OPENAI_API_KEY`.
+    pub fn openai_endpoint(&self) -> OpenAiEndpoint {
+        let configured = self.providers.openai.clone().unwrap_or_default();
+        OpenAiEndpoint {
+            base_url: configured
+                .base_url
+                .or_else(|| non_empty_env("OPENAI_BASE_URL"))
+                .unwrap_or_else(|| DEFAULT_OPENAI_BASE_URL.to_string()),
+            api_key: configured
+                .api_key
+                .or_else(|| non_empty_env(OPENAI_API_KEY_ENV).map(Secret)),
+        }
+    }
+}
+
+fn non_empty_env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_means_defaults() {
+        let c = Config::from_json("").unwrap();
+        assert_eq!(c.worker_threads(), 2);
+        assert!(matches!(c.store_location().unwrap(), StoreLocation::File(p) if p.ends_with("hearth/hearth.db")));
+    }
+
+    #[test]
+    fn unknown_key_is_named() {
+        let err = Config::from_json(r#"{"dataDir":":memory:","wokerThreads":3}"#).unwrap_err();
+        assert!(err.0.contains("wokerThreads"), "{err}");
+    }
+
+    #[test]
+    fn nested_bad_value_is_named() {
+        let err = Config::from_json(r#"{"providers":{"openai":{"baseUrl":5}}}"#).unwrap_err();
+        assert!(err.0.contains("providers.openai.baseUrl"), "{err}");
+        let err = Config::from_json(r#"{"providers":{"openai":{"baseUrl":"ftp://x"}}}"#).unwrap_err();
+        assert!(err.0.contains("providers.openai.baseUrl"), "{err}");
+        let err = Config::from_json(r#"{"workerThreads":0}"#).unwrap_err();
+        assert!(err.0.contains("workerThreads"), "{err}");
+    }
+
+    #[test]
+    fn secrets_never_print() {
+        let c = Config::from_json(r#"{"providers":{"openai":{"apiKey":"sk-live-123"}}}"#).unwrap();
+        let printed = format!("{c:?} {:?}", c.openai_endpoint());
+        assert!(!printed.contains("sk-live-123"), "{printed}");
+        assert_eq!(c.openai_endpoint().api_key.unwrap().expose(), "sk-live-123");
+    }
+
+    #[test]
+    fn memory_store() {
+        let c = Config::from_json(r#"{"dataDir":":memory:"}"#).unwrap();
+        assert_eq!(c.store_location().unwrap(), StoreLocation::Memory);
+    }
+}

@@ -1,0 +1,202 @@
+//! `Engine`: the runtime, the inbound path, the outbox thread, shutdown.
+//!
+//! `send` never blocks: it parses the frame on the caller's thread, answers what can be
+//! answered at once, and hands the rest to the engine's tokio runtime. Every frame out goes
+//! through the outbox thread (see `outbox.rs`).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::thread::{JoinHandle, ThreadId};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::config::{Config, ConfigError};
+use crate::llm::Provider;
+use crate::llm::openai::OpenAi;
+use crate::outbox::{Host, Outbox};
+use crate::rpc::envelope;
+use crate::rpc::inflight::Inflight;
+use crate::rpc::outgoing::Outgoing;
+use crate::rpc::{RequestId, RpcError};
+use crate::session::registry::Sessions;
+use crate::store::Store;
+
+/// Why `Engine::start` or a call on a running engine failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EngineError {
+    /// The configuration is invalid; the message names the key.
+    Config(String),
+    /// The store can't be opened (corrupt, read-only, newer schema…); nothing was written.
+    Store(String),
+    /// A thread or the runtime couldn't be started.
+    Start(String),
+    /// The engine is closed.
+    Closed,
+    /// `close` was called from inside `Host::deliver`, which would wait on itself.
+    CloseFromDeliver,
+}
+
+impl std::fmt::Display for EngineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EngineError::Config(m) | EngineError::Store(m) | EngineError::Start(m) => f.write_str(m),
+            EngineError::Closed => f.write_str("the engine is closed"),
+            EngineError::CloseFromDeliver => {
+                f.write_str("close() was called from inside deliver(); call it from another thread")
+            }
+        }
+    }
+}
+
+impl std::error::Error for EngineError {}
+
+impl From<ConfigError> for EngineError {
+    fn from(e: ConfigError) -> Self {
+        EngineError::Config(e.0)
+    }
+}
+
+/// What the client told us in `initialize`.
+#[derive(Debug, Default, Clone)]
+pub struct ClientInfo {
+    pub initialized: bool,
+    pub capabilities: Value,
+}
+
+/// Everything handlers share. Lives as long as any task holds it.
+pub struct Shared {
+    pub default_model: String,
+    pub store: Arc<Store>,
+    pub outbox: Outbox,
+    pub provider: Arc<dyn Provider>,
+    pub outgoing: Outgoing,
+    pub inflight: Inflight,
+    pub sessions: Sessions,
+    pub client: RwLock<ClientInfo>,
+    pub runtime: tokio::runtime::Handle,
+    closed: AtomicBool,
+}
+
+impl Shared {
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    pub fn is_initialized(&self) -> bool {
+        self.client.read().map(|c| c.initialized).unwrap_or(false)
+    }
+
+    /// Queues the answer to a client request.
+    pub fn respond(&self, id: &RequestId, outcome: Result<Value, RpcError>) {
+        self.outbox.frame(envelope::response_frame(id, &outcome));
+    }
+}
+
+pub struct Engine {
+    shared: Arc<Shared>,
+    runtime: Mutex<Option<tokio::runtime::Runtime>>,
+    delivery: Mutex<Option<JoinHandle<()>>>,
+    delivery_thread: ThreadId,
+}
+
+/// How long `close` lets cancelled turns answer before it stops the runtime.
+const CLOSE_GRACE: Duration = Duration::from_secs(2);
+
+impl Engine {
+    /// Opens the store, starts the runtime and the delivery thread. Errors here are final:
+    /// nothing has been written.
+    pub fn start(config: Config, host: Arc<dyn Host>) -> Result<Engine, EngineError> {
+        let location = config.store_location()?;
+        let store = Arc::new(Store::open(&location).map_err(|e| EngineError::Store(e.0))?);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(config.worker_threads())
+            .thread_name("hearth-worker")
+            .enable_all()
+            .build()
+            .map_err(|e| EngineError::Start(format!("cannot start the runtime: {e}")))?;
+        let provider = OpenAi::new(config.openai_endpoint(), config.stream_idle_timeout())
+            .map_err(|e| EngineError::Start(format!("cannot set up the model client: {e}")))?;
+        let (outbox, delivery, delivery_thread) = Outbox::start(store.clone(), host)
+            .map_err(|e| EngineError::Start(format!("cannot start the delivery thread: {e}")))?;
+        let shared = Arc::new(Shared {
+            default_model: config.default_model(),
+            store,
+            outbox,
+            provider: Arc::new(provider),
+            outgoing: Outgoing::default(),
+            inflight: Inflight::default(),
+            sessions: Sessions::default(),
+            client: RwLock::new(ClientInfo::default()),
+            runtime: runtime.handle().clone(),
+            closed: AtomicBool::new(false),
+        });
+        Ok(Engine {
+            shared,
+            runtime: Mutex::new(Some(runtime)),
+            delivery: Mutex::new(Some(delivery)),
+            delivery_thread,
+        })
+    }
+
+    /// Hands the engine one frame from the client. Never blocks; safe from any thread,
+    /// including from inside `Host::deliver`.
+    pub fn send(&self, frame: &str) -> Result<(), EngineError> {
+        if self.shared.is_closed() {
+            return Err(EngineError::Closed);
+        }
+        match envelope::parse(frame) {
+            Ok(inbound) => crate::acp::dispatch(&self.shared, inbound),
+            Err(rejected) if rejected.answer => self.shared.respond(&rejected.id, Err(rejected.error)),
+            Err(_) => {}
+        }
+        Ok(())
+    }
+
+    /// Like `send`, for hosts that hold bytes: invalid UTF-8 is answered with a parse error.
+    pub fn send_bytes(&self, frame: &[u8]) -> Result<(), EngineError> {
+        match std::str::from_utf8(frame) {
+            Ok(text) => self.send(text),
+            Err(e) if !self.shared.is_closed() => {
+                let error = RpcError::parse_error(format!("the frame is not valid UTF-8: {e}"));
+                self.shared.respond(&Value::Null, Err(error));
+                Ok(())
+            }
+            Err(_) => Err(EngineError::Closed),
+        }
+    }
+
+    /// Cancels every turn, answers what is in flight, flushes the store and joins the
+    /// engine's threads. Idempotent. Must not be called from inside `Host::deliver`.
+    pub fn close(&self) -> Result<(), EngineError> {
+        if std::thread::current().id() == self.delivery_thread {
+            return Err(EngineError::CloseFromDeliver);
+        }
+        self.shared.closed.store(true, Ordering::Release);
+        let runtime = self.runtime.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let Some(runtime) = runtime else {
+            return Ok(());
+        };
+        self.shared.sessions.cancel_all();
+        self.shared.inflight.cancel_all();
+        self.shared.outgoing.cancel_all();
+        let deadline = Instant::now() + CLOSE_GRACE;
+        while !self.shared.inflight.is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        runtime.shutdown_timeout(Duration::from_millis(500));
+        self.shared.outbox.shutdown();
+        if let Some(delivery) = self.delivery.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            let _ = delivery.join();
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        if let Err(e) = self.close() {
+            tracing::error!(error = %e, "engine dropped without a clean close");
+        }
+    }
+}

@@ -1,0 +1,19 @@
+//! hearth-core — the Hearth engine. ACP JSON-RPC frames in (`Engine::send`), frames out
+//! (`Host::deliver`), with sessions persisted in SQLite. No FFI and no `unsafe` here: the
+//! bindings and the CLI are thin hosts over these three calls.
+
+#![forbid(unsafe_code)]
+
+mod acp;
+mod agent;
+pub mod config;
+mod engine;
+mod llm;
+mod outbox;
+mod rpc;
+mod session;
+mod store;
+
+pub use config::{Config, ConfigError};
+pub use engine::{Engine, EngineError};
+pub use outbox::Host;

@@ -1,0 +1,231 @@
+//! OpenAI-compatible chat completions, streamed (OpenAI, Ollama, vLLM, llama.cpp server,
+//! LM Studio, OpenRouter, Groq…).
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use eventsource_stream::Eventsource;
+use futures::future::BoxFuture;
+use futures::stream::{self, BoxStream, StreamExt};
+use serde_json::{Value, json};
+
+use super::{ChatRequest, EventStream, FinishReason, LlmError, Provider, Role, StreamEvent};
+use crate::config::{OPENAI_API_KEY_ENV, OpenAiEndpoint};
+
+pub struct OpenAi {
+    http: reqwest::Client,
+    endpoint: OpenAiEndpoint,
+    idle_timeout: Duration,
+}
+
+impl OpenAi {
+    pub fn new(endpoint: OpenAiEndpoint, idle_timeout: Duration) -> Result<Self, String> {
+        let http = reqwest::Client::builder()
+            .tls_backend_preconfigured(super::tls::client_config()?)
+            .connect_timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|e| e.to_string())?;
+        Ok(OpenAi {
+            http,
+            endpoint,
+            idle_timeout,
+        })
+    }
+
+    fn body(request: &ChatRequest) -> Value {
+        let messages: Vec<Value> = request
+            .messages
+            .iter()
+            .map(|m| {
+                let role = match m.role {
+                    Role::System => "system",
+                    Role::User => "user",
+                    Role::Assistant => "assistant",
+                };
+                json!({ "role": role, "content": m.text })
+            })
+            .collect();
+        json!({
+            "model": request.model,
+            "messages": messages,
+            "stream": true,
+            "stream_options": { "include_usage": true },
+        })
+    }
+}
+
+impl Provider for OpenAi {
+    fn has_credential(&self) -> bool {
+        self.endpoint.api_key.is_some()
+    }
+
+    fn stream(&self, request: ChatRequest) -> BoxFuture<'static, Result<EventStream, LlmError>> {
+        let url = format!("{}/chat/completions", self.endpoint.base_url.trim_end_matches('/'));
+        let mut call = self.http.post(url).json(&Self::body(&request));
+        if let Some(key) = &self.endpoint.api_key {
+            call = call.bearer_auth(key.expose());
+        }
+        let idle_timeout = self.idle_timeout;
+        Box::pin(async move {
+            let response = tokio::time::timeout(idle_timeout, call.send())
+                .await
+                .map_err(|_| LlmError::new("the model did not answer in time"))?
+                .map_err(|e| LlmError::new(format!("cannot reach the model: {}", root_cause(&e))))?;
+            let status = response.status();
+            if !status.is_success() {
+                let body = response.text().await.unwrap_or_default();
+                return Err(LlmError {
+                    message: error_message(&body),
+                    status: Some(status.as_u16()),
+                });
+            }
+            Ok(events(response.bytes_stream().eventsource().boxed(), idle_timeout))
+        })
+    }
+}
+
+/// The innermost cause: reqwest's outer message ("error sending request") says little.
+fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = error;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}
+
+/// The provider's own message from an error body (`{"error":{"message":…}}`), else the body.
+fn error_message(body: &str) -> String {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let message = parsed.as_ref().and_then(|v| {
+        v.pointer("/error/message")
+            .or_else(|| v.get("error"))
+            .or_else(|| v.get("message"))
+            .and_then(Value::as_str)
+    });
+    match message {
+        Some(m) => m.to_string(),
+        None if body.trim().is_empty() => "no error message".to_string(),
+        None => body.chars().take(500).collect(),
+    }
+}
+
+type SseStream = BoxStream<
+    'static,
+    Result<eventsource_stream::Event, eventsource_stream::EventStreamError<reqwest::Error>>,
+>;
+
+struct Decoder {
+    sse: SseStream,
+    pending: VecDeque<StreamEvent>,
+    finished: bool,
+    done: bool,
+    idle_timeout: Duration,
+}
+
+/// Turns the SSE byte stream into model events. A stream that ends before the model said
+/// why it stopped is an error: the answer is incomplete.
+fn events(sse: SseStream, idle_timeout: Duration) -> EventStream {
+    let decoder = Decoder {
+        sse,
+        pending: VecDeque::new(),
+        finished: false,
+        done: false,
+        idle_timeout,
+    };
+    stream::unfold(decoder, |mut d| async move {
+        loop {
+            if let Some(event) = d.pending.pop_front() {
+                return Some((Ok(event), d));
+            }
+            if d.done {
+                return None;
+            }
+            match tokio::time::timeout(d.idle_timeout, d.sse.next()).await {
+                Err(_) => {
+                    d.done = true;
+                    let secs = d.idle_timeout.as_secs();
+                    return Some((Err(LlmError::new(format!("the model stream stalled for {secs} s"))), d));
+                }
+                Ok(None) => {
+                    d.done = true;
+                    if !d.finished {
+                        return Some((Err(LlmError::new("the model stream ended before the response was complete")), d));
+                    }
+                }
+                Ok(Some(Err(e))) => {
+                    d.done = true;
+                    return Some((Err(LlmError::new(format!("the model stream broke: {e}"))), d));
+                }
+                Ok(Some(Ok(event))) if event.data.trim() == "[DONE]" => {
+                    d.done = true;
+                    if !d.finished {
+                        d.pending.push_back(StreamEvent::Finish(FinishReason::Stop));
+                        d.finished = true;
+                    }
+                }
+                Ok(Some(Ok(event))) => {
+                    if let Err(e) = d.decode(&event.data) {
+                        d.done = true;
+                        return Some((Err(e), d));
+                    }
+                }
+            }
+        }
+    })
+    .boxed()
+}
+
+impl Decoder {
+    fn decode(&mut self, data: &str) -> Result<(), LlmError> {
+        if data.trim().is_empty() {
+            return Ok(());
+        }
+        let chunk: Value = serde_json::from_str(data)
+            .map_err(|e| LlmError::new(format!("the model sent a malformed chunk: {e}")))?;
+        if let Some(error) = chunk.get("error") {
+            let message = error.get("message").and_then(Value::as_str).unwrap_or("unknown error");
+            return Err(LlmError::new(message));
+        }
+        if let Some(choice) = chunk.get("choices").and_then(|c| c.get(0)) {
+            let delta = choice.get("delta");
+            let field = |name: &str| delta.and_then(|d| d.get(name)).and_then(Value::as_str);
+            if let Some(reasoning) = field("reasoning_content").or_else(|| field("reasoning"))
+                && !reasoning.is_empty()
+            {
+                self.pending.push_back(StreamEvent::Reasoning(reasoning.to_string()));
+            }
+            if let Some(text) = field("content")
+                && !text.is_empty()
+            {
+                self.pending.push_back(StreamEvent::Text(text.to_string()));
+            }
+            if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+                self.finished = true;
+                self.pending.push_back(StreamEvent::Finish(finish_reason(reason)));
+            }
+        }
+        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+            let count = |name: &str| usage.get(name).and_then(Value::as_u64).unwrap_or(0);
+            self.pending.push_back(StreamEvent::Usage {
+                input: count("prompt_tokens"),
+                output: count("completion_tokens"),
+            });
+        }
+        Ok(())
+    }
+}
+
+fn finish_reason(reason: &str) -> FinishReason {
+    match reason {
+        "stop" => FinishReason::Stop,
+        "length" => FinishReason::Length,
+        "content_filter" => FinishReason::ContentFilter,
+        "tool_calls" | "function_call" => FinishReason::ToolCalls,
+        other => FinishReason::Other(other.to_string()),
+    }
+}
+
+/// How a user supplies the credential, for `authMethods` and auth errors.
+pub fn credential_hint() -> String {
+    format!("Set {OPENAI_API_KEY_ENV} (and OPENAI_BASE_URL for a non-OpenAI server), or pass providers.openai.apiKey in the config")
+}

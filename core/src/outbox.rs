@@ -1,0 +1,133 @@
+//! The outbox: the engine's one delivery thread, which is also the store's one writer.
+//!
+//! Every outbound frame and every store write passes through one FIFO queue. The thread
+//! drains what has accumulated, commits the batch's writes in one transaction, then calls
+//! `Host::deliver` for each frame in order. Hence:
+//! - frames reach the host in the order the engine produced them, never concurrently;
+//! - a frame is delivered only after the events it announces are committed, so whatever
+//!   the client saw survives a crash;
+//! - async workers never wait on SQLite — they only push onto the queue.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::thread::{self, JoinHandle, ThreadId};
+
+use crate::store::{Store, StoreOp};
+
+/// What the engine's embedder implements: receives every outbound frame, one at a time, on
+/// the engine's delivery thread. It may call `Engine::send` from inside `deliver`.
+pub trait Host: Send + Sync + 'static {
+    fn deliver(&self, frame: &str);
+}
+
+/// The most items committed and delivered as one batch: bounds the latency a large
+/// backlog adds to the first frame in it.
+const MAX_BATCH: usize = 1024;
+
+enum Item {
+    Frame(String),
+    Write(StoreOp, Option<String>),
+    Barrier(tokio::sync::oneshot::Sender<()>),
+    Shutdown,
+}
+
+#[derive(Clone)]
+pub struct Outbox {
+    tx: mpsc::Sender<Item>,
+}
+
+impl Outbox {
+    /// Starts the delivery thread.
+    pub fn start(store: Arc<Store>, host: Arc<dyn Host>) -> std::io::Result<(Outbox, JoinHandle<()>, ThreadId)> {
+        let (tx, rx) = mpsc::channel();
+        let handle = thread::Builder::new()
+            .name("hearth-delivery".into())
+            .spawn(move || run(rx, &store, &*host))?;
+        let id = handle.thread().id();
+        Ok((Outbox { tx }, handle, id))
+    }
+
+    /// Queues a frame that carries nothing to persist.
+    pub fn frame(&self, frame: String) {
+        self.push(Item::Frame(frame));
+    }
+
+    /// Queues a store write, and the frame (if any) that must only be delivered once the
+    /// write is committed.
+    pub fn write(&self, op: StoreOp, frame: Option<String>) {
+        self.push(Item::Write(op, frame));
+    }
+
+    /// Resolves once every write queued before this call is committed.
+    pub async fn flushed(&self) {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.push(Item::Barrier(tx));
+        // An error means the thread is gone (engine closed): nothing more will be written.
+        let _ = rx.await;
+    }
+
+    /// Asks the thread to finish what is queued and exit.
+    pub fn shutdown(&self) {
+        self.push(Item::Shutdown);
+    }
+
+    fn push(&self, item: Item) {
+        // Fails only after shutdown, when there is no one left to deliver to.
+        let _ = self.tx.send(item);
+    }
+}
+
+fn run(rx: mpsc::Receiver<Item>, store: &Store, host: &dyn Host) {
+    let mut batch = Vec::with_capacity(MAX_BATCH);
+    while let Ok(first) = rx.recv() {
+        batch.push(first);
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(item) => batch.push(item),
+                Err(_) => break,
+            }
+        }
+        if !flush(&mut batch, store, host) {
+            return;
+        }
+    }
+}
+
+/// Commits, then delivers, one batch. Returns false once shutdown was requested.
+fn flush(batch: &mut Vec<Item>, store: &Store, host: &dyn Host) -> bool {
+    let mut ops = Vec::new();
+    let mut frames = Vec::with_capacity(batch.len());
+    let mut barriers = Vec::new();
+    let mut keep_running = true;
+    for item in batch.drain(..) {
+        match item {
+            Item::Frame(frame) => frames.push(frame),
+            Item::Write(op, frame) => {
+                ops.push(op);
+                frames.extend(frame);
+            }
+            Item::Barrier(done) => barriers.push(done),
+            Item::Shutdown => keep_running = false,
+        }
+    }
+    if !ops.is_empty()
+        && let Err(e) = store.apply(ops)
+    {
+        tracing::error!(error = %e, "committing events failed; delivering the frames anyway");
+    }
+    for done in barriers {
+        let _ = done.send(());
+    }
+    for frame in &frames {
+        deliver(host, frame);
+    }
+    keep_running
+}
+
+fn deliver(host: &dyn Host, frame: &str) {
+    // A panicking host callback must not take the delivery thread (and so the engine) down.
+    if catch_unwind(AssertUnwindSafe(|| host.deliver(frame))).is_err() {
+        tracing::error!("the host's deliver callback panicked; frame dropped");
+    }
+}

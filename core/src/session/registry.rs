@@ -1,0 +1,138 @@
+//! The live sessions, by id. Routing a request to a session that is not live starts its
+//! actor, which restores it from the store (or answers "not found"): any request naming a
+//! stored session finds it, even after a restart.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::SessionState;
+use super::actor::{self, Job, SessionCall};
+use crate::acp::call::Call;
+use crate::engine::Shared;
+
+/// The entry of one live (or restoring) session.
+pub struct SessionHandle {
+    pub id: Arc<str>,
+    jobs: mpsc::UnboundedSender<Job>,
+    cancel: Mutex<CancelState>,
+}
+
+/// `session/cancel` bumps the epoch and fires the running turn's token. A prompt queued
+/// under an older epoch is answered `cancelled` without running.
+#[derive(Default)]
+struct CancelState {
+    epoch: u64,
+    running: Option<CancellationToken>,
+}
+
+impl SessionHandle {
+    fn cancel_state(&self) -> MutexGuard<'_, CancelState> {
+        self.cancel.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn epoch(&self) -> u64 {
+        self.cancel_state().epoch
+    }
+
+    pub fn cancel(&self) {
+        let mut state = self.cancel_state();
+        state.epoch += 1;
+        if let Some(token) = &state.running {
+            token.cancel();
+        }
+    }
+
+    /// Marks `token` as the running turn's, unless a cancel came after the prompt was
+    /// queued (then returns false and the prompt must answer `cancelled`).
+    pub fn start_turn(&self, queued_at: u64, token: &CancellationToken) -> bool {
+        let mut state = self.cancel_state();
+        if queued_at < state.epoch || token.is_cancelled() {
+            return false;
+        }
+        state.running = Some(token.clone());
+        true
+    }
+
+    pub fn end_turn(&self) {
+        self.cancel_state().running = None;
+    }
+}
+
+#[derive(Default)]
+pub struct Sessions {
+    map: Mutex<HashMap<Arc<str>, Arc<SessionHandle>>>,
+}
+
+impl Sessions {
+    fn lock(&self) -> MutexGuard<'_, HashMap<Arc<str>, Arc<SessionHandle>>> {
+        self.map.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Starts the actor of a brand-new session (`session/new`).
+    pub fn create(&self, shared: &Arc<Shared>, id: Arc<str>, state: SessionState) {
+        let mut map = self.lock();
+        let handle = spawn(shared, id.clone(), Some(state));
+        map.insert(id, handle);
+    }
+
+    /// Queues a request on the session's actor, starting (restoring) it if needed.
+    pub fn route(&self, shared: &Arc<Shared>, id: &str, call: SessionCall, request: Call) {
+        let mut map = self.lock();
+        let handle = match map.get(id) {
+            Some(handle) => handle.clone(),
+            None => {
+                let id: Arc<str> = Arc::from(id);
+                let handle = spawn(shared, id.clone(), None);
+                map.insert(id, handle.clone());
+                handle
+            }
+        };
+        let job = Job {
+            epoch: handle.epoch(),
+            call,
+            request,
+        };
+        if let Err(mpsc::error::SendError(job)) = handle.jobs.send(job) {
+            // The runtime is shutting down; the dropped Call answers -32800.
+            drop(job);
+        }
+    }
+
+    /// `session/cancel`: never an error, whatever the session's state.
+    pub fn cancel(&self, id: &str) {
+        if let Some(handle) = self.lock().get(id) {
+            handle.cancel();
+        }
+    }
+
+    pub fn cancel_all(&self) {
+        for handle in self.lock().values() {
+            handle.cancel();
+        }
+    }
+
+    /// Forgets `handle` if it is still the registered one. After this, no new job can
+    /// reach its queue.
+    pub fn remove(&self, handle: &Arc<SessionHandle>) {
+        let mut map = self.lock();
+        if map.get(&handle.id).is_some_and(|h| Arc::ptr_eq(h, handle)) {
+            map.remove(&handle.id);
+        }
+    }
+}
+
+fn spawn(shared: &Arc<Shared>, id: Arc<str>, state: Option<SessionState>) -> Arc<SessionHandle> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let handle = Arc::new(SessionHandle {
+        id,
+        jobs: tx,
+        cancel: Mutex::new(CancelState::default()),
+    });
+    shared
+        .runtime
+        .spawn(actor::run(shared.clone(), handle.clone(), rx, state));
+    handle
+}

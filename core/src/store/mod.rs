@@ -1,0 +1,201 @@
+//! The session store: SQLite (bundled), WAL, foreign keys on, schema by `user_version`.
+//!
+//! All writes go through [`Store::apply`], called only by the engine's outbox thread, which
+//! commits a batch before delivering the frames that announced it — so whatever reached the
+//! client is on disk, and a `kill -9` leaves a database that opens cleanly (WAL).
+//! Reads use a second connection so they never wait behind a write (file stores).
+
+mod event;
+mod schema;
+mod sessions;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rusqlite::{Connection, OpenFlags};
+
+use crate::config::StoreLocation;
+pub use event::{Event, coalesce};
+pub use sessions::{Cursor, ListPage, SessionRecord};
+
+/// One write, applied by the outbox thread in order.
+#[derive(Debug)]
+pub enum StoreOp {
+    CreateSession(SessionRecord),
+    Append {
+        session_id: Arc<str>,
+        event: Event,
+        at: String,
+    },
+    SetTitle {
+        session_id: Arc<str>,
+        title: String,
+    },
+    SetDirs {
+        session_id: Arc<str>,
+        cwd: String,
+        additional_dirs: Vec<String>,
+    },
+    DeleteSession {
+        session_id: Arc<str>,
+    },
+}
+
+#[derive(Debug)]
+pub struct StoreError(pub String);
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        StoreError(e.to_string())
+    }
+}
+
+pub struct Store {
+    writer: Arc<Mutex<Connection>>,
+    reader: Arc<Mutex<Connection>>,
+}
+
+impl Store {
+    /// Opens (creating if needed) and migrates the store. A corrupt, read-only or newer
+    /// database is a clear error here, and nothing in it is overwritten.
+    pub fn open(location: &StoreLocation) -> Result<Store, StoreError> {
+        match location {
+            StoreLocation::Memory => {
+                let mut conn = Connection::open_in_memory()?;
+                conn.pragma_update(None, "foreign_keys", true)?;
+                schema::migrate(&mut conn)?;
+                // One in-memory database is one connection: readers share the writer's.
+                let shared = Arc::new(Mutex::new(conn));
+                Ok(Store {
+                    writer: shared.clone(),
+                    reader: shared,
+                })
+            }
+            StoreLocation::File(path) => Self::open_file(path).map_err(|e| {
+                StoreError(format!("cannot open the session store {}: {e}", path.display()))
+            }),
+        }
+    }
+
+    fn open_file(path: &Path) -> Result<Store, StoreError> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| StoreError(e.to_string()))?;
+        }
+        let mut writer = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        configure(&writer)?;
+        // Reading the journal mode back forces SQLite to read the header: a file that is
+        // not a database fails here, before anything is written.
+        let mode: String = writer.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError(format!("could not enable WAL (journal mode is {mode})")));
+        }
+        // NORMAL is durable against process crashes in WAL mode; only power loss can drop
+        // the last commits, and it never corrupts.
+        writer.pragma_update(None, "synchronous", "NORMAL")?;
+        schema::migrate(&mut writer)?;
+        let reader = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        configure(&reader)?;
+        Ok(Store {
+            writer: Arc::new(Mutex::new(writer)),
+            reader: Arc::new(Mutex::new(reader)),
+        })
+    }
+
+    fn read(&self) -> MutexGuard<'_, Connection> {
+        self.reader.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Applies a batch in one transaction, folding adjacent chunks of one message into one
+    /// row. A failing op (say, an append to a session deleted meanwhile) is logged and
+    /// skipped; the rest of the batch still commits.
+    pub fn apply(&self, ops: Vec<StoreOp>) -> Result<(), StoreError> {
+        let ops = fold_chunks(ops);
+        let mut conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let tx = conn.transaction()?;
+        for op in ops {
+            if let Err(e) = sessions::apply(&tx, &op) {
+                tracing::error!(error = %e, op = op_name(&op), "store write failed");
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    pub fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
+        Ok(sessions::get(&self.read(), id)?)
+    }
+
+    /// The session's log, oldest first, with streamed chunks folded back into messages.
+    pub fn events(&self, id: &str) -> Result<Vec<Event>, StoreError> {
+        Ok(coalesce(sessions::events(&self.read(), id)?))
+    }
+
+    pub fn list(
+        &self,
+        cwd: Option<&str>,
+        cursor: Option<&Cursor>,
+        limit: usize,
+    ) -> Result<ListPage, StoreError> {
+        Ok(sessions::list(&self.read(), cwd, cursor, limit)?)
+    }
+}
+
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    conn.pragma_update(None, "foreign_keys", true)
+}
+
+fn fold_chunks(ops: Vec<StoreOp>) -> Vec<StoreOp> {
+    let mut out: Vec<StoreOp> = Vec::with_capacity(ops.len());
+    for op in ops {
+        if let (
+            Some(StoreOp::Append {
+                session_id: last_session,
+                event: last_event,
+                at: last_at,
+            }),
+            StoreOp::Append {
+                session_id,
+                event,
+                at,
+            },
+        ) = (out.last_mut(), &op)
+            && *last_session == *session_id
+            && last_event.try_merge(event)
+        {
+            last_at.clone_from(at);
+            continue;
+        }
+        out.push(op);
+    }
+    out
+}
+
+fn op_name(op: &StoreOp) -> &'static str {
+    match op {
+        StoreOp::CreateSession(_) => "create_session",
+        StoreOp::Append { .. } => "append",
+        StoreOp::SetTitle { .. } => "set_title",
+        StoreOp::SetDirs { .. } => "set_dirs",
+        StoreOp::DeleteSession { .. } => "delete_session",
+    }
+}
+
+/// The current time as RFC 3339 UTC with milliseconds: sortable as text.
+pub fn now() -> String {
+    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+}

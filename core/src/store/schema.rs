@@ -1,0 +1,54 @@
+//! The schema and its migrations, versioned with `PRAGMA user_version`.
+//!
+//! Each migration runs once, in order, inside the transaction that bumps the version, so a
+//! crash mid-migration leaves the previous version intact.
+
+use rusqlite::Connection;
+
+const MIGRATIONS: &[&str] = &[
+    // 1: sessions and their append-only event log.
+    r#"
+    CREATE TABLE sessions (
+        id              TEXT PRIMARY KEY,
+        cwd             TEXT NOT NULL,
+        additional_dirs TEXT NOT NULL DEFAULT '[]',
+        title           TEXT,
+        created_at      TEXT NOT NULL,
+        updated_at      TEXT NOT NULL,
+        parent_id       TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+        fork_event_id   INTEGER,
+        config          TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE INDEX sessions_by_update ON sessions(updated_at DESC, id DESC);
+    CREATE INDEX sessions_by_cwd ON sessions(cwd, updated_at DESC, id DESC);
+    CREATE TABLE events (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        kind        TEXT NOT NULL,
+        at          TEXT NOT NULL,
+        update_json TEXT,
+        model_json  TEXT
+    );
+    CREATE INDEX events_by_session ON events(session_id, id);
+    "#,
+];
+
+/// The schema version this build writes.
+pub const VERSION: i64 = MIGRATIONS.len() as i64;
+
+pub fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
+    // BEGIN IMMEDIATE takes the write lock up front: it fails at once on a read-only
+    // database instead of letting the engine start and lose its first write.
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let current: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if current > VERSION {
+        return Err(rusqlite::Error::InvalidParameterName(format!(
+            "the database has schema version {current}, newer than this Hearth ({VERSION}); upgrade Hearth"
+        )));
+    }
+    for (index, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", index as i64 + 1)?;
+    }
+    tx.commit()
+}

@@ -1,0 +1,164 @@
+//! Rows of the `sessions` and `events` tables.
+
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
+use serde_json::Value;
+
+use super::{Event, StoreOp};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionRecord {
+    pub id: String,
+    pub cwd: String,
+    pub additional_dirs: Vec<String>,
+    pub title: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub parent_id: Option<String>,
+    pub config: Value,
+}
+
+#[derive(Debug)]
+pub struct ListPage {
+    pub sessions: Vec<SessionRecord>,
+    pub next_cursor: Option<String>,
+}
+
+const COLUMNS: &str = "id, cwd, additional_dirs, title, created_at, updated_at, parent_id, config";
+
+fn record(row: &Row<'_>) -> rusqlite::Result<SessionRecord> {
+    let dirs: String = row.get(2)?;
+    let config: String = row.get(7)?;
+    Ok(SessionRecord {
+        id: row.get(0)?,
+        cwd: row.get(1)?,
+        additional_dirs: serde_json::from_str(&dirs).unwrap_or_default(),
+        title: row.get(3)?,
+        created_at: row.get(4)?,
+        updated_at: row.get(5)?,
+        parent_id: row.get(6)?,
+        config: serde_json::from_str(&config).unwrap_or(Value::Null),
+    })
+}
+
+pub fn apply(tx: &Transaction<'_>, op: &StoreOp) -> rusqlite::Result<()> {
+    match op {
+        StoreOp::CreateSession(s) => {
+            tx.prepare_cached(
+                "INSERT INTO sessions (id, cwd, additional_dirs, title, created_at, updated_at, parent_id, config)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )?
+            .execute(params![
+                s.id,
+                s.cwd,
+                serde_json::to_string(&s.additional_dirs).unwrap_or_else(|_| "[]".into()),
+                s.title,
+                s.created_at,
+                s.updated_at,
+                s.parent_id,
+                s.config.to_string(),
+            ])?;
+        }
+        StoreOp::Append {
+            session_id,
+            event,
+            at,
+        } => {
+            let json = |v: &Option<Value>| v.as_ref().map(Value::to_string);
+            tx.prepare_cached(
+                "INSERT INTO events (session_id, kind, at, update_json, model_json) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?
+            .execute(params![&**session_id, event.kind(), at, json(&event.update), json(&event.model)])?;
+            tx.prepare_cached("UPDATE sessions SET updated_at = ?2 WHERE id = ?1 AND updated_at < ?2")?
+                .execute(params![&**session_id, at])?;
+        }
+        StoreOp::SetTitle { session_id, title } => {
+            tx.prepare_cached("UPDATE sessions SET title = ?2 WHERE id = ?1")?
+                .execute(params![&**session_id, title])?;
+        }
+        StoreOp::SetDirs {
+            session_id,
+            cwd,
+            additional_dirs,
+        } => {
+            tx.prepare_cached("UPDATE sessions SET cwd = ?2, additional_dirs = ?3 WHERE id = ?1")?
+                .execute(params![
+                    &**session_id,
+                    cwd,
+                    serde_json::to_string(additional_dirs).unwrap_or_else(|_| "[]".into())
+                ])?;
+        }
+        StoreOp::DeleteSession { session_id } => {
+            tx.prepare_cached("DELETE FROM sessions WHERE id = ?1")?
+                .execute(params![&**session_id])?;
+        }
+    }
+    Ok(())
+}
+
+pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<SessionRecord>> {
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM sessions WHERE id = ?1"))?
+        .query_row([id], record)
+        .optional()
+}
+
+pub fn events(conn: &Connection, id: &str) -> rusqlite::Result<Vec<Event>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT update_json, model_json FROM events WHERE session_id = ?1 ORDER BY id",
+    )?;
+    let parse = |s: Option<String>| s.and_then(|s| serde_json::from_str(&s).ok());
+    stmt.query_map([id], |row| {
+        Ok(Event {
+            update: parse(row.get(0)?),
+            model: parse(row.get(1)?),
+        })
+    })?
+    .collect()
+}
+
+/// Newest first; the cursor is the last row's `(updated_at, id)`, opaque to the client.
+pub fn list(
+    conn: &Connection,
+    cwd: Option<&str>,
+    cursor: Option<&Cursor>,
+    limit: usize,
+) -> rusqlite::Result<ListPage> {
+    let (after_time, after_id) = cursor.map(|c| (c.updated_at.as_str(), c.id.as_str())).unwrap_or_default();
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM sessions
+         WHERE (?1 IS NULL OR cwd = ?1)
+           AND (?2 = '' OR (updated_at, id) < (?2, ?3))
+         ORDER BY updated_at DESC, id DESC
+         LIMIT ?4"
+    ))?;
+    let mut sessions = stmt
+        .query_map(params![cwd, after_time, after_id, limit as i64 + 1], record)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let next_cursor = if sessions.len() > limit {
+        sessions.truncate(limit);
+        sessions.last().map(|s| format!("{}|{}", s.updated_at, s.id))
+    } else {
+        None
+    };
+    Ok(ListPage {
+        sessions,
+        next_cursor,
+    })
+}
+
+/// A position in the session list, as handed out in `nextCursor`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cursor {
+    updated_at: String,
+    id: String,
+}
+
+impl Cursor {
+    /// `None` for a string this store never handed out.
+    pub fn parse(cursor: &str) -> Option<Cursor> {
+        let (updated_at, id) = cursor.split_once('|')?;
+        (!updated_at.is_empty() && !id.is_empty()).then(|| Cursor {
+            updated_at: updated_at.to_string(),
+            id: id.to_string(),
+        })
+    }
+}
