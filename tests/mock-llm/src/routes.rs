@@ -12,7 +12,7 @@ use futures::channel::mpsc;
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, StreamBody};
 use hyper::body::Incoming;
-use hyper::header::CONTENT_TYPE;
+use hyper::header::{CONTENT_TYPE, HeaderValue};
 use hyper::{Method, Request, StatusCode};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -75,7 +75,6 @@ impl Shared {
     }
 }
 
-#[derive(Clone, Copy)]
 enum Api {
     OpenAi,
     Anthropic,
@@ -116,11 +115,7 @@ async fn model(shared: &Shared, api: Api, request: Request<Incoming>) -> HttpRes
             .and_modify(|joined| *joined = format!("{joined}, {value}"))
             .or_insert_with(|| value.into_owned());
     }
-    let bytes = body
-        .collect()
-        .await
-        .map(|b| b.to_bytes())
-        .unwrap_or_default();
+    let bytes = read(body).await;
     let parsed = serde_json::from_slice::<Value>(&bytes);
 
     let model = parsed
@@ -199,23 +194,27 @@ async fn model(shared: &Shared, api: Api, request: Request<Incoming>) -> HttpRes
 }
 
 async fn append_script(shared: &Shared, request: Request<Incoming>) -> HttpResponse {
-    let bytes = request
-        .into_body()
-        .collect()
-        .await
-        .map(|b| b.to_bytes())
-        .unwrap_or_default();
-    match serde_json::from_slice::<Script>(&bytes) {
+    match serde_json::from_slice::<Script>(&read(request.into_body()).await) {
         Ok(script) => {
             let queued = script.responses.len();
             shared.append(script.responses);
             json(StatusCode::OK, &json!({"queued": queued}))
         }
         Err(e) => {
-            let error = json!({"error": {"message": format!("mock-llm: bad script: {e}"), "type": "invalid_request_error"}});
+            let message = format!("mock-llm: bad script: {e}");
+            let error = json!({"error": {"message": message, "type": "invalid_request_error"}});
             json(StatusCode::BAD_REQUEST, &error)
         }
     }
+}
+
+/// A body that fails to arrive means the client went away; what it would get back no longer
+/// matters, so it is treated as empty.
+async fn read(body: Incoming) -> Bytes {
+    body.collect()
+        .await
+        .map(|collected| collected.to_bytes())
+        .unwrap_or_default()
 }
 
 fn dialect_error(dialect: &dyn Dialect, status: StatusCode, message: &str) -> HttpResponse {
@@ -225,10 +224,9 @@ fn dialect_error(dialect: &dyn Dialect, status: StatusCode, message: &str) -> Ht
 fn json(status: StatusCode, body: &Value) -> HttpResponse {
     let mut response = hyper::Response::new(full(body.to_string()));
     *response.status_mut() = status;
-    response.headers_mut().insert(
-        CONTENT_TYPE,
-        "application/json".parse().expect("static header"),
-    );
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
 }
 
