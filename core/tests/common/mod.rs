@@ -1,0 +1,61 @@
+//! What the engine tests share: a scripted mock LLM, a temp data dir, and an in-process
+//! client that validates every frame against the ACP schema.
+
+#![allow(dead_code)] // each test file uses a different part
+
+use std::path::Path;
+
+use hearth_mock_llm::{MockLlm, Script};
+use hearth_testkit::{AcpClient, InProcess};
+use serde_json::{Value, json};
+
+pub struct Setup {
+    pub mock: MockLlm,
+    pub dir: tempfile::TempDir,
+}
+
+impl Setup {
+    pub fn new(script: Value) -> Setup {
+        let script: Script = serde_json::from_value(script).expect("valid mock script");
+        Setup {
+            mock: MockLlm::start(script).expect("mock LLM starts"),
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn config(&self) -> String {
+        config_for(&self.mock, self.dir.path())
+    }
+
+    /// A fresh engine on this setup's data dir, initialized.
+    pub fn client(&self) -> AcpClient<InProcess> {
+        let mut client = AcpClient::new(InProcess::start(&self.config()));
+        client.initialize();
+        client
+    }
+
+    pub fn cwd(&self) -> String {
+        self.dir.path().to_string_lossy().into_owned()
+    }
+
+    /// The `messages` the agent sent in its `n`th model request.
+    pub fn model_messages(&self, n: usize) -> Vec<Value> {
+        let requests = self.mock.requests();
+        requests[n].body["messages"].as_array().cloned().unwrap_or_default()
+    }
+}
+
+pub fn config_for(mock: &MockLlm, data_dir: &Path) -> String {
+    json!({
+        "dataDir": data_dir,
+        "model": "mock-model",
+        "providers": {"openai": {"baseUrl": mock.base_url(), "apiKey": "test-key-not-secret"}},
+        "streamIdleTimeoutSecs": 5,
+    })
+    .to_string()
+}
+
+/// A response streaming `text` in pieces.
+pub fn text(parts: &[&str]) -> Value {
+    json!({"events": parts.iter().map(|p| json!({"text": p})).collect::<Vec<_>>()})
+}

@@ -1,0 +1,40 @@
+//! Test support for Hearth's Rust tests.
+//!
+//! - [`AcpClient`]: a minimal ACP client over any [`Transport`] — in-process through
+//!   `Engine` ([`InProcess`]) or a real `hearth acp` child ([`Stdio`]) — that validates every
+//!   frame the agent emits against the official schema.
+//! - [`transcript`]: golden transcripts (frames in, expected frames out, with placeholders).
+
+mod client;
+mod schema;
+pub mod transcript;
+mod transport;
+
+pub use client::{AcpClient, PATIENCE, agent_text, chunk_text};
+pub use schema::Schema;
+pub use transport::{InProcess, Stdio, Transport};
+
+use std::path::PathBuf;
+
+/// The repository root (the workspace holding `Cargo.lock`).
+pub fn repo_root() -> PathBuf {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    here.ancestors()
+        .find(|dir| dir.join("Cargo.lock").exists())
+        .unwrap_or(&here)
+        .to_path_buf()
+}
+
+/// A binary built by cargo next to the test binaries (`target/debug/NAME`).
+pub fn cargo_bin(name: &str) -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target"));
+    let path = target.join("debug").join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo build` first",
+        path.display()
+    );
+    path
+}

@@ -1,0 +1,99 @@
+//! Validation of agent-emitted frames against the official ACP schema
+//! (`../shared/acp/schema.json` beside the repository).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use jsonschema::Validator;
+use serde_json::{Value, json};
+
+pub struct Schema {
+    root: Value,
+    /// `(method, kind)` → `$defs` name, read from the schema's own `x-method` annotations.
+    names: HashMap<(String, &'static str), String>,
+    validators: Mutex<HashMap<String, std::sync::Arc<Validator>>>,
+}
+
+impl Schema {
+    pub fn load() -> Schema {
+        let path = std::env::var_os("HEARTH_ACP_SCHEMA")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| crate::repo_root().join("../shared/acp/schema.json"));
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("cannot read the ACP schema {}: {e}", path.display()));
+        let root: Value = serde_json::from_str(&text).expect("the ACP schema is JSON");
+        let mut names = HashMap::new();
+        for (name, def) in root["$defs"].as_object().expect("$defs") {
+            if let Some(method) = def.get("x-method").and_then(Value::as_str) {
+                let kind = if name.ends_with("Response") {
+                    "result"
+                } else {
+                    "params"
+                };
+                names.insert((method.to_string(), kind), name.clone());
+            }
+        }
+        Schema {
+            root,
+            names,
+            validators: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Checks one frame the agent sent. `request_method` names the method of the client
+    /// request a response answers.
+    pub fn check(&self, frame: &Value, request_method: Option<&str>) -> Result<(), String> {
+        if frame.get("jsonrpc") != Some(&json!("2.0")) {
+            return Err("missing jsonrpc 2.0".into());
+        }
+        if let Some(error) = frame.get("error") {
+            return self.check_def("Error", error);
+        }
+        if let Some(result) = frame.get("result") {
+            let method = request_method.ok_or("a response to an unknown request")?;
+            return self.check_method(method, "result", result);
+        }
+        let method = frame["method"].as_str().ok_or("neither response nor message")?;
+        match frame.get("params") {
+            Some(params) => self.check_method(method, "params", params),
+            None => Ok(()),
+        }
+    }
+
+    fn check_method(&self, method: &str, kind: &'static str, value: &Value) -> Result<(), String> {
+        let name = self
+            .names
+            .get(&(method.to_string(), kind))
+            .ok_or_else(|| format!("the schema has no {kind} type for `{method}`"))?;
+        self.check_def(name, value)
+    }
+
+    fn check_def(&self, name: &str, value: &Value) -> Result<(), String> {
+        let validator = self.validator(name);
+        let errors: Vec<String> = validator
+            .iter_errors(value)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{name}: {}", errors.join("; ")))
+        }
+    }
+
+    fn validator(&self, name: &str) -> std::sync::Arc<Validator> {
+        let mut cache = self.validators.lock().unwrap();
+        cache
+            .entry(name.to_string())
+            .or_insert_with(|| {
+                let schema = json!({
+                    "$schema": self.root["$schema"],
+                    "$ref": format!("#/$defs/{name}"),
+                    "$defs": self.root["$defs"],
+                });
+                std::sync::Arc::new(jsonschema::validator_for(&schema).expect("a valid schema"))
+            })
+            .clone()
+    }
+}
