@@ -1,0 +1,1 @@
+"""Drives the hearth stdio agent with the official ACP Python SDK and validates its frames."""

@@ -1,0 +1,106 @@
+"""One ``hearth acp`` child process driven by the official ACP Python client."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+from typing import Any
+
+import acp
+from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation, InitializeResponse
+
+from .paths import binary
+from .transcript import RecordingTransport, Transcript
+from .updates import UpdateLog
+
+#: The model name the config sets; the mock records it in every request.
+MODEL = "conformance-model"
+#: The provider key the config sets; the mock records it as a bearer token.
+API_KEY = "conformance-key"
+
+#: Far above any frame these tests make; the reader's default (64 KiB) is not.
+_LINE_LIMIT = 32 * 1024 * 1024
+
+
+class RecordingClient:
+    """The client the SDK dispatches to. It only receives ``session/update``: Hearth is told
+    the client has no fs or terminal, and nothing here needs a permission prompt."""
+
+    def __init__(self, updates: UpdateLog) -> None:
+        self._updates = updates
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self._updates.push(session_id, update.model_dump(mode="json", by_alias=True, exclude_none=True))
+
+
+def _write_config(path: Path, data_dir: Path, base_url: str) -> None:
+    config = {"dataDir": str(data_dir), "model": MODEL, "providers": {"openai": {"baseUrl": base_url, "apiKey": API_KEY}}}
+    path.write_text(json.dumps(config, indent=2))
+
+
+class Hearth:
+    """Use :meth:`launch`. ``conn`` is the official ``ClientSideConnection``."""
+
+    def __init__(self, stack: contextlib.AsyncExitStack, process: Any, transcript: Transcript,
+                 updates: UpdateLog, conn: Any, stderr_path: Path) -> None:
+        self._stack = stack
+        self.process = process
+        self.transcript = transcript
+        self.updates = updates
+        self.conn = conn
+        #: Hearth's logs, for diagnosing a failure.
+        self.stderr_path = stderr_path
+        #: Set by kill(): a killed Hearth owes no clean exit.
+        self.killed = False
+
+    @classmethod
+    async def launch(cls, work_dir: Path, data_dir: Path, base_url: str, label: str) -> Hearth:
+        """Starts ``hearth acp`` with a config pointing at the mock and a data dir, and connects
+        the official client through a transport that records every byte.
+
+        ``acp.spawn_stdio_transport`` starts it with the SDK's trimmed environment, so no
+        provider variable of the caller's leaks in: the config file is the only source.
+        """
+        config = work_dir / f"hearth-{label}.json"
+        _write_config(config, data_dir, base_url)
+        stderr_path = work_dir / f"hearth-{label}.stderr.log"
+        stack = contextlib.AsyncExitStack()
+        with stderr_path.open("wb") as stderr:
+            reader, writer, process = await stack.enter_async_context(
+                acp.spawn_stdio_transport(
+                    str(binary("hearth")), "acp", "--config", str(config), stderr=stderr.fileno(), limit=_LINE_LIMIT
+                )
+            )
+        transcript, updates = Transcript(), UpdateLog()
+        conn = acp.connect_to_agent(RecordingClient(updates), RecordingTransport(reader, writer, transcript))
+        return cls(stack, process, transcript, updates, conn, stderr_path)
+
+    async def initialize(self) -> InitializeResponse:
+        """``initialize`` as a client without fs or terminal support."""
+        return await self.conn.initialize(
+            protocol_version=acp.PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(
+                fs=FileSystemCapabilities(read_text_file=False, write_text_file=False), terminal=False
+            ),
+            client_info=Implementation(name="hearth-conformance-py", version="0.0.0"),
+        )
+
+    async def delete_session(self, session_id: str) -> Any:
+        """``session/delete``. SDK 0.12.1's client has no method for it (the method is in
+        ``acp.meta.AGENT_METHODS``), so it goes through the connection's own JSON-RPC layer."""
+        return await self.conn._conn.send_request(acp.AGENT_METHODS["session_delete"], {"sessionId": session_id})
+
+    async def stop(self) -> int | None:
+        """Closes the client and Hearth's stdin; Hearth must exit on its own. Its exit code."""
+        await self.conn.close()
+        await self._stack.aclose()
+        return self.process.returncode
+
+    async def kill(self) -> int | None:
+        """Kills Hearth without warning (SIGKILL), as a crash or a power cut would."""
+        self.killed = True
+        self.process.kill()
+        await self.process.wait()
+        await self.stop()
+        return self.process.returncode

@@ -1,0 +1,41 @@
+"""Where the suite finds the repo's binaries, the shared ACP schema and the fixtures.
+
+Everything is located relative to this file so the suite runs from any cwd and in a fresh
+clone (where ``shared/`` sits beside the clone, i.e. ``<repo>/../shared``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_HERE = Path(__file__).resolve().parent
+
+#: tests/conformance/python/harness -> the repository root.
+REPO_ROOT = _HERE.parents[3]
+
+#: tests/conformance/fixtures: data shared with the TypeScript suite.
+FIXTURES_DIR = _HERE.parents[1] / "fixtures"
+
+#: The ACP v1 stable schema the frames must validate against.
+SCHEMA_PATH = (REPO_ROOT / ".." / "shared" / "acp" / "schema.json").resolve()
+
+
+def _target_dir() -> Path:
+    """Cargo's target dir: ``CARGO_TARGET_DIR`` (relative to the repo root) or ``<repo>/target``."""
+    from_env = os.environ.get("CARGO_TARGET_DIR")
+    return REPO_ROOT / from_env if from_env else REPO_ROOT / "target"
+
+
+def binary(name: str) -> Path:
+    """Path of a debug binary built by cargo.
+
+    The suite never builds: a missing binary is a setup error with the command that fixes it.
+    """
+    path = _target_dir() / "debug" / name
+    if not path.exists():
+        raise FileNotFoundError(
+            f"{path} does not exist: build it first with "
+            "`cargo build -p hearth-cli -p hearth-mock-llm` in the repository root"
+        )
+    return path

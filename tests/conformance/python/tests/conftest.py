@@ -1,0 +1,20 @@
+"""Shared fixtures: one Scenario per test module, on the module's event loop."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest_asyncio
+
+from harness.scenario import Scenario
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def story(request):
+    """The module's scenario (fixture file named by the module's ``FIXTURE``) and a mutable
+    namespace its tests share, in file order (session id, what was streamed...)."""
+    scenario = await Scenario.start(request.module.FIXTURE)
+    try:
+        yield SimpleNamespace(scenario=scenario, fixture=scenario.fixture)
+    finally:
+        await scenario.cleanup()
