@@ -31,7 +31,7 @@ describe("cancel", () => {
     await hearth.initialize();
     ({ sessionId } = await hearth.agent.request(methods.session.new, { cwd: scenario.project, mcpServers: [] }));
   });
-  after(() => scenario.cleanup());
+  after(() => scenario?.cleanup());
 
   it("session/cancel mid-stream ends the prompt with stopReason cancelled", async () => {
     const { fixture } = scenario;

@@ -27,7 +27,7 @@ describe("errors", () => {
     scenario = await Scenario.start("errors");
     hearth = await scenario.hearth();
   });
-  after(() => scenario.cleanup());
+  after(() => scenario?.cleanup());
 
   it("a request before initialize gets -32600", async () => {
     await rejectsWith(hearth.agent.request(methods.session.new, { cwd: scenario.project, mcpServers: [] }), -32600);

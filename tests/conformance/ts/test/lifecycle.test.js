@@ -29,7 +29,7 @@ describe("session lifecycle", () => {
     fixture = scenario.fixture;
     hearth = await scenario.hearth();
   });
-  after(() => scenario.cleanup());
+  after(() => scenario?.cleanup());
 
   const prompt = (text, id = sessionId) =>
     hearth.agent.request(methods.session.prompt, { sessionId: id, prompt: [{ type: "text", text }] });

@@ -16,7 +16,7 @@ describe("restart", () => {
   before(async () => {
     scenario = await Scenario.start("restart");
   });
-  after(() => scenario.cleanup());
+  after(() => scenario?.cleanup());
 
   it("a prompt answered before the kill", async () => {
     const first = await scenario.hearth();
