@@ -119,14 +119,20 @@ impl Config {
             ));
         }
         if self.model.as_deref().is_some_and(|m| m.trim().is_empty()) {
-            return Err(ConfigError("invalid config key `model`: must not be empty".into()));
+            return Err(ConfigError(
+                "invalid config key `model`: must not be empty".into(),
+            ));
         }
         if self.stream_idle_timeout_secs == Some(0) {
             return Err(ConfigError(
                 "invalid config key `streamIdleTimeoutSecs`: must be at least 1".into(),
             ));
         }
-        if let Some(url) = self.providers.openai.as_ref().and_then(|p| p.base_url.as_deref())
+        if let Some(url) = self
+            .providers
+            .openai
+            .as_ref()
+            .and_then(|p| p.base_url.as_deref())
             && !(url.starts_with("http://") || url.starts_with("https://"))
         {
             return Err(ConfigError(format!(
@@ -134,7 +140,9 @@ impl Config {
             )));
         }
         if self.data_dir.as_deref() == Some("") {
-            return Err(ConfigError("invalid config key `dataDir`: must not be empty".into()));
+            return Err(ConfigError(
+                "invalid config key `dataDir`: must not be empty".into(),
+            ));
         }
         Ok(())
     }
@@ -194,7 +202,9 @@ mod tests {
     fn empty_means_defaults() {
         let c = Config::from_json("").unwrap();
         assert_eq!(c.worker_threads(), 2);
-        assert!(matches!(c.store_location().unwrap(), StoreLocation::File(p) if p.ends_with("hearth/hearth.db")));
+        assert!(
+            matches!(c.store_location().unwrap(), StoreLocation::File(p) if p.ends_with("hearth/hearth.db"))
+        );
     }
 
     #[test]
@@ -207,7 +217,8 @@ mod tests {
     fn nested_bad_value_is_named() {
         let err = Config::from_json(r#"{"providers":{"openai":{"baseUrl":5}}}"#).unwrap_err();
         assert!(err.0.contains("providers.openai.baseUrl"), "{err}");
-        let err = Config::from_json(r#"{"providers":{"openai":{"baseUrl":"ftp://x"}}}"#).unwrap_err();
+        let err =
+            Config::from_json(r#"{"providers":{"openai":{"baseUrl":"ftp://x"}}}"#).unwrap_err();
         assert!(err.0.contains("providers.openai.baseUrl"), "{err}");
         let err = Config::from_json(r#"{"workerThreads":0}"#).unwrap_err();
         assert!(err.0.contains("workerThreads"), "{err}");

@@ -40,7 +40,9 @@ pub enum EngineError {
 impl std::fmt::Display for EngineError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            EngineError::Config(m) | EngineError::Store(m) | EngineError::Start(m) => f.write_str(m),
+            EngineError::Config(m) | EngineError::Store(m) | EngineError::Start(m) => {
+                f.write_str(m)
+            }
             EngineError::Closed => f.write_str("the engine is closed"),
             EngineError::CloseFromDeliver => {
                 f.write_str("close() was called from inside deliver(); call it from another thread")
@@ -147,7 +149,9 @@ impl Engine {
         }
         match envelope::parse(frame) {
             Ok(inbound) => crate::acp::dispatch(&self.shared, inbound),
-            Err(rejected) if rejected.answer => self.shared.respond(&rejected.id, Err(rejected.error)),
+            Err(rejected) if rejected.answer => {
+                self.shared.respond(&rejected.id, Err(rejected.error))
+            }
             Err(_) => {}
         }
         Ok(())
@@ -173,7 +177,11 @@ impl Engine {
             return Err(EngineError::CloseFromDeliver);
         }
         self.shared.closed.store(true, Ordering::Release);
-        let runtime = self.runtime.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let runtime = self
+            .runtime
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
         let Some(runtime) = runtime else {
             return Ok(());
         };
@@ -186,7 +194,12 @@ impl Engine {
         }
         runtime.shutdown_timeout(Duration::from_millis(500));
         self.shared.outbox.shutdown();
-        if let Some(delivery) = self.delivery.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        if let Some(delivery) = self
+            .delivery
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
             let _ = delivery.join();
         }
         Ok(())

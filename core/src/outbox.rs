@@ -27,7 +27,7 @@ const MAX_BATCH: usize = 1024;
 
 enum Item {
     Frame(String),
-    Write(StoreOp, Option<String>),
+    Write(Box<StoreOp>, Option<String>),
     Barrier(tokio::sync::oneshot::Sender<()>),
     Shutdown,
 }
@@ -39,7 +39,10 @@ pub struct Outbox {
 
 impl Outbox {
     /// Starts the delivery thread.
-    pub fn start(store: Arc<Store>, host: Arc<dyn Host>) -> std::io::Result<(Outbox, JoinHandle<()>, ThreadId)> {
+    pub fn start(
+        store: Arc<Store>,
+        host: Arc<dyn Host>,
+    ) -> std::io::Result<(Outbox, JoinHandle<()>, ThreadId)> {
         let (tx, rx) = mpsc::channel();
         let handle = thread::Builder::new()
             .name("hearth-delivery".into())
@@ -56,7 +59,7 @@ impl Outbox {
     /// Queues a store write, and the frame (if any) that must only be delivered once the
     /// write is committed.
     pub fn write(&self, op: StoreOp, frame: Option<String>) {
-        self.push(Item::Write(op, frame));
+        self.push(Item::Write(Box::new(op), frame));
     }
 
     /// Resolves once every write queued before this call is committed.
@@ -104,7 +107,7 @@ fn flush(batch: &mut Vec<Item>, store: &Store, host: &dyn Host) -> bool {
         match item {
             Item::Frame(frame) => frames.push(frame),
             Item::Write(op, frame) => {
-                ops.push(op);
+                ops.push(*op);
                 frames.extend(frame);
             }
             Item::Barrier(done) => barriers.push(done),

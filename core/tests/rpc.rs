@@ -40,7 +40,11 @@ fn invalid_json_is_a_parse_error_with_null_id() {
 #[test]
 fn invalid_utf8_is_a_parse_error() {
     let (_s, mut client) = setup();
-    client.transport.engine.send_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}").unwrap();
+    client
+        .transport
+        .engine
+        .send_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}")
+        .unwrap();
     expect_error(&mut client, -32700, Value::Null);
     still_serving(&mut client);
 }
@@ -50,7 +54,10 @@ fn a_batch_gets_one_invalid_request() {
     let (_s, mut client) = setup();
     client.send_raw(r#"[{"jsonrpc":"2.0","id":1,"method":"session/list"},{"jsonrpc":"2.0","id":2,"method":"session/list"}]"#);
     expect_error(&mut client, -32600, Value::Null);
-    assert!(client.drain(Duration::from_millis(200)).is_empty(), "exactly one answer to a batch");
+    assert!(
+        client.drain(Duration::from_millis(200)).is_empty(),
+        "exactly one answer to a batch"
+    );
     still_serving(&mut client);
 }
 
@@ -74,11 +81,17 @@ fn unknown_methods_are_not_found_and_unknown_notifications_ignored() {
     let error = client.call_err("session/teleport", json!({}));
     assert_eq!(error["code"], -32601);
     let error = client.call_err("_vendor/custom", json!({}));
-    assert_eq!(error["code"], -32601, "unhandled extension requests are not found");
+    assert_eq!(
+        error["code"], -32601,
+        "unhandled extension requests are not found"
+    );
     client.notify("_vendor/ping", json!({}));
     client.notify("$/progress", json!({}));
     client.notify("made/up", json!({}));
-    assert!(client.drain(Duration::from_millis(200)).is_empty(), "notifications are never answered");
+    assert!(
+        client.drain(Duration::from_millis(200)).is_empty(),
+        "notifications are never answered"
+    );
     still_serving(&mut client);
 }
 
@@ -87,15 +100,36 @@ fn bad_params_name_the_field() {
     let (_s, mut client) = setup();
     let error = client.call_err("session/new", json!({"mcpServers": []}));
     assert_eq!(error["code"], -32602);
-    assert!(error["message"].as_str().unwrap().contains("cwd"), "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("cwd"),
+        "{error}"
+    );
     let error = client.call_err("session/new", json!({"cwd": 5, "mcpServers": []}));
-    assert!(error["message"].as_str().unwrap().contains("cwd"), "{error}");
-    let error = client.call_err("session/new", json!({"cwd": "relative/dir", "mcpServers": []}));
-    assert!(error["message"].as_str().unwrap().contains("absolute"), "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("cwd"),
+        "{error}"
+    );
+    let error = client.call_err(
+        "session/new",
+        json!({"cwd": "relative/dir", "mcpServers": []}),
+    );
+    assert!(
+        error["message"].as_str().unwrap().contains("absolute"),
+        "{error}"
+    );
     let error = client.call_err("session/prompt", json!({"sessionId": "s", "prompt": "hi"}));
-    assert!(error["message"].as_str().unwrap().contains("prompt"), "{error}");
-    let error = client.call_err("session/load", json!({"sessionId": 3, "cwd": "/", "mcpServers": []}));
-    assert!(error["message"].as_str().unwrap().contains("sessionId"), "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("prompt"),
+        "{error}"
+    );
+    let error = client.call_err(
+        "session/load",
+        json!({"sessionId": 3, "cwd": "/", "mcpServers": []}),
+    );
+    assert!(
+        error["message"].as_str().unwrap().contains("sessionId"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -113,13 +147,22 @@ fn requests_before_initialize_are_refused() {
 fn initialize_answers_version_1_whatever_was_asked_and_again() {
     let (_s, mut client) = setup();
     for asked in [1, 65535, 2] {
-        let result = client.call("initialize", json!({"protocolVersion": asked, "clientCapabilities": {}}));
+        let result = client.call(
+            "initialize",
+            json!({"protocolVersion": asked, "clientCapabilities": {}}),
+        );
         assert_eq!(result["protocolVersion"], 1);
         assert_eq!(result["agentInfo"]["name"], "hearth");
         assert!(result["agentInfo"]["version"].is_string());
         assert_eq!(result["agentCapabilities"]["loadSession"], true);
         let auth = &result["authMethods"][0];
-        assert!(auth["description"].as_str().unwrap().contains("OPENAI_API_KEY"), "{auth}");
+        assert!(
+            auth["description"]
+                .as_str()
+                .unwrap()
+                .contains("OPENAI_API_KEY"),
+            "{auth}"
+        );
     }
 }
 
@@ -136,12 +179,19 @@ fn responses_to_ids_never_sent_are_ignored() {
 fn huge_and_deep_frames_are_answered() {
     let (_s, mut client) = setup();
     let huge = "x".repeat(10 * 1024 * 1024);
-    client.send_raw(&json!({"jsonrpc": "2.0", "id": 1, "method": "no/such", "params": {"blob": huge}}).to_string());
+    client.send_raw(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "no/such", "params": {"blob": huge}})
+            .to_string(),
+    );
     expect_error(&mut client, -32601, json!(1));
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
     client.send_raw(&deep);
     expect_error(&mut client, -32700, Value::Null);
-    let deep_object = format!(r#"{{"jsonrpc":"2.0","id":2,"method":"x","params":{}{}}}"#, r#"{"a":"#.repeat(5000), "}".repeat(5000));
+    let deep_object = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"x","params":{}{}}}"#,
+        r#"{"a":"#.repeat(5000),
+        "}".repeat(5000)
+    );
     client.send_raw(&deep_object);
     expect_error(&mut client, -32700, Value::Null);
     still_serving(&mut client);
@@ -149,16 +199,21 @@ fn huge_and_deep_frames_are_answered() {
 
 #[test]
 fn a_reused_in_flight_id_is_refused() {
-    let setup = Setup::new(json!({"responses": [{"events": [{"stallMs": 1500}, {"text": "late"}]}]}));
+    let setup =
+        Setup::new(json!({"responses": [{"events": [{"stallMs": 1500}, {"text": "late"}]}]}));
     let mut client = setup.client();
     let session = client.new_session(&setup.cwd());
     let prompt = json!({"jsonrpc": "2.0", "id": 42, "method": "session/prompt", "params": {"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}});
     client.send_frame(&prompt);
     // Raw, so the test client keeps expecting a prompt response for id 42.
     client.send_raw(r#"{"jsonrpc":"2.0","id":42,"method":"session/list","params":{}}"#);
-    let error = client.wait_for(Duration::from_secs(5), |f| f["id"] == 42).unwrap();
+    let error = client
+        .wait_for(Duration::from_secs(5), |f| f["id"] == 42)
+        .unwrap();
     assert_eq!(error["error"]["code"], -32600, "{error}");
-    let answer = client.wait_for(Duration::from_secs(10), |f| f["id"] == 42).unwrap();
+    let answer = client
+        .wait_for(Duration::from_secs(10), |f| f["id"] == 42)
+        .unwrap();
     assert_eq!(answer["result"]["stopReason"], "end_turn");
 }
 

@@ -36,7 +36,8 @@ impl Call {
     /// Answers with the serialized `result`.
     pub fn reply<T: serde::Serialize>(self, result: Result<T, RpcError>) {
         let outcome = result.and_then(|r| {
-            serde_json::to_value(r).map_err(|e| RpcError::internal(format!("cannot serialize the result: {e}")))
+            serde_json::to_value(r)
+                .map_err(|e| RpcError::internal(format!("cannot serialize the result: {e}")))
         });
         self.respond(outcome);
     }

@@ -1,13 +1,13 @@
 //! `initialize` and `authenticate`.
 
+use agent_client_protocol_schema::ProtocolVersion;
+use agent_client_protocol_schema::v1::SessionAdditionalDirectoriesCapabilities;
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest, Implementation,
     InitializeRequest, InitializeResponse, McpCapabilities, PromptCapabilities,
     SessionCapabilities, SessionCloseCapabilities, SessionDeleteCapabilities,
     SessionListCapabilities, SessionResumeCapabilities,
 };
-use agent_client_protocol_schema::v1::SessionAdditionalDirectoriesCapabilities;
-use agent_client_protocol_schema::ProtocolVersion;
 use serde_json::{Value, json};
 
 use super::call::{Call, params};
@@ -26,9 +26,14 @@ pub fn initialize(call: Call, raw: Value) {
         Err(e) => return call.respond(Err(e)),
     };
     {
-        let mut client = call.shared().client.write().unwrap_or_else(|p| p.into_inner());
+        let mut client = call
+            .shared()
+            .client
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
         client.initialized = true;
-        client.capabilities = serde_json::to_value(&request.client_capabilities).unwrap_or(Value::Null);
+        client.capabilities =
+            serde_json::to_value(&request.client_capabilities).unwrap_or(Value::Null);
     }
     call.reply(Ok(response()))
 }
@@ -45,7 +50,8 @@ fn response() -> InitializeResponse {
         .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
         .mcp_capabilities(McpCapabilities::new())
         .session_capabilities(sessions);
-    let auth = AuthMethodAgent::new(OPENAI_AUTH_METHOD, "OpenAI-compatible API key").description(credential_hint());
+    let auth = AuthMethodAgent::new(OPENAI_AUTH_METHOD, "OpenAI-compatible API key")
+        .description(credential_hint());
     InitializeResponse::new(ProtocolVersion::V1)
         .agent_capabilities(capabilities)
         .auth_methods(vec![AuthMethod::Agent(auth)])
@@ -60,7 +66,10 @@ pub fn authenticate(call: Call, raw: Value) {
         Err(e) => return call.respond(Err(e)),
     };
     let outcome = if &*request.method_id.0 != OPENAI_AUTH_METHOD {
-        Err(RpcError::invalid_params(format!("unknown auth method `{}`", request.method_id.0)))
+        Err(RpcError::invalid_params(format!(
+            "unknown auth method `{}`",
+            request.method_id.0
+        )))
     } else if call.shared().provider.has_credential() {
         Ok(json!({}))
     } else {

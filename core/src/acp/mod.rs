@@ -67,7 +67,7 @@ fn request(shared: &Arc<Shared>, id: RequestId, method: &str, params: Value) {
         }
         "session/load" => route(call, params, SessionCall::Load),
         "session/resume" => route(call, params, SessionCall::Resume),
-        "session/prompt" => route(call, params, |p| SessionCall::Prompt(p)),
+        "session/prompt" => route(call, params, SessionCall::Prompt),
         "session/close" => route_by_id(call, params, SessionCall::Close),
         "session/delete" => route_by_id(call, params, SessionCall::Delete),
         _ => call.respond(Err(RpcError::method_not_found(method))),
@@ -100,7 +100,9 @@ fn route_by_id(call: Call, raw: Value, session_call: SessionCall) {
     match params::<SessionIdOnly>(raw) {
         Ok(p) => {
             let shared = call.shared().clone();
-            shared.sessions.route(&shared, &p.session_id, session_call, call);
+            shared
+                .sessions
+                .route(&shared, &p.session_id, session_call, call);
         }
         Err(e) => call.respond(Err(e)),
     }

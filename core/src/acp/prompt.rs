@@ -15,7 +15,9 @@ impl SessionParams for PromptRequest {
     /// `initialize` advertises); anything else is refused rather than silently dropped.
     fn validate(&self) -> Result<(), RpcError> {
         if self.prompt.is_empty() {
-            return Err(RpcError::invalid_params("`prompt` must contain at least one content block"));
+            return Err(RpcError::invalid_params(
+                "`prompt` must contain at least one content block",
+            ));
         }
         for (i, block) in self.prompt.iter().enumerate() {
             let refused = match block {
@@ -24,8 +26,12 @@ impl SessionParams for PromptRequest {
                     EmbeddedResourceResource::TextResourceContents(_) => None,
                     _ => Some("binary embedded resources are not supported"),
                 },
-                ContentBlock::Image(_) => Some("image content is not supported (promptCapabilities.image is false)"),
-                ContentBlock::Audio(_) => Some("audio content is not supported (promptCapabilities.audio is false)"),
+                ContentBlock::Image(_) => {
+                    Some("image content is not supported (promptCapabilities.image is false)")
+                }
+                ContentBlock::Audio(_) => {
+                    Some("audio content is not supported (promptCapabilities.audio is false)")
+                }
                 _ => Some("this content type is not supported"),
             };
             if let Some(reason) = refused {

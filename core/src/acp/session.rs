@@ -31,13 +31,19 @@ pub fn new(call: Call, raw: Value) {
     }
     let shared = call.shared().clone();
     if !shared.provider.has_credential() {
-        return call.respond(Err(RpcError::auth_required(crate::llm::openai::credential_hint())));
+        return call.respond(Err(RpcError::auth_required(
+            crate::llm::openai::credential_hint(),
+        )));
     }
     warn_unsupported_mcp(request.mcp_servers.len());
     let id: Arc<str> = Arc::from(new_id("sess"));
     let state = SessionState {
         cwd: path_string(&request.cwd),
-        additional_dirs: request.additional_directories.iter().map(|d| path_string(d)).collect(),
+        additional_dirs: request
+            .additional_directories
+            .iter()
+            .map(path_string)
+            .collect(),
         title: None,
         model: shared.default_model.clone(),
     };
@@ -67,21 +73,31 @@ pub async fn list(call: Call, raw: Value) {
         None => None,
         Some(Ok(cursor)) => Some(cursor),
         Some(Err(bad)) => {
-            return call.respond(Err(RpcError::invalid_params(format!("`cursor`: `{bad}` is not a cursor this agent issued"))));
+            return call.respond(Err(RpcError::invalid_params(format!(
+                "`cursor`: `{bad}` is not a cursor this agent issued"
+            ))));
         }
     };
     let cwd = request.cwd.as_deref().map(path_string);
     let shared = call.shared().clone();
     shared.outbox.flushed().await;
     let store = shared.store.clone();
-    let page = tokio::task::spawn_blocking(move || store.list(cwd.as_deref(), cursor.as_ref(), LIST_PAGE)).await;
+    let page =
+        tokio::task::spawn_blocking(move || store.list(cwd.as_deref(), cursor.as_ref(), LIST_PAGE))
+            .await;
     let page = match page {
         Ok(Ok(page)) => page,
-        Ok(Err(e)) => return call.respond(Err(RpcError::internal(format!("cannot read the session store: {e}")))),
+        Ok(Err(e)) => {
+            return call.respond(Err(RpcError::internal(format!(
+                "cannot read the session store: {e}"
+            ))));
+        }
         Err(e) => return call.respond(Err(RpcError::internal(e.to_string()))),
     };
     let sessions = page.sessions.into_iter().map(info).collect();
-    call.reply(Ok(ListSessionsResponse::new(sessions).next_cursor(page.next_cursor)));
+    call.reply(Ok(
+        ListSessionsResponse::new(sessions).next_cursor(page.next_cursor)
+    ));
 }
 
 fn info(record: SessionRecord) -> SessionInfo {
@@ -89,7 +105,13 @@ fn info(record: SessionRecord) -> SessionInfo {
         .title(record.title)
         .updated_at(record.updated_at);
     if !record.additional_dirs.is_empty() {
-        info = info.additional_directories(record.additional_dirs.into_iter().map(PathBuf::from).collect());
+        info = info.additional_directories(
+            record
+                .additional_dirs
+                .into_iter()
+                .map(PathBuf::from)
+                .collect(),
+        );
     }
     info
 }
@@ -98,12 +120,21 @@ fn info(record: SessionRecord) -> SessionInfo {
 pub async fn load(session: &Arc<Session>, call: Call, request: LoadSessionRequest) {
     warn_unsupported_mcp(request.mcp_servers.len());
     let shared = call.shared().clone();
-    adopt_dirs(&call, session, &request.cwd, &request.additional_directories);
+    adopt_dirs(
+        &call,
+        session,
+        &request.cwd,
+        &request.additional_directories,
+    );
     shared.outbox.flushed().await;
     let (store, id) = (shared.store.clone(), session.id.clone());
     let events = match tokio::task::spawn_blocking(move || store.events(&id)).await {
         Ok(Ok(events)) => events,
-        Ok(Err(e)) => return call.respond(Err(RpcError::internal(format!("cannot read the session log: {e}")))),
+        Ok(Err(e)) => {
+            return call.respond(Err(RpcError::internal(format!(
+                "cannot read the session log: {e}"
+            ))));
+        }
         Err(e) => return call.respond(Err(RpcError::internal(e.to_string()))),
     };
     for update in events.iter().filter_map(|e| e.update.as_ref()) {
@@ -114,7 +145,12 @@ pub async fn load(session: &Arc<Session>, call: Call, request: LoadSessionReques
 
 /// Reattaches to a stored session without replaying it.
 pub fn resume(session: &Arc<Session>, call: Call, request: ResumeSessionRequest) {
-    adopt_dirs(&call, session, &request.cwd, &request.additional_directories);
+    adopt_dirs(
+        &call,
+        session,
+        &request.cwd,
+        &request.additional_directories,
+    );
     call.reply(Ok(ResumeSessionResponse::new()));
 }
 
@@ -122,7 +158,7 @@ pub fn resume(session: &Arc<Session>, call: Call, request: ResumeSessionRequest)
 /// ones (a project may have moved since).
 fn adopt_dirs(call: &Call, session: &Session, cwd: &Path, additional: &[PathBuf]) {
     let cwd = path_string(cwd);
-    let additional: Vec<String> = additional.iter().map(|d| path_string(d)).collect();
+    let additional: Vec<String> = additional.iter().map(path_string).collect();
     let mut state = session.state();
     if state.cwd == cwd && state.additional_dirs == additional {
         return;
@@ -139,7 +175,10 @@ fn adopt_dirs(call: &Call, session: &Session, cwd: &Path, additional: &[PathBuf]
 
 fn check_dirs(cwd: &Path, additional: &[PathBuf]) -> Result<(), RpcError> {
     if !cwd.is_absolute() {
-        return Err(RpcError::invalid_params(format!("`cwd` must be an absolute path, got `{}`", cwd.display())));
+        return Err(RpcError::invalid_params(format!(
+            "`cwd` must be an absolute path, got `{}`",
+            cwd.display()
+        )));
     }
     match additional.iter().position(|d| !d.is_absolute()) {
         Some(i) => Err(RpcError::invalid_params(format!(

@@ -12,7 +12,10 @@ pub fn system_prompt(cwd: &str, additional_dirs: &[String]) -> Message {
         "You are Hearth, a coding agent working inside the user's editor.\nThe workspace root is {cwd}."
     );
     if !additional_dirs.is_empty() {
-        text.push_str(&format!("\nAdditional workspace directories: {}.", additional_dirs.join(", ")));
+        text.push_str(&format!(
+            "\nAdditional workspace directories: {}.",
+            additional_dirs.join(", ")
+        ));
     }
     Message {
         role: Role::System,
@@ -37,10 +40,14 @@ pub fn messages(events: &[Event]) -> Vec<Message> {
         else {
             continue;
         };
-        let id = update.get("messageId").and_then(Value::as_str).map(str::to_string);
+        let id = update
+            .get("messageId")
+            .and_then(Value::as_str)
+            .map(str::to_string);
         match out.last_mut() {
             Some((last_id, last)) if last.role == role && *last_id == id => {
-                last.text.push_str(if role == Role::User { "\n\n" } else { "" });
+                last.text
+                    .push_str(if role == Role::User { "\n\n" } else { "" });
                 last.text.push_str(&text);
             }
             _ => out.push((id, Message { role, text })),
@@ -55,9 +62,10 @@ pub fn block_text(block: &ContentBlock) -> Option<String> {
         ContentBlock::Text(t) => Some(t.text.clone()),
         ContentBlock::ResourceLink(link) => Some(format!("[{}]({})", link.name, link.uri)),
         ContentBlock::Resource(embedded) => match &embedded.resource {
-            EmbeddedResourceResource::TextResourceContents(r) => {
-                Some(format!("<resource uri=\"{}\">\n{}\n</resource>", r.uri, r.text))
-            }
+            EmbeddedResourceResource::TextResourceContents(r) => Some(format!(
+                "<resource uri=\"{}\">\n{}\n</resource>",
+                r.uri, r.text
+            )),
             _ => None,
         },
         _ => None,
@@ -70,7 +78,9 @@ mod tests {
     use serde_json::json;
 
     fn chunk(kind: &str, id: &str, text: &str) -> Event {
-        Event::update(json!({"sessionUpdate": kind, "messageId": id, "content": {"type": "text", "text": text}}))
+        Event::update(
+            json!({"sessionUpdate": kind, "messageId": id, "content": {"type": "text", "text": text}}),
+        )
     }
 
     #[test]
@@ -84,7 +94,10 @@ mod tests {
             Event::update(json!({"sessionUpdate": "session_info_update", "title": "x"})),
             chunk("user_message_chunk", "u2", "thanks"),
         ];
-        let texts: Vec<(Role, String)> = messages(&log).into_iter().map(|m| (m.role, m.text)).collect();
+        let texts: Vec<(Role, String)> = messages(&log)
+            .into_iter()
+            .map(|m| (m.role, m.text))
+            .collect();
         assert_eq!(
             texts,
             vec![

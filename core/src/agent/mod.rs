@@ -7,7 +7,8 @@ pub mod title;
 use std::sync::Arc;
 
 use agent_client_protocol_schema::v1::{
-    ContentBlock, ContentChunk, MessageId, SessionInfoUpdate, SessionUpdate, StopReason, TextContent,
+    ContentBlock, ContentChunk, MessageId, SessionInfoUpdate, SessionUpdate, StopReason,
+    TextContent,
 };
 use futures::StreamExt;
 use serde_json::json;
@@ -27,7 +28,9 @@ pub async fn run_turn(
     prompt: Vec<ContentBlock>,
 ) -> Result<StopReason, RpcError> {
     if !shared.provider.has_credential() {
-        return Err(RpcError::auth_required(crate::llm::openai::credential_hint()));
+        return Err(RpcError::auth_required(
+            crate::llm::openai::credential_hint(),
+        ));
     }
     log_prompt(shared, session, prompt);
     let request = build_request(shared, session).await?;
@@ -120,14 +123,17 @@ async fn stream_answer(
 }
 
 fn text_chunk(text: String, message_id: &str) -> ContentChunk {
-    ContentChunk::new(ContentBlock::Text(TextContent::new(text))).message_id(MessageId::new(message_id))
+    ContentChunk::new(ContentBlock::Text(TextContent::new(text)))
+        .message_id(MessageId::new(message_id))
 }
 
 fn stop_reason(reason: &FinishReason) -> StopReason {
     match reason {
         FinishReason::Length => StopReason::MaxTokens,
         FinishReason::ContentFilter => StopReason::Refusal,
-        FinishReason::Stop | FinishReason::ToolCalls | FinishReason::Other(_) => StopReason::EndTurn,
+        FinishReason::Stop | FinishReason::ToolCalls | FinishReason::Other(_) => {
+            StopReason::EndTurn
+        }
     }
 }
 

@@ -29,7 +29,10 @@ mod tests {
 
     #[test]
     fn first_line_folded_and_bounded() {
-        assert_eq!(from_prompt(&[text("\n  fix   the\tbug \nmore")]).as_deref(), Some("fix the bug"));
+        assert_eq!(
+            from_prompt(&[text("\n  fix   the\tbug \nmore")]).as_deref(),
+            Some("fix the bug")
+        );
         let long = "é".repeat(200);
         let title = from_prompt(&[text(&long)]).unwrap();
         assert_eq!(title.chars().count(), MAX_CHARS);

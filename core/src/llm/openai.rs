@@ -60,7 +60,10 @@ impl Provider for OpenAi {
     }
 
     fn stream(&self, request: ChatRequest) -> BoxFuture<'static, Result<EventStream, LlmError>> {
-        let url = format!("{}/chat/completions", self.endpoint.base_url.trim_end_matches('/'));
+        let url = format!(
+            "{}/chat/completions",
+            self.endpoint.base_url.trim_end_matches('/')
+        );
         let mut call = self.http.post(url).json(&Self::body(&request));
         if let Some(key) = &self.endpoint.api_key {
             call = call.bearer_auth(key.expose());
@@ -70,7 +73,9 @@ impl Provider for OpenAi {
             let response = tokio::time::timeout(idle_timeout, call.send())
                 .await
                 .map_err(|_| LlmError::new("the model did not answer in time"))?
-                .map_err(|e| LlmError::new(format!("cannot reach the model: {}", root_cause(&e))))?;
+                .map_err(|e| {
+                    LlmError::new(format!("cannot reach the model: {}", root_cause(&e)))
+                })?;
             let status = response.status();
             if !status.is_success() {
                 let body = response.text().await.unwrap_or_default();
@@ -79,7 +84,10 @@ impl Provider for OpenAi {
                     status: Some(status.as_u16()),
                 });
             }
-            Ok(events(response.bytes_stream().eventsource().boxed(), idle_timeout))
+            Ok(events(
+                response.bytes_stream().eventsource().boxed(),
+                idle_timeout,
+            ))
         })
     }
 }
@@ -144,17 +152,30 @@ fn events(sse: SseStream, idle_timeout: Duration) -> EventStream {
                 Err(_) => {
                     d.done = true;
                     let secs = d.idle_timeout.as_secs();
-                    return Some((Err(LlmError::new(format!("the model stream stalled for {secs} s"))), d));
+                    return Some((
+                        Err(LlmError::new(format!(
+                            "the model stream stalled for {secs} s"
+                        ))),
+                        d,
+                    ));
                 }
                 Ok(None) => {
                     d.done = true;
                     if !d.finished {
-                        return Some((Err(LlmError::new("the model stream ended before the response was complete")), d));
+                        return Some((
+                            Err(LlmError::new(
+                                "the model stream ended before the response was complete",
+                            )),
+                            d,
+                        ));
                     }
                 }
                 Ok(Some(Err(e))) => {
                     d.done = true;
-                    return Some((Err(LlmError::new(format!("the model stream broke: {e}"))), d));
+                    return Some((
+                        Err(LlmError::new(format!("the model stream broke: {e}"))),
+                        d,
+                    ));
                 }
                 Ok(Some(Ok(event))) if event.data.trim() == "[DONE]" => {
                     d.done = true;
@@ -183,7 +204,10 @@ impl Decoder {
         let chunk: Value = serde_json::from_str(data)
             .map_err(|e| LlmError::new(format!("the model sent a malformed chunk: {e}")))?;
         if let Some(error) = chunk.get("error") {
-            let message = error.get("message").and_then(Value::as_str).unwrap_or("unknown error");
+            let message = error
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("unknown error");
             return Err(LlmError::new(message));
         }
         if let Some(choice) = chunk.get("choices").and_then(|c| c.get(0)) {
@@ -192,7 +216,8 @@ impl Decoder {
             if let Some(reasoning) = field("reasoning_content").or_else(|| field("reasoning"))
                 && !reasoning.is_empty()
             {
-                self.pending.push_back(StreamEvent::Reasoning(reasoning.to_string()));
+                self.pending
+                    .push_back(StreamEvent::Reasoning(reasoning.to_string()));
             }
             if let Some(text) = field("content")
                 && !text.is_empty()
@@ -201,7 +226,8 @@ impl Decoder {
             }
             if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
                 self.finished = true;
-                self.pending.push_back(StreamEvent::Finish(finish_reason(reason)));
+                self.pending
+                    .push_back(StreamEvent::Finish(finish_reason(reason)));
             }
         }
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
@@ -227,5 +253,7 @@ fn finish_reason(reason: &str) -> FinishReason {
 
 /// How a user supplies the credential, for `authMethods` and auth errors.
 pub fn credential_hint() -> String {
-    format!("Set {OPENAI_API_KEY_ENV} (and OPENAI_BASE_URL for a non-OpenAI server), or pass providers.openai.apiKey in the config")
+    format!(
+        "Set {OPENAI_API_KEY_ENV} (and OPENAI_BASE_URL for a non-OpenAI server), or pass providers.openai.apiKey in the config"
+    )
 }

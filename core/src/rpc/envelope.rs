@@ -37,16 +37,16 @@ pub struct Rejected {
 }
 
 impl Rejected {
-    fn new(id: Value, error: RpcError) -> Self {
-        Rejected {
+    fn new(id: Value, error: RpcError) -> Box<Self> {
+        Box::new(Rejected {
             id,
             error,
             answer: true,
-        }
+        })
     }
 }
 
-pub fn parse(frame: &str) -> Result<Inbound, Rejected> {
+pub fn parse(frame: &str) -> Result<Inbound, Box<Rejected>> {
     let value: Value = serde_json::from_str(frame)
         .map_err(|e| Rejected::new(Value::Null, RpcError::parse_error(e)))?;
     match value {
@@ -62,7 +62,7 @@ pub fn parse(frame: &str) -> Result<Inbound, Rejected> {
     }
 }
 
-fn classify(mut object: Map<String, Value>) -> Result<Inbound, Rejected> {
+fn classify(mut object: Map<String, Value>) -> Result<Inbound, Box<Rejected>> {
     let id = object.remove("id");
     let valid_id = match &id {
         None => None,
@@ -109,7 +109,10 @@ fn classify(mut object: Map<String, Value>) -> Result<Inbound, Rejected> {
     }
 }
 
-fn classify_response(id: Option<Value>, mut object: Map<String, Value>) -> Result<Inbound, Rejected> {
+fn classify_response(
+    id: Option<Value>,
+    mut object: Map<String, Value>,
+) -> Result<Inbound, Box<Rejected>> {
     let (result, error) = (object.remove("result"), object.remove("error"));
     match (id, result, error) {
         (Some(id), Some(result), None) => Ok(Inbound::Response {
@@ -151,7 +154,7 @@ mod tests {
     use super::*;
     use crate::rpc::error::*;
 
-    fn rejected(frame: &str) -> Rejected {
+    fn rejected(frame: &str) -> Box<Rejected> {
         parse(frame).expect_err(frame)
     }
 
@@ -164,7 +167,12 @@ mod tests {
     #[test]
     fn batches_and_scalars_are_invalid_requests() {
         assert_eq!(rejected("[]").error.code, INVALID_REQUEST);
-        assert_eq!(rejected(r#"[{"jsonrpc":"2.0","id":1,"method":"x"}]"#).error.code, INVALID_REQUEST);
+        assert_eq!(
+            rejected(r#"[{"jsonrpc":"2.0","id":1,"method":"x"}]"#)
+                .error
+                .code,
+            INVALID_REQUEST
+        );
         assert_eq!(rejected("42").error.code, INVALID_REQUEST);
     }
 
@@ -197,7 +205,10 @@ mod tests {
             Ok(Inbound::Notification { .. })
         ));
         match parse(r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32800,"message":"x"}}"#) {
-            Ok(Inbound::Response { id, outcome: Err(e) }) => {
+            Ok(Inbound::Response {
+                id,
+                outcome: Err(e),
+            }) => {
                 assert_eq!((id, e.code), (json!(3), REQUEST_CANCELLED))
             }
             other => panic!("{other:?}"),

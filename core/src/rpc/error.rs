@@ -74,7 +74,10 @@ impl RpcError {
     /// Reads an error object the client sent us; anything malformed becomes an internal error
     /// so the waiting task still gets an answer.
     pub fn from_value(value: &Value) -> Self {
-        let code = value.get("code").and_then(Value::as_i64).unwrap_or(INTERNAL_ERROR as i64);
+        let code = value
+            .get("code")
+            .and_then(Value::as_i64)
+            .unwrap_or(INTERNAL_ERROR as i64);
         let message = value
             .get("message")
             .and_then(Value::as_str)

@@ -82,3 +82,126 @@ impl Outgoing {
         self.pending.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex, mpsc};
+    use std::time::Duration;
+
+    use super::*;
+    use crate::config::StoreLocation;
+    use crate::outbox::Host;
+    use crate::rpc::error::REQUEST_CANCELLED;
+    use crate::store::Store;
+
+    struct Frames(Mutex<mpsc::Sender<Value>>);
+
+    impl Host for Frames {
+        fn deliver(&self, frame: &str) {
+            let _ = self
+                .0
+                .lock()
+                .unwrap()
+                .send(serde_json::from_str(frame).unwrap());
+        }
+    }
+
+    fn setup() -> (
+        Arc<Outgoing>,
+        Outbox,
+        mpsc::Receiver<Value>,
+        tokio::runtime::Runtime,
+    ) {
+        let (tx, rx) = mpsc::channel();
+        let store = Arc::new(Store::open(&StoreLocation::Memory).unwrap());
+        let (outbox, _thread, _id) =
+            Outbox::start(store, Arc::new(Frames(Mutex::new(tx)))).unwrap();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        (Arc::new(Outgoing::default()), outbox, rx, runtime)
+    }
+
+    fn next(rx: &mpsc::Receiver<Value>) -> Value {
+        rx.recv_timeout(Duration::from_secs(5)).unwrap()
+    }
+
+    #[test]
+    fn results_and_errors_reach_the_waiting_task_by_id() {
+        let (outgoing, outbox, rx, runtime) = setup();
+        let never = CancellationToken::new();
+        let (o, b, t) = (outgoing.clone(), outbox.clone(), never.clone());
+        let first = runtime.spawn(async move {
+            o.request(&b, "fs/read_text_file", json!({"path": "/a"}), &t)
+                .await
+        });
+        let (o, b, t) = (outgoing.clone(), outbox.clone(), never.clone());
+        let second =
+            runtime.spawn(async move { o.request(&b, "terminal/create", json!({}), &t).await });
+        let requests = [next(&rx), next(&rx)];
+        let id_of =
+            |method: &str| requests.iter().find(|r| r["method"] == method).unwrap()["id"].clone();
+        assert_ne!(
+            id_of("fs/read_text_file"),
+            id_of("terminal/create"),
+            "ids are allocated per request"
+        );
+        // Answer out of order: each answer finds its own waiter.
+        assert!(outgoing.resolve(
+            &id_of("terminal/create"),
+            Err(RpcError::new(-32001, "no terminal"))
+        ));
+        assert!(outgoing.resolve(&id_of("fs/read_text_file"), Ok(json!({"content": "A"}))));
+        assert!(
+            !outgoing.resolve(&json!(9999), Ok(json!({}))),
+            "an unknown id is not routed"
+        );
+        assert_eq!(
+            runtime.block_on(first).unwrap(),
+            Ok(json!({"content": "A"}))
+        );
+        assert_eq!(
+            runtime.block_on(second).unwrap().unwrap_err().message,
+            "no terminal"
+        );
+    }
+
+    #[test]
+    fn cancelling_a_wait_tells_the_client_and_drops_the_late_answer() {
+        let (outgoing, outbox, rx, runtime) = setup();
+        let cancel = CancellationToken::new();
+        let (o, b, t) = (outgoing.clone(), outbox.clone(), cancel.clone());
+        let waiting = runtime.spawn(async move {
+            o.request(&b, "session/request_permission", json!({}), &t)
+                .await
+        });
+        let request = next(&rx);
+        cancel.cancel();
+        let outcome = runtime.block_on(waiting).unwrap();
+        assert_eq!(outcome.unwrap_err().code, REQUEST_CANCELLED);
+        let notice = next(&rx);
+        assert_eq!(notice["method"], "$/cancel_request");
+        assert_eq!(notice["params"]["requestId"], request["id"]);
+        assert!(
+            outgoing.resolve(&request["id"], Ok(json!({}))),
+            "the late answer is consumed quietly"
+        );
+    }
+
+    #[test]
+    fn shutdown_answers_every_waiter() {
+        let (outgoing, outbox, rx, runtime) = setup();
+        let never = CancellationToken::new();
+        let (o, b) = (outgoing.clone(), outbox.clone());
+        let waiting = runtime
+            .spawn(async move { o.request(&b, "fs/read_text_file", json!({}), &never).await });
+        next(&rx);
+        outgoing.cancel_all();
+        assert_eq!(
+            runtime.block_on(waiting).unwrap().unwrap_err().code,
+            REQUEST_CANCELLED
+        );
+    }
+}

@@ -39,11 +39,15 @@ pub async fn run(
         Some(state) => state,
         None => match restore(&shared, &handle.id).await {
             Ok(Some(state)) => state,
-            Ok(None) => return answer_rest(&shared, &handle, jobs, |job| not_found(job, &handle.id)),
+            Ok(None) => {
+                return answer_rest(&shared, &handle, jobs, |job| not_found(job, &handle.id));
+            }
             Err(e) => {
                 tracing::error!(session = %handle.id, error = %e, "restoring a session failed");
                 let error = RpcError::internal(format!("cannot read the session store: {e}"));
-                return answer_rest(&shared, &handle, jobs, |job| job.request.respond(Err(error.clone())));
+                return answer_rest(&shared, &handle, jobs, |job| {
+                    job.request.respond(Err(error.clone()))
+                });
             }
         },
     };
@@ -52,8 +56,12 @@ pub async fn run(
     while let Some(job) = jobs.recv().await {
         match job.call {
             SessionCall::Prompt(prompt) => turns.push(job.request, prompt, job.epoch),
-            SessionCall::Load(params) => crate::acp::session::load(&session, job.request, params).await,
-            SessionCall::Resume(params) => crate::acp::session::resume(&session, job.request, params),
+            SessionCall::Load(params) => {
+                crate::acp::session::load(&session, job.request, params).await
+            }
+            SessionCall::Resume(params) => {
+                crate::acp::session::resume(&session, job.request, params)
+            }
             SessionCall::Close => {
                 stop(&shared, &handle, &turns).await;
                 job.request.respond(Ok(json!({})));
@@ -74,7 +82,11 @@ pub async fn run(
 /// Reads the session's row, once every queued write is committed.
 async fn restore(shared: &Arc<Shared>, id: &Arc<str>) -> Result<Option<SessionState>, String> {
     shared.outbox.flushed().await;
-    let (store, id, model) = (shared.store.clone(), id.clone(), shared.default_model.clone());
+    let (store, id, model) = (
+        shared.store.clone(),
+        id.clone(),
+        shared.default_model.clone(),
+    );
     let record = tokio::task::spawn_blocking(move || store.session(&id))
         .await
         .map_err(|e| e.to_string())?

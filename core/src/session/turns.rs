@@ -28,7 +28,11 @@ pub struct Turns {
 }
 
 impl Turns {
-    pub fn start(shared: &Arc<Shared>, handle: &Arc<SessionHandle>, session: &Arc<Session>) -> Turns {
+    pub fn start(
+        shared: &Arc<Shared>,
+        handle: &Arc<SessionHandle>,
+        session: &Arc<Session>,
+    ) -> Turns {
         let (tx, rx) = mpsc::unbounded_channel();
         shared
             .runtime

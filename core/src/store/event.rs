@@ -91,7 +91,9 @@ mod tests {
     use serde_json::json;
 
     fn chunk(kind: &str, id: &str, text: &str) -> Event {
-        Event::update(json!({"sessionUpdate": kind, "messageId": id, "content": {"type": "text", "text": text}}))
+        Event::update(
+            json!({"sessionUpdate": kind, "messageId": id, "content": {"type": "text", "text": text}}),
+        )
     }
 
     #[test]

@@ -80,7 +80,10 @@ impl Store {
                 })
             }
             StoreLocation::File(path) => Self::open_file(path).map_err(|e| {
-                StoreError(format!("cannot open the session store {}: {e}", path.display()))
+                StoreError(format!(
+                    "cannot open the session store {}: {e}",
+                    path.display()
+                ))
             }),
         }
     }
@@ -91,14 +94,18 @@ impl Store {
         }
         let mut writer = Connection::open_with_flags(
             path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
         configure(&writer)?;
         // Reading the journal mode back forces SQLite to read the header: a file that is
         // not a database fails here, before anything is written.
         let mode: String = writer.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
         if !mode.eq_ignore_ascii_case("wal") {
-            return Err(StoreError(format!("could not enable WAL (journal mode is {mode})")));
+            return Err(StoreError(format!(
+                "could not enable WAL (journal mode is {mode})"
+            )));
         }
         // NORMAL is durable against process crashes in WAL mode; only power loss can drop
         // the last commits, and it never corrupts.

@@ -68,8 +68,10 @@ pub fn apply(tx: &Transaction<'_>, op: &StoreOp) -> rusqlite::Result<()> {
                 "INSERT INTO events (session_id, kind, at, update_json, model_json) VALUES (?1, ?2, ?3, ?4, ?5)",
             )?
             .execute(params![&**session_id, event.kind(), at, json(&event.update), json(&event.model)])?;
-            tx.prepare_cached("UPDATE sessions SET updated_at = ?2 WHERE id = ?1 AND updated_at < ?2")?
-                .execute(params![&**session_id, at])?;
+            tx.prepare_cached(
+                "UPDATE sessions SET updated_at = ?2 WHERE id = ?1 AND updated_at < ?2",
+            )?
+            .execute(params![&**session_id, at])?;
         }
         StoreOp::SetTitle { session_id, title } => {
             tx.prepare_cached("UPDATE sessions SET title = ?2 WHERE id = ?1")?
@@ -122,7 +124,9 @@ pub fn list(
     cursor: Option<&Cursor>,
     limit: usize,
 ) -> rusqlite::Result<ListPage> {
-    let (after_time, after_id) = cursor.map(|c| (c.updated_at.as_str(), c.id.as_str())).unwrap_or_default();
+    let (after_time, after_id) = cursor
+        .map(|c| (c.updated_at.as_str(), c.id.as_str()))
+        .unwrap_or_default();
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM sessions
          WHERE (?1 IS NULL OR cwd = ?1)
@@ -135,7 +139,9 @@ pub fn list(
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let next_cursor = if sessions.len() > limit {
         sessions.truncate(limit);
-        sessions.last().map(|s| format!("{}|{}", s.updated_at, s.id))
+        sessions
+            .last()
+            .map(|s| format!("{}|{}", s.updated_at, s.id))
     } else {
         None
     };

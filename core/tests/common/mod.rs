@@ -41,7 +41,10 @@ impl Setup {
     /// The `messages` the agent sent in its `n`th model request.
     pub fn model_messages(&self, n: usize) -> Vec<Value> {
         let requests = self.mock.requests();
-        requests[n].body["messages"].as_array().cloned().unwrap_or_default()
+        requests[n].body["messages"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
     }
 }
 

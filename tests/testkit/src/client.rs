@@ -89,7 +89,11 @@ impl<T: Transport> AcpClient<T> {
 
     /// Waits for the response to `id`; frames arriving meanwhile are kept in `received`.
     pub fn response(&mut self, id: &Value) -> Value {
-        let already = self.received.iter().find(|f| is_response_to(f, id)).cloned();
+        let already = self
+            .received
+            .iter()
+            .find(|f| is_response_to(f, id))
+            .cloned();
         if let Some(frame) = already {
             return frame;
         }
@@ -119,8 +123,11 @@ impl<T: Transport> AcpClient<T> {
     pub fn next(&mut self, timeout: Duration) -> Option<Value> {
         let raw = self.transport.recv(timeout)?;
         assert!(!raw.contains('\n'), "a frame must be one line: {raw}");
-        let frame: Value = serde_json::from_str(&raw).unwrap_or_else(|e| panic!("agent sent invalid JSON ({e}): {raw}"));
-        let method = frame.get("id").and_then(|id| self.methods.get(&id.to_string()));
+        let frame: Value = serde_json::from_str(&raw)
+            .unwrap_or_else(|e| panic!("agent sent invalid JSON ({e}): {raw}"));
+        let method = frame
+            .get("id")
+            .and_then(|id| self.methods.get(&id.to_string()));
         if let Err(e) = schema().check(&frame, method.map(String::as_str)) {
             panic!("frame violates the ACP schema: {e}\n{frame}");
         }

@@ -54,7 +54,9 @@ impl Schema {
             let method = request_method.ok_or("a response to an unknown request")?;
             return self.check_method(method, "result", result);
         }
-        let method = frame["method"].as_str().ok_or("neither response nor message")?;
+        let method = frame["method"]
+            .as_str()
+            .ok_or("neither response nor message")?;
         match frame.get("params") {
             Some(params) => self.check_method(method, "params", params),
             None => Ok(()),

@@ -51,7 +51,11 @@ fn load(path: &Path) -> Transcript {
         script: json!({"responses": []}),
         steps: Vec::new(),
     };
-    for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+    for (n, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
         let entry: Value = serde_json::from_str(line)
             .unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), n + 1));
         let (key, value) = entry
@@ -61,13 +65,42 @@ fn load(path: &Path) -> Transcript {
         match key.as_str() {
             "script" => transcript.script = value.clone(),
             "send" => transcript.steps.push(Step::Send(value.clone())),
-            "sendRaw" => transcript.steps.push(Step::SendRaw(value.as_str().unwrap().to_string())),
+            "sendRaw" => transcript
+                .steps
+                .push(Step::SendRaw(value.as_str().unwrap().to_string())),
             "expect" => transcript.steps.push(Step::Expect(value.clone())),
             "comment" => {}
             other => panic!("{}:{}: unknown key `{other}`", path.display(), n + 1),
         }
     }
     transcript
+}
+
+/// Plays every transcript on a fresh agent made by `start(config_json, data_dir)`, each
+/// with its own mock LLM and data dir.
+pub fn run_all<T: Transport>(start: impl Fn(&str, &Path) -> T) {
+    for transcript in all() {
+        let script = serde_json::from_value(transcript.script.clone())
+            .unwrap_or_else(|e| panic!("{}: bad script: {e}", transcript.name));
+        let mock = hearth_mock_llm::MockLlm::start(script).unwrap();
+        let dir = std::env::temp_dir().join(format!(
+            "hearth-transcript-{}-{}",
+            transcript.name,
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let config = json!({
+            "dataDir": dir,
+            "model": "mock-model",
+            "providers": {"openai": {"baseUrl": mock.base_url(), "apiKey": "transcript-key"}},
+        });
+        let mut client = AcpClient::new(start(&config.to_string(), &dir));
+        play(&transcript, &mut client);
+        drop(client);
+        let _ = std::fs::remove_dir_all(&dir);
+        eprintln!("transcript {}: ok", transcript.name);
+    }
 }
 
 /// Plays a transcript against a client; panics with the first mismatch.
@@ -79,16 +112,28 @@ pub fn play<T: Transport>(transcript: &Transcript, client: &mut AcpClient<T>) {
             Step::SendRaw(text) => client.send_raw(text),
             Step::Expect(pattern) => {
                 let frame = client.next(PATIENCE).unwrap_or_else(|| {
-                    panic!("{} step {}: nothing arrived, expected {pattern}", transcript.name, i + 1)
+                    panic!(
+                        "{} step {}: nothing arrived, expected {pattern}",
+                        transcript.name,
+                        i + 1
+                    )
                 });
                 if let Err(why) = matches(pattern, &frame, &mut captured) {
-                    panic!("{} step {}: {why}\nexpected {pattern}\n     got {frame}", transcript.name, i + 1);
+                    panic!(
+                        "{} step {}: {why}\nexpected {pattern}\n     got {frame}",
+                        transcript.name,
+                        i + 1
+                    );
                 }
             }
         }
     }
     let extra = client.drain(Duration::from_millis(300));
-    assert!(extra.is_empty(), "{}: unexpected frames after the end: {extra:?}", transcript.name);
+    assert!(
+        extra.is_empty(),
+        "{}: unexpected frames after the end: {extra:?}",
+        transcript.name
+    );
 }
 
 fn substitute(value: &Value, captured: &HashMap<String, Value>) -> Value {
@@ -97,13 +142,23 @@ fn substitute(value: &Value, captured: &HashMap<String, Value>) -> Value {
             .get(s)
             .cloned()
             .unwrap_or_else(|| panic!("`{s}` used before it was captured")),
-        Value::Array(items) => Value::Array(items.iter().map(|v| substitute(v, captured)).collect()),
-        Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), substitute(v, captured))).collect()),
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|v| substitute(v, captured)).collect())
+        }
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), substitute(v, captured)))
+                .collect(),
+        ),
         other => other.clone(),
     }
 }
 
-fn matches(pattern: &Value, actual: &Value, captured: &mut HashMap<String, Value>) -> Result<(), String> {
+fn matches(
+    pattern: &Value,
+    actual: &Value,
+    captured: &mut HashMap<String, Value>,
+) -> Result<(), String> {
     match (pattern, actual) {
         (Value::String(p), _) if p == "<any>" => Ok(()),
         (Value::String(p), Value::String(a)) if p == "<time>" => {
@@ -128,13 +183,14 @@ fn matches(pattern: &Value, actual: &Value, captured: &mut HashMap<String, Value
             if pk != ak {
                 return Err(format!("keys differ: expected {pk:?}, got {ak:?}"));
             }
-            p.iter().try_for_each(|(k, v)| matches(v, &a[k], captured).map_err(|e| format!("{k}: {e}")))
+            p.iter()
+                .try_for_each(|(k, v)| matches(v, &a[k], captured).map_err(|e| format!("{k}: {e}")))
         }
-        (Value::Array(p), Value::Array(a)) if p.len() == a.len() => p
-            .iter()
-            .zip(a)
-            .enumerate()
-            .try_for_each(|(i, (p, a))| matches(p, a, captured).map_err(|e| format!("[{i}]: {e}"))),
+        (Value::Array(p), Value::Array(a)) if p.len() == a.len() => {
+            p.iter().zip(a).enumerate().try_for_each(|(i, (p, a))| {
+                matches(p, a, captured).map_err(|e| format!("[{i}]: {e}"))
+            })
+        }
         _ if pattern == actual => Ok(()),
         _ => Err(format!("expected {pattern}, got {actual}")),
     }

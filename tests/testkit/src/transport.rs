@@ -33,7 +33,8 @@ impl InProcess {
     pub fn start(config_json: &str) -> InProcess {
         let config = Config::from_json(config_json).expect("valid test config");
         let (tx, rx) = mpsc::channel();
-        let engine = Engine::start(config, Arc::new(ChannelHost(Mutex::new(tx)))).expect("engine starts");
+        let engine =
+            Engine::start(config, Arc::new(ChannelHost(Mutex::new(tx)))).expect("engine starts");
         InProcess {
             engine: Arc::new(engine),
             frames: rx,

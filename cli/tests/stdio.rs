@@ -1,0 +1,242 @@
+//! `hearth acp` as a real child process: the stdio host, its flags, its errors, and what a
+//! `kill -9` leaves behind.
+
+use std::process::{Command, Stdio as Pipe};
+use std::time::Duration;
+
+use hearth_mock_llm::{MockLlm, Script};
+use hearth_testkit::{AcpClient, Stdio, agent_text, cargo_bin};
+use serde_json::{Value, json};
+
+fn mock(script: Value) -> MockLlm {
+    MockLlm::start(serde_json::from_value::<Script>(script).unwrap()).unwrap()
+}
+
+fn config(mock: &MockLlm, dir: &std::path::Path) -> String {
+    json!({"dataDir": dir, "model": "mock-model", "providers": {"openai": {"baseUrl": mock.base_url(), "apiKey": "k"}}})
+        .to_string()
+}
+
+fn hearth(config: &str, dir: &std::path::Path) -> AcpClient<Stdio> {
+    AcpClient::new(Stdio::start(config, dir, &[("RUST_LOG", Some("debug"))]))
+}
+
+#[test]
+fn a_full_session_over_stdio_then_eof_exits_cleanly() {
+    let mock = mock(json!({"responses": [{"events": [{"text": "Hi"}, {"text": "!"}]}]}));
+    let dir = tempfile::tempdir().unwrap();
+    // RUST_LOG=debug: whatever is logged must stay off stdout (every line is validated).
+    let mut client = hearth(&config(&mock, dir.path()), dir.path());
+    client.initialize();
+    let session = client.new_session("/tmp");
+    assert_eq!(
+        client.prompt(&session, "hello")["result"]["stopReason"],
+        "end_turn"
+    );
+    assert_eq!(agent_text(&client.updates(&session)), "Hi!");
+    let status = client.transport.hang_up();
+    assert!(status.success(), "EOF on stdin exits 0, got {status}");
+}
+
+#[test]
+fn version_and_bad_config_keys() {
+    let out = Command::new(cargo_bin("hearth"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains(env!("CARGO_PKG_VERSION")));
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.json");
+    std::fs::write(
+        &path,
+        r#"{"dataDir": ":memory:", "providers": {"openai": {"baseURL": "x"}}}"#,
+    )
+    .unwrap();
+    let out = Command::new(cargo_bin("hearth"))
+        .args(["acp", "--config"])
+        .arg(&path)
+        .stdin(Pipe::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("providers.openai") && stderr.contains("baseURL"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty(), "errors never go to stdout");
+}
+
+#[test]
+fn no_credential_means_auth_required() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = json!({"dataDir": dir.path()}).to_string();
+    let env = [("OPENAI_API_KEY", None), ("OPENAI_BASE_URL", None)];
+    let mut client = AcpClient::new(Stdio::start(&config, dir.path(), &env));
+    let init = client.initialize();
+    let method = init["authMethods"][0]["id"].clone();
+    let error = client.call_err("session/new", json!({"cwd": "/tmp", "mcpServers": []}));
+    assert_eq!(error["code"], -32000);
+    assert!(
+        error["data"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("OPENAI_API_KEY"),
+        "{error}"
+    );
+    let error = client.call_err("authenticate", json!({"methodId": method}));
+    assert_eq!(error["code"], -32000);
+}
+
+#[test]
+fn the_credential_can_come_from_the_environment() {
+    let mock = mock(json!({"responses": [{"events": [{"text": "env ok"}]}]}));
+    let dir = tempfile::tempdir().unwrap();
+    let config = json!({"dataDir": dir.path()}).to_string();
+    let base = mock.base_url();
+    let env = [
+        ("OPENAI_API_KEY", Some("from-env")),
+        ("OPENAI_BASE_URL", Some(base.as_str())),
+        ("HEARTH_MODEL", Some("env-model")),
+    ];
+    let mut client = AcpClient::new(Stdio::start(&config, dir.path(), &env));
+    let init = client.initialize();
+    assert_eq!(
+        client.call(
+            "authenticate",
+            json!({"methodId": init["authMethods"][0]["id"]})
+        ),
+        json!({})
+    );
+    let session = client.new_session("/tmp");
+    client.prompt(&session, "hi");
+    let request = &mock.requests()[0];
+    assert_eq!(request.body["model"], "env-model");
+    assert_eq!(request.headers["authorization"], "Bearer from-env");
+}
+
+#[test]
+fn kill_9_mid_turn_keeps_everything_the_client_saw() {
+    let events: Vec<Value> = (0..40)
+        .flat_map(|i| [json!({"text": format!("<{i}>")}), json!({"stallMs": 25})])
+        .collect();
+    for stop_after in [1, 7, 19] {
+        let mock = mock(json!({"responses": [{"events": events}]}));
+        let dir = tempfile::tempdir().unwrap();
+        let config = config(&mock, dir.path());
+        let mut client = hearth(&config, dir.path());
+        client.initialize();
+        let session = client.new_session("/tmp");
+        client.start_request(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "count"}]}),
+        );
+        let mut seen = String::new();
+        while seen.matches('<').count() < stop_after {
+            let frame = client.next(Duration::from_secs(10)).expect("streaming");
+            if let Some(text) = frame["params"]["update"]["content"]["text"].as_str()
+                && frame["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+            {
+                seen.push_str(text);
+            }
+        }
+        client.transport.child.kill().unwrap(); // SIGKILL
+        client.transport.child.wait().unwrap();
+
+        let db = rusqlite::Connection::open(dir.path().join("hearth.db")).unwrap();
+        let check: String = db
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(check, "ok");
+        let stored: String = db
+            .prepare(
+                "SELECT update_json FROM events WHERE kind = 'agent_message_chunk' ORDER BY id",
+            )
+            .unwrap()
+            .query_map([], |r| r.get::<_, String>(0))
+            .unwrap()
+            .map(|u| {
+                serde_json::from_str::<Value>(&u.unwrap()).unwrap()["content"]["text"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        assert!(
+            stored.starts_with(&seen),
+            "stored {stored:?} lacks what the client saw {seen:?}"
+        );
+
+        let mut again = hearth(&config, dir.path());
+        again.initialize();
+        again.call(
+            "session/load",
+            json!({"sessionId": session, "cwd": "/tmp", "mcpServers": []}),
+        );
+        let replayed = agent_text(&again.updates(&session));
+        assert!(
+            replayed.starts_with(&seen),
+            "replay {replayed:?} lacks {seen:?}"
+        );
+    }
+}
+
+#[test]
+fn a_read_only_store_is_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = json!({"dataDir": dir.path()}).to_string();
+    let config_path = dir.path().join("c.json");
+    std::fs::write(&config_path, &config).unwrap();
+    // Create the store, then make it and its directory read-only.
+    let status = Command::new(cargo_bin("hearth"))
+        .args(["acp", "--config"])
+        .arg(&config_path)
+        .stdin(Pipe::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let db = dir.path().join("hearth.db");
+    let before = std::fs::read(&db).unwrap();
+    chmod(dir.path(), 0o555);
+    chmod(&db, 0o444);
+    // root ignores file modes, so run hearth as `nobody` when we are root.
+    let mut command = if is_root() {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(cargo_bin("hearth"));
+        c
+    } else {
+        Command::new(cargo_bin("hearth"))
+    };
+    let out = command
+        .args(["acp", "--config"])
+        .arg(&config_path)
+        .stdin(Pipe::null())
+        .output()
+        .unwrap();
+    chmod(dir.path(), 0o755);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "a read-only store must be refused: {stderr}"
+    );
+    assert!(
+        stderr.contains("hearth.db") && stderr.contains("readonly"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(&db).unwrap(), before, "nothing overwritten");
+}
+
+fn chmod(path: &std::path::Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self")
+        .map(|m| m.uid() == 0)
+        .unwrap_or(false)
+}

@@ -1,0 +1,189 @@
+//! The engine contract: threads, re-entrancy, close, a misbehaving host, and a store that
+//! can't be opened.
+
+mod common;
+
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use common::Setup;
+use hearth_core::{Config, Engine, EngineError, Host};
+use serde_json::{Value, json};
+
+/// A host that records frames and can run a reaction on the delivery thread.
+struct Recorder {
+    frames: Mutex<Sender<Value>>,
+    react: Box<dyn Fn(&Value) + Send + Sync>,
+}
+
+impl Host for Recorder {
+    fn deliver(&self, frame: &str) {
+        let value: Value = serde_json::from_str(frame).unwrap();
+        (self.react)(&value);
+        let _ = self.frames.lock().unwrap().send(value);
+    }
+}
+
+fn start(
+    config: &str,
+    react: impl Fn(&Value) + Send + Sync + 'static,
+) -> (Arc<Engine>, mpsc::Receiver<Value>) {
+    let (tx, rx) = mpsc::channel();
+    let host = Arc::new(Recorder {
+        frames: Mutex::new(tx),
+        react: Box::new(react),
+    });
+    let engine = Engine::start(Config::from_json(config).unwrap(), host).unwrap();
+    (Arc::new(engine), rx)
+}
+
+fn frame(id: u64, method: &str, params: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+fn next(rx: &mpsc::Receiver<Value>) -> Value {
+    rx.recv_timeout(Duration::from_secs(10)).expect("a frame")
+}
+
+#[test]
+fn send_from_inside_deliver_works_and_close_from_inside_is_an_error() {
+    let setup = Setup::new(json!({"responses": []}));
+    let engine_slot: Arc<OnceLock<Arc<Engine>>> = Arc::new(OnceLock::new());
+    let close_result: Arc<Mutex<Option<Result<(), EngineError>>>> = Arc::default();
+    let (slot, result) = (engine_slot.clone(), close_result.clone());
+    let (engine, rx) = start(&setup.config(), move |frame| {
+        let engine = slot.get().unwrap();
+        if frame["id"] == 1 {
+            // Re-entrant: the host answers the initialize response with a new request.
+            engine
+                .send(&frame_str(
+                    2,
+                    "session/new",
+                    json!({"cwd": "/tmp", "mcpServers": []}),
+                ))
+                .unwrap();
+        }
+        if frame["id"] == 2 {
+            *result.lock().unwrap() = Some(engine.close());
+        }
+    });
+    engine_slot.set(engine.clone()).ok().unwrap();
+    engine
+        .send(&frame(1, "initialize", json!({"protocolVersion": 1})))
+        .unwrap();
+    assert_eq!(next(&rx)["result"]["protocolVersion"], 1);
+    assert!(next(&rx)["result"]["sessionId"].is_string());
+    assert_eq!(
+        *close_result.lock().unwrap(),
+        Some(Err(EngineError::CloseFromDeliver))
+    );
+    // The engine is still fine after the refused close.
+    engine.send(&frame(3, "session/list", json!({}))).unwrap();
+    assert_eq!(next(&rx)["id"], 3);
+    engine.close().unwrap();
+}
+
+fn frame_str(id: u64, method: &str, params: Value) -> String {
+    frame(id, method, params)
+}
+
+#[test]
+fn close_is_idempotent_and_send_after_close_is_refused() {
+    let setup = Setup::new(json!({"responses": []}));
+    let (engine, _rx) = start(&setup.config(), |_| {});
+    engine.close().unwrap();
+    engine.close().unwrap();
+    assert_eq!(engine.send("{}"), Err(EngineError::Closed));
+    assert_eq!(engine.send_bytes(b"{}"), Err(EngineError::Closed));
+}
+
+#[test]
+fn close_answers_a_running_prompt_and_stops_delivering() {
+    let setup = Setup::new(json!({"responses": [{"events": [{"text": "x"}, {"stallMs": 30000}]}]}));
+    let (engine, rx) = start(&setup.config(), |_| {});
+    engine
+        .send(&frame(1, "initialize", json!({"protocolVersion": 1})))
+        .unwrap();
+    engine
+        .send(&frame(
+            2,
+            "session/new",
+            json!({"cwd": "/tmp", "mcpServers": []}),
+        ))
+        .unwrap();
+    next(&rx);
+    let session = next(&rx)["result"]["sessionId"].clone();
+    engine
+        .send(&frame(
+            3,
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}),
+        ))
+        .unwrap();
+    while next(&rx)["method"] != "session/update" {}
+    let started = std::time::Instant::now();
+    engine.close().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "close does not wait for the stalled model"
+    );
+    let rest: Vec<Value> = rx.try_iter().collect();
+    let answer = rest
+        .iter()
+        .find(|f| f["id"] == 3)
+        .expect("the prompt was answered before close returned");
+    assert_eq!(answer["result"]["stopReason"], "cancelled");
+}
+
+#[test]
+fn a_panicking_host_does_not_stop_the_engine() {
+    let setup = Setup::new(json!({"responses": []}));
+    let (engine, rx) = start(&setup.config(), |frame| {
+        if frame["id"] == 1 {
+            panic!("host bug");
+        }
+    });
+    engine
+        .send(&frame(1, "initialize", json!({"protocolVersion": 1})))
+        .unwrap();
+    engine.send(&frame(2, "session/list", json!({}))).unwrap();
+    assert_eq!(
+        next(&rx)["id"],
+        2,
+        "the frame whose delivery panicked is lost, the next one arrives"
+    );
+    engine.close().unwrap();
+}
+
+#[test]
+fn a_corrupt_database_is_a_clear_error_and_is_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hearth.db");
+    let garbage = b"this is not a sqlite database, it is a grocery list: eggs, milk".repeat(100);
+    std::fs::write(&db, &garbage).unwrap();
+    let config = json!({"dataDir": dir.path()}).to_string();
+    let error = Engine::start(Config::from_json(&config).unwrap(), Arc::new(Null))
+        .err()
+        .expect("refused");
+    match &error {
+        EngineError::Store(message) => assert!(
+            message.contains("hearth.db") && message.contains("not a database"),
+            "{message}"
+        ),
+        other => panic!("expected a store error, got {other:?}"),
+    }
+    assert_eq!(std::fs::read(&db).unwrap(), garbage, "nothing overwritten");
+}
+
+#[test]
+fn a_bad_config_names_the_key() {
+    let error = Config::from_json(r#"{"dataDir": ":memory:", "workers": 4}"#).unwrap_err();
+    assert!(error.to_string().contains("workers"), "{error}");
+}
+
+struct Null;
+
+impl Host for Null {
+    fn deliver(&self, _frame: &str) {}
+}

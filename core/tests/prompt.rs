@@ -1,0 +1,309 @@
+//! Prompt turns: streaming, stop reasons, cancel, queueing, context from the log, provider
+//! failures.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Setup, text};
+use hearth_testkit::{agent_text, chunk_text};
+use serde_json::json;
+
+#[test]
+fn streams_chunks_thoughts_and_a_title_then_end_turn() {
+    let setup = Setup::new(json!({"responses": [{"events": [
+        {"reasoning": "Let me think."}, {"text": "Hello"}, {"text": ", "}, {"text": "world"}
+    ]}]}));
+    let mut client = setup.client();
+    let session = client.new_session(&setup.cwd());
+    let response = client.prompt(&session, "Say hello\nto everyone");
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+
+    let updates = client.updates(&session);
+    assert_eq!(agent_text(&updates), "Hello, world");
+    assert_eq!(chunk_text(&updates, "agent_thought_chunk"), "Let me think.");
+    let message_ids: Vec<_> = updates
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+        .map(|u| u["messageId"].clone())
+        .collect();
+    assert!(
+        message_ids
+            .iter()
+            .all(|id| id.is_string() && *id == message_ids[0]),
+        "{message_ids:?}"
+    );
+    let infos: Vec<_> = updates
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "session_info_update")
+        .collect();
+    assert_eq!(infos.len(), 1);
+    assert_eq!(infos[0]["title"], "Say hello");
+
+    // The prompt response comes after every update of the turn.
+    let last = client.received.last().unwrap();
+    assert_eq!(last["result"]["stopReason"], "end_turn");
+}
+
+#[test]
+fn the_title_is_set_once() {
+    let setup = Setup::new(json!({"responses": [text(&["a"]), text(&["b"])]}));
+    let mut client = setup.client();
+    let session = client.new_session(&setup.cwd());
+    client.prompt(&session, "first");
+    client.prompt(&session, "second");
+    let titles: Vec<_> = client
+        .updates(&session)
+        .into_iter()
+        .filter(|u| u["sessionUpdate"] == "session_info_update")
+        .collect();
+    assert_eq!(titles.len(), 1);
+    let listed = client.call("session/list", json!({}));
+    assert_eq!(listed["sessions"][0]["title"], "first");
+}
+
+#[test]
+fn finish_reasons_map_to_stop_reasons() {
+    let setup = Setup::new(json!({"responses": [
+        {"events": [{"text": "cut"}], "finish": "length"},
+        {"events": [{"text": "no"}], "finish": "content_filter"},
+    ]}));
+    let mut client = setup.client();
+    let session = client.new_session(&setup.cwd());
+    assert_eq!(
+        client.prompt(&session, "long")["result"]["stopReason"],
+        "max_tokens"
+    );
+    assert_eq!(
+        client.prompt(&session, "bad")["result"]["stopReason"],
+        "refusal"
+    );
+}
+
+#[test]
+fn the_second_prompt_sees_the_first_exchange() {
+    let setup = Setup::new(json!({"responses": [text(&["Paris", "."]), text(&["Yes"])]}));
+    let mut client = setup.client();
+    let session = client.new_session(&setup.cwd());
+    client.prompt(&session, "Capital of France?");
+    client.prompt(&session, "Are you sure?");
+    let messages = setup.model_messages(1);
+    let roles: Vec<_> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user"]);
+    assert_eq!(messages[1]["content"], "Capital of France?");
+    assert_eq!(messages[2]["content"], "Paris.");
+    assert_eq!(messages[3]["content"], "Are you sure?");
+    assert_eq!(setup.mock.requests()[1].body["model"], "mock-model");
+    assert!(
+        messages[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains(&setup.cwd())
+    );
+}
+
+#[test]
+fn cancel_mid_stream_answers_cancelled_at_once() {
+    let setup = Setup::new(json!({"responses": [
+        {"events": [{"text": "partial"}, {"stallMs": 30000}, {"text": "never"}]},
+        text(&["after"]),
+    ]}));
+    let mut client = setup.client();
+    let session = client.new_session(&setup.cwd());
+    let id = client.start_request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
+    );
+    client
+        .wait_for(Duration::from_secs(10), |f| {
+            f["params"]["update"]["content"]["text"] == "partial"
+        })
+        .expect("the first chunk streams");
+    let cancelled_at = Instant::now();
+    client.notify("session/cancel", json!({"sessionId": session}));
+    let response = client.response(&id);
+    assert_eq!(response["result"]["stopReason"], "cancelled");
+    assert!(
+        cancelled_at.elapsed() < Duration::from_secs(5),
+        "cancel must not wait for the stall"
+    );
+    assert!(!agent_text(&client.updates(&session)).contains("never"));
+    // The session stays usable, and the partial answer is part of its history.
+    assert_eq!(
+        client.prompt(&session, "again")["result"]["stopReason"],
+        "end_turn"
+    );
+    let messages = setup.model_messages(1);
+    assert!(
+        messages.iter().any(|m| m["content"] == "partial"),
+        "{messages:?}"
+    );
+}
+
+#[test]
+fn cancel_request_cancels_a_prompt() {
+    let setup = Setup::new(json!({"responses": [{"events": [{"text": "x"}, {"stallMs": 30000}]}]}));
+    let mut client = setup.client();
+    let session = client.new_session(&setup.cwd());
+    let id = client.start_request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
+    );
+    client.wait_for(Duration::from_secs(10), |f| {
+        f["method"] == "session/update"
+            && f["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+    });
+    client.notify("$/cancel_request", json!({"requestId": id}));
+    assert_eq!(client.response(&id)["result"]["stopReason"], "cancelled");
+}
+
+#[test]
+fn prompts_queue_behind_a_running_turn_and_cancel_resolves_them() {
+    let setup = Setup::new(json!({"responses": [
+        {"events": [{"text": "one"}, {"stallMs": 800}, {"text": " done"}]},
+        text(&["two"]),
+        {"events": [{"text": "three"}, {"stallMs": 30000}]},
+    ]}));
+    let mut client = setup.client();
+    let session = client.new_session(&setup.cwd());
+    let prompt =
+        |text: &str| json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]});
+    let first = client.start_request("session/prompt", prompt("1"));
+    let second = client.start_request("session/prompt", prompt("2"));
+    assert_eq!(client.response(&first)["result"]["stopReason"], "end_turn");
+    assert_eq!(client.response(&second)["result"]["stopReason"], "end_turn");
+    assert_eq!(
+        agent_text(&client.updates(&session)),
+        "one donetwo",
+        "turns ran one after the other"
+    );
+
+    let third = client.start_request("session/prompt", prompt("3"));
+    let fourth = client.start_request("session/prompt", prompt("4"));
+    client.wait_for(Duration::from_secs(10), |f| {
+        f["params"]["update"]["content"]["text"] == "three"
+    });
+    client.notify("session/cancel", json!({"sessionId": session}));
+    assert_eq!(client.response(&third)["result"]["stopReason"], "cancelled");
+    assert_eq!(
+        client.response(&fourth)["result"]["stopReason"],
+        "cancelled"
+    );
+    assert_eq!(
+        setup.mock.requests().len(),
+        3,
+        "the queued prompt never reached the model"
+    );
+}
+
+#[test]
+fn cancel_when_idle_is_harmless() {
+    let setup = Setup::new(json!({"responses": [text(&["ok"])]}));
+    let mut client = setup.client();
+    let session = client.new_session(&setup.cwd());
+    client.notify("session/cancel", json!({"sessionId": session}));
+    assert!(client.drain(Duration::from_millis(200)).is_empty());
+    assert_eq!(
+        client.prompt(&session, "hi")["result"]["stopReason"],
+        "end_turn"
+    );
+}
+
+#[test]
+fn a_provider_error_carries_its_message_and_the_session_survives() {
+    let setup = Setup::new(json!({"responses": [
+        {"status": 500, "error": "the GPU caught fire"},
+        text(&["fine now"]),
+    ]}));
+    let mut client = setup.client();
+    let session = client.new_session(&setup.cwd());
+    let response = client.prompt(&session, "hi");
+    let error = &response["error"];
+    assert_eq!(error["code"], -32603);
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("the GPU caught fire"),
+        "{error}"
+    );
+    assert_eq!(error["data"]["status"], 500);
+    assert_eq!(
+        client.prompt(&session, "again")["result"]["stopReason"],
+        "end_turn"
+    );
+}
+
+#[test]
+fn a_stream_that_stops_mid_message_is_an_error() {
+    let setup = Setup::new(json!({"responses": [
+        {"events": [{"text": "half a sen"}], "truncate": true},
+        text(&["whole"]),
+    ]}));
+    let mut client = setup.client();
+    let session = client.new_session(&setup.cwd());
+    let response = client.prompt(&session, "hi");
+    assert_eq!(response["error"]["code"], -32603, "{response}");
+    assert_eq!(agent_text(&client.updates(&session)), "half a sen");
+    assert_eq!(
+        client.prompt(&session, "again")["result"]["stopReason"],
+        "end_turn"
+    );
+}
+
+#[test]
+fn a_stall_past_the_idle_timeout_fails_the_turn() {
+    let setup = Setup::new(
+        json!({"responses": [{"events": [{"text": "a"}, {"stallMs": 8000}, {"text": "b"}]}]}),
+    );
+    let mut client = setup.client();
+    let session = client.new_session(&setup.cwd());
+    let response = client.prompt(&session, "hi");
+    assert!(
+        response["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("stalled"),
+        "{response}"
+    );
+}
+
+#[test]
+fn unsupported_prompt_content_is_refused_not_dropped() {
+    let setup = Setup::new(json!({"responses": [text(&["seen"])]}));
+    let mut client = setup.client();
+    let session = client.new_session(&setup.cwd());
+    let image = json!({"sessionId": session, "prompt": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}]});
+    let error = client.call_err("session/prompt", image);
+    assert_eq!(error["code"], -32602);
+    assert!(
+        error["message"].as_str().unwrap().contains("image"),
+        "{error}"
+    );
+    let error = client.call_err(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": []}),
+    );
+    assert_eq!(error["code"], -32602);
+    // Text, links and embedded text resources all reach the model.
+    let mixed = json!({"sessionId": session, "prompt": [
+        {"type": "text", "text": "look at"},
+        {"type": "resource_link", "uri": "file:///a/b.rs", "name": "b.rs"},
+        {"type": "resource", "resource": {"uri": "file:///a/c.rs", "text": "fn c() {}"}},
+    ]});
+    assert_eq!(
+        client.call("session/prompt", mixed)["stopReason"],
+        "end_turn"
+    );
+    let user = setup.model_messages(0)[1]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        user.contains("look at") && user.contains("file:///a/b.rs") && user.contains("fn c() {}"),
+        "{user}"
+    );
+}

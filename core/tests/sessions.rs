@@ -1,0 +1,315 @@
+//! The session lifecycle and the store: new, list, load, resume, close, delete, lazy
+//! restore after a restart, unknown ids.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Setup, text};
+use hearth_testkit::{AcpClient, InProcess, agent_text};
+use serde_json::{Value, json};
+
+fn load(client: &mut AcpClient<InProcess>, session: &str, cwd: &str) -> Value {
+    client.request(
+        "session/load",
+        json!({"sessionId": session, "cwd": cwd, "mcpServers": []}),
+    )
+}
+
+#[test]
+fn load_replays_the_log_before_answering() {
+    let setup = Setup::new(json!({"responses": [
+        {"events": [{"reasoning": "hmm"}, {"text": "Hi "}, {"text": "there"}]},
+        text(&["Second"]),
+    ]}));
+    let mut client = setup.client();
+    let cwd = setup.cwd();
+    let session = client.new_session(&cwd);
+    client.prompt(&session, "hello");
+    client.prompt(&session, "again");
+    let live = client.updates(&session);
+
+    let mut fresh = setup.client();
+    let before = fresh.received.len();
+    let response = load(&mut fresh, &session, &cwd);
+    assert_eq!(response["result"], json!({}));
+    let replay: Vec<Value> = fresh.received[before..fresh.received.len() - 1]
+        .iter()
+        .map(|f| {
+            assert_eq!(
+                f["method"], "session/update",
+                "only updates precede the answer"
+            );
+            f["params"]["update"].clone()
+        })
+        .collect();
+    let kinds: Vec<&str> = replay
+        .iter()
+        .map(|u| u["sessionUpdate"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "user_message_chunk",
+            "session_info_update",
+            "agent_thought_chunk",
+            "agent_message_chunk",
+            "user_message_chunk",
+            "agent_message_chunk"
+        ],
+        "streamed chunks replay as one chunk per message"
+    );
+    assert_eq!(agent_text(&replay), agent_text(&live));
+    assert_eq!(replay[0]["content"]["text"], "hello");
+    assert_eq!(
+        replay[3]["messageId"],
+        live.iter()
+            .find(|u| u["sessionUpdate"] == "agent_message_chunk")
+            .unwrap()["messageId"]
+    );
+}
+
+#[test]
+fn resume_restores_without_replay_and_the_context_is_kept() {
+    let setup = Setup::new(json!({"responses": [text(&["42"]), text(&["Yes"])]}));
+    let cwd = setup.cwd();
+    let session = {
+        let mut client = setup.client();
+        let session = client.new_session(&cwd);
+        client.prompt(&session, "the answer?");
+        session
+    };
+    let mut client = setup.client();
+    let response = client.request("session/resume", json!({"sessionId": session, "cwd": cwd}));
+    assert_eq!(response["result"], json!({}));
+    assert!(
+        client.updates(&session).is_empty(),
+        "resume replays nothing"
+    );
+    assert_eq!(
+        client.prompt(&session, "sure?")["result"]["stopReason"],
+        "end_turn"
+    );
+    let messages = setup.model_messages(1);
+    assert_eq!(
+        messages[2]["content"], "42",
+        "the restored session remembers"
+    );
+}
+
+#[test]
+fn a_restarted_engine_restores_a_session_on_any_request() {
+    let setup = Setup::new(json!({"responses": [text(&["first"]), text(&["second"])]}));
+    let cwd = setup.cwd();
+    let session = {
+        let mut client = setup.client();
+        let session = client.new_session(&cwd);
+        client.prompt(&session, "one");
+        session
+    }; // engine dropped: closed and flushed
+    let mut client = setup.client();
+    // No load, no resume: the prompt alone brings the session back.
+    assert_eq!(
+        client.prompt(&session, "two")["result"]["stopReason"],
+        "end_turn"
+    );
+    assert_eq!(setup.model_messages(1)[2]["content"], "first");
+    let listed = client.call("session/list", json!({}));
+    assert_eq!(listed["sessions"][0]["sessionId"], session.as_str());
+    assert_eq!(listed["sessions"][0]["title"], "one");
+}
+
+#[test]
+fn close_keeps_the_session_and_delete_removes_it() {
+    let setup = Setup::new(json!({"responses": [text(&["a"]), text(&["b"])]}));
+    let mut client = setup.client();
+    let cwd = setup.cwd();
+    let session = client.new_session(&cwd);
+    client.prompt(&session, "hi");
+    assert_eq!(
+        client.call("session/close", json!({"sessionId": session})),
+        json!({})
+    );
+    // Closed is not gone: the next request restores it.
+    assert_eq!(
+        client.prompt(&session, "back")["result"]["stopReason"],
+        "end_turn"
+    );
+    assert_eq!(
+        client.call("session/delete", json!({"sessionId": session})),
+        json!({})
+    );
+    let listed = client.call("session/list", json!({}));
+    assert_eq!(listed["sessions"], json!([]));
+    for (method, params) in [
+        (
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "x"}]}),
+        ),
+        (
+            "session/load",
+            json!({"sessionId": session, "cwd": cwd, "mcpServers": []}),
+        ),
+        ("session/resume", json!({"sessionId": session, "cwd": cwd})),
+        ("session/close", json!({"sessionId": session})),
+    ] {
+        let error = client.call_err(method, params);
+        assert_eq!(error["code"], -32002, "{method}: {error}");
+        assert_eq!(error["data"]["sessionId"], session.as_str(), "{method}");
+    }
+    // Deleting again, or deleting what never existed, succeeds.
+    assert_eq!(
+        client.call("session/delete", json!({"sessionId": session})),
+        json!({})
+    );
+    assert_eq!(
+        client.call("session/delete", json!({"sessionId": "sess_never"})),
+        json!({})
+    );
+}
+
+#[test]
+fn close_cancels_a_running_turn_first() {
+    let setup = Setup::new(json!({"responses": [{"events": [{"text": "x"}, {"stallMs": 30000}]}]}));
+    let mut client = setup.client();
+    let session = client.new_session(&setup.cwd());
+    let prompt = client.start_request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
+    );
+    client.wait_for(Duration::from_secs(10), |f| {
+        f["method"] == "session/update"
+            && f["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+    });
+    let close = client.start_request("session/close", json!({"sessionId": session}));
+    assert_eq!(
+        client.response(&prompt)["result"]["stopReason"],
+        "cancelled"
+    );
+    assert_eq!(client.response(&close)["result"], json!({}));
+    let prompt_at = client
+        .received
+        .iter()
+        .position(|f| f["id"] == prompt)
+        .unwrap();
+    let close_at = client
+        .received
+        .iter()
+        .position(|f| f["id"] == close)
+        .unwrap();
+    assert!(prompt_at < close_at, "the turn answers before close does");
+}
+
+#[test]
+fn list_filters_by_cwd_and_pages() {
+    let setup = Setup::new(json!({"responses": []}));
+    let mut client = setup.client();
+    let mut created = Vec::new();
+    for i in 0..120 {
+        let cwd = if i % 3 == 0 {
+            "/projects/a"
+        } else {
+            "/projects/b"
+        };
+        created.push(client.new_session(cwd));
+    }
+    let mut seen = Vec::new();
+    let mut cursor = Value::Null;
+    loop {
+        let params = if cursor.is_null() {
+            json!({})
+        } else {
+            json!({"cursor": cursor})
+        };
+        let page = client.call("session/list", params);
+        let sessions = page["sessions"].as_array().unwrap();
+        assert!(sessions.len() <= 50);
+        for s in sessions {
+            assert!(s["updatedAt"].is_string());
+            seen.push(s["sessionId"].as_str().unwrap().to_string());
+        }
+        cursor = page.get("nextCursor").cloned().unwrap_or(Value::Null);
+        if cursor.is_null() {
+            break;
+        }
+    }
+    let mut expected = created.clone();
+    expected.sort();
+    let mut got = seen.clone();
+    got.sort();
+    assert_eq!(got, expected, "every session exactly once across pages");
+    assert_eq!(seen.first(), created.last(), "newest first");
+
+    let only_a = client.call("session/list", json!({"cwd": "/projects/a"}));
+    assert_eq!(only_a["sessions"].as_array().unwrap().len(), 40);
+    assert!(
+        only_a["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["cwd"] == "/projects/a")
+    );
+    let error = client.call_err("session/list", json!({"cursor": "garbage"}));
+    assert_eq!(error["code"], -32602);
+}
+
+#[test]
+fn additional_directories_are_kept_and_replaced_on_load() {
+    let setup = Setup::new(json!({"responses": [text(&["ok"])]}));
+    let mut client = setup.client();
+    let created = client.call(
+        "session/new",
+        json!({"cwd": "/w/main", "additionalDirectories": ["/w/lib"], "mcpServers": []}),
+    );
+    let session = created["sessionId"].as_str().unwrap().to_string();
+    let listed = client.call("session/list", json!({}));
+    assert_eq!(
+        listed["sessions"][0]["additionalDirectories"],
+        json!(["/w/lib"])
+    );
+    let error = client.call_err(
+        "session/new",
+        json!({"cwd": "/w", "additionalDirectories": ["rel"], "mcpServers": []}),
+    );
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("additionalDirectories[0]"),
+        "{error}"
+    );
+
+    client.call("session/load", json!({"sessionId": session, "cwd": "/w/moved", "additionalDirectories": [], "mcpServers": []}));
+    let listed = client.call("session/list", json!({}));
+    assert_eq!(listed["sessions"][0]["cwd"], "/w/moved");
+    assert!(listed["sessions"][0].get("additionalDirectories").is_none());
+    client.prompt(&session, "where am I?");
+    assert!(
+        setup.model_messages(0)[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("/w/moved")
+    );
+}
+
+#[test]
+fn an_in_memory_store_works_and_keeps_nothing() {
+    let setup = Setup::new(json!({"responses": [text(&["mem"])]}));
+    let config = setup
+        .config()
+        .replace(&format!("\"{}\"", setup.cwd()), "\":memory:\"");
+    assert!(config.contains(":memory:"));
+    let mut client = AcpClient::new(InProcess::start(&config));
+    client.initialize();
+    let session = client.new_session("/tmp");
+    assert_eq!(
+        client.prompt(&session, "hi")["result"]["stopReason"],
+        "end_turn"
+    );
+    let mut replay = AcpClient::new(InProcess::start(&config));
+    replay.initialize();
+    assert_eq!(
+        replay.call("session/list", json!({}))["sessions"],
+        json!([])
+    );
+}
