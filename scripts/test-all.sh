@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Every test of Hearth, on a fresh machine: installs what is missing (apt packages, npm and
+# PyPI dependencies, Maven artifacts), builds the workspace once in debug, then runs each
+# suite against that one target directory. Every stage runs even if an earlier one failed;
+# the script exits non-zero if any failed, and ends with a table of the stages.
+set -uo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+export CARGO_TERM_COLOR=never
+
+failed=()
+passed=()
+
+stage() {
+  local name="$1"
+  shift
+  echo
+  echo "=================== $name ==================="
+  local started=$SECONDS
+  if "$@"; then
+    passed+=("$name ($((SECONDS - started)) s)")
+  else
+    failed+=("$name ($((SECONDS - started)) s)")
+  fi
+}
+
+# Debian packages the suites need beyond the machine's toolchains.
+install_system_packages() {
+  local missing=()
+  command -v valgrind >/dev/null || missing+=(valgrind)
+  command -v cc >/dev/null || missing+=(build-essential)
+  command -v mvn >/dev/null || missing+=(maven)
+  [[ ${#missing[@]} -eq 0 ]] && return 0
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "missing packages: ${missing[*]} (run as root or install them)" >&2
+    return 1
+  fi
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+}
+
+rust_checks() {
+  cargo fmt --all -- --check && cargo clippy --workspace --all-targets -- -D warnings
+}
+
+stage "system packages" install_system_packages
+stage "cargo build" cargo build --workspace --all-targets
+stage "cargo fmt + clippy" rust_checks
+stage "cargo test" cargo test --workspace
+stage "conformance (official TS + Python SDKs)" bash tests/conformance/run.sh
+stage "C ABI (shared, static, valgrind)" bash tests/c/run.sh
+stage "Node binding" bash bindings/node/run-tests.sh
+stage "Python binding" bash bindings/python/run-tests.sh
+stage "JVM binding" bash bindings/jvm/run-tests.sh
+
+echo
+echo "=================== summary ==================="
+for s in "${passed[@]}"; do echo "ok      $s"; done
+for s in "${failed[@]}"; do echo "FAILED  $s"; done
+echo "${#passed[@]} passed, ${#failed[@]} failed"
+[[ ${#failed[@]} -eq 0 ]]
