@@ -98,7 +98,7 @@
 
 /**
  * A running engine. Opaque: create it with hearth_engine_new, release it with
- * hearth_engine_free. Calls on one engine may come from any thread.
+ * hearth_engine_free. hearth_engine_send may be called from several threads at once.
  */
 typedef struct hearth_engine hearth_engine;
 
@@ -112,7 +112,8 @@ typedef struct hearth_engine hearth_engine;
 typedef void (*hearth_frame_fn)(void *user_data, const char *frame, size_t len);
 
 /**
- * Releases the host's user_data. Called exactly once, after the last on_frame.
+ * Releases the host's user_data. Called exactly once: after the last on_frame, or before
+ * hearth_engine_new returns if that fails.
  */
 typedef void (*hearth_free_fn)(void *user_data);
 

@@ -161,6 +161,7 @@ static int converse(hearth_engine *engine, conversation *c, const char *prompt) 
     if (!call(engine, c, 1, "initialize", "{\"protocolVersion\":1}") || !(session = call(engine, c, 2, "session/new", params)))
         return 1;
     char *session_id = string_field(session, "sessionId");
+    if (!session_id) return 1;
     json_string(text, sizeof text, prompt);
     snprintf(params, sizeof params, "{\"sessionId\":\"%s\",\"prompt\":[{\"type\":\"text\",\"text\":%s}]}", session_id, text);
     free(session_id);

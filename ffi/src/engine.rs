@@ -11,7 +11,7 @@ use crate::error::{Failure, HEARTH_BAD_CONFIG, HEARTH_INTERNAL, guard};
 use crate::host::{CallbackHost, FrameFn, FreeFn, UserData};
 
 /// A running engine. Opaque: create it with hearth_engine_new, release it with
-/// hearth_engine_free. Calls on one engine may come from any thread.
+/// hearth_engine_free. hearth_engine_send may be called from several threads at once.
 pub struct Engine {
     inner: hearth_core::Engine,
 }

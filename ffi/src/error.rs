@@ -98,8 +98,8 @@ fn set_last_error(message: Option<&str>) {
 /// turns the outcome into a status, recording a failure's message for hearth_last_error.
 pub(crate) fn guard(body: impl FnOnce() -> Result<(), Failure>) -> c_int {
     set_last_error(None);
-    // AssertUnwindSafe: after a panic nothing observes the body's captures again except
-    // through the engine, whose own state is behind poison-tolerant locks.
+    // AssertUnwindSafe: a panic may leave the engine half-updated; that is why HEARTH_PANIC
+    // tells the host to free it rather than go on using it.
     let outcome = catch_unwind(AssertUnwindSafe(body))
         .unwrap_or_else(|payload| Err(Failure::new(HEARTH_PANIC, panic_message(&*payload))));
     match outcome {

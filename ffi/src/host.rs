@@ -12,7 +12,8 @@ use hearth_core::Host;
 pub type FrameFn =
     Option<unsafe extern "C" fn(user_data: *mut c_void, frame: *const c_char, len: usize)>;
 
-/// Releases the host's user_data. Called exactly once, after the last on_frame.
+/// Releases the host's user_data. Called exactly once: after the last on_frame, or before
+/// hearth_engine_new returns if that fails.
 pub type FreeFn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
 
 /// The host's `user_data`, owned by Hearth from `hearth_engine_new` on: dropping it calls
