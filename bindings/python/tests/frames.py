@@ -13,13 +13,14 @@ class Inbox:
 
     def __init__(self) -> None:
         self.frames: list[dict[str, Any]] = []
-        self.threads: set[str] = set()
+        # OS thread ids: Python may hand a foreign thread a new Thread object on each call.
+        self.threads: set[int] = set()
         self._arrived = threading.Condition()
 
     def on_frame(self, frame: str) -> None:
         with self._arrived:
             self.frames.append(json.loads(frame))
-            self.threads.add(threading.current_thread().name)
+            self.threads.add(threading.get_native_id())
             self._arrived.notify_all()
 
     def expect(self, matches: Callable[[dict[str, Any]], bool], timeout: float = 10.0) -> dict[str, Any]:

@@ -38,7 +38,7 @@ def test_raw_frames_round_trip_a_streamed_prompt(agent_config, tmp_path):
     # Every chunk came before the prompt's answer, and all of it on the one delivery thread.
     ids = [f.get("id") for f in inbox.frames]
     assert ids.index(3) == len(ids) - 1
-    assert len(inbox.threads) == 1 and threading.current_thread().name not in inbox.threads
+    assert len(inbox.threads) == 1 and threading.get_native_id() not in inbox.threads
 
 
 def test_send_from_inside_on_frame(tmp_path):
@@ -203,3 +203,32 @@ def test_close_releases_the_gil_while_it_waits(agent_config, tmp_path):
     assert inbox.response(3, timeout=0)["result"] == {"stopReason": "cancelled"}
     assert helper_saw_close_returned == [False]
     assert inbox.chunks() == "thinking"
+
+
+def hearth_threads() -> list[str]:
+    """Names of this process's engine threads (runtime workers, delivery, close hand-off)."""
+    names = (task.read_text().strip() for task in Path("/proc/self/task").glob("*/comm"))
+    return [name for name in names if name.startswith("hearth-")]
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc to list threads")
+def test_an_engine_dropped_inside_on_frame_is_still_closed_properly(agent_config, tmp_path):
+    # The last reference goes away on the delivery thread, which can't wait for itself: the
+    # engine is closed from another thread, so the turn in flight still gets its answer.
+    config = agent_config([{"events": [{"text": "partial"}, {"stallMs": 30000}]}])
+    inbox = Inbox()
+    holder: list[hearth.Engine] = []
+
+    def on_frame(frame: str) -> None:
+        inbox.on_frame(frame)
+        if "agent_message_chunk" in frame:
+            holder.clear()
+
+    holder.append(hearth.Engine(config, on_frame))
+    session_id = start_session(holder[0], inbox, tmp_path)
+    holder[0].send(prompt(3, session_id, "go"))
+    assert inbox.response(3)["result"] == {"stopReason": "cancelled"}
+    deadline = time.monotonic() + 10
+    while hearth_threads() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert hearth_threads() == []

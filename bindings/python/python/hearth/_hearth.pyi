@@ -2,9 +2,11 @@
 
 from collections.abc import Callable, Mapping
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any, Literal, final
 
 from typing_extensions import Self
+
+__all__ = ["Engine", "HearthError", "ClosedError", "__version__"]
 
 __version__: str
 
@@ -14,6 +16,7 @@ class HearthError(Exception):
 class ClosedError(HearthError):
     """The engine is closed; create a new one."""
 
+@final
 class Engine:
     """A running Hearth engine: ACP JSON-RPC frames in through ``send``, out through ``on_frame``.
 
@@ -29,7 +32,7 @@ class Engine:
     to the engine.
     """
 
-    def __init__(self, config: Mapping[str, Any] | str, on_frame: Callable[[str], object]) -> None: ...
+    def __new__(cls, config: Mapping[str, Any] | str, on_frame: Callable[[str], object]) -> Self: ...
     def send(self, frame: str) -> None:
         """Hand the engine one client → agent frame. Never blocks.
 
