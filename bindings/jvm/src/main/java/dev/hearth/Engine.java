@@ -57,6 +57,7 @@ public final class Engine implements AutoCloseable {
      * be called from inside the listener. Malformed frames are answered with JSON-RPC errors
      * through the listener, not thrown.
      *
+     * @param frame one JSON-RPC message
      * @throws IllegalStateException if the engine is closed
      */
     public void send(String frame) {

@@ -12,6 +12,10 @@ package dev.hearth;
  */
 @FunctionalInterface
 public interface FrameListener {
-    /** Handles one frame: a complete JSON-RPC message as a string. */
+    /**
+     * Handles one frame.
+     *
+     * @param frame a complete JSON-RPC message
+     */
     void onFrame(String frame);
 }

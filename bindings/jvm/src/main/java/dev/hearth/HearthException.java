@@ -7,6 +7,7 @@ package dev.hearth;
 public class HearthException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
+    /** @param message what went wrong, as the engine reported it */
     public HearthException(String message) {
         super(message);
     }

@@ -39,10 +39,15 @@ class MisuseTest {
 
     @Test
     void concurrentClosesAllReturnOnceTheEngineHasStopped() throws Exception {
+        CompletableFuture<Thread> delivery = new CompletableFuture<>();
         Inbox inbox = new Inbox();
-        Engine engine = new Engine(Frames.IN_MEMORY, inbox);
+        Engine engine = new Engine(Frames.IN_MEMORY, frame -> {
+            delivery.complete(Thread.currentThread());
+            inbox.onFrame(frame);
+        });
         engine.send(Frames.initialize(1));
         inbox.response(1);
+        Thread deliveryThread = delivery.get();
 
         int closers = 4;
         CountDownLatch start = new CountDownLatch(1);
@@ -51,7 +56,8 @@ class MisuseTest {
             closed.add(CompletableFuture.runAsync(() -> {
                 awaitUninterruptibly(start);
                 engine.close();
-                // Whichever close returns, the engine is stopped by then.
+                // Whichever close returns, the engine has stopped by then: its thread is gone.
+                assertFalse(deliveryThread.isAlive(), "close() returned before the engine stopped");
                 assertThrows(IllegalStateException.class, () -> engine.send(Frames.initialize(2)));
             }));
         }
