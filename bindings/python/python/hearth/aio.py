@@ -38,15 +38,15 @@ class EngineTransport:
     """
 
     def __init__(self, config: Mapping[str, Any] | str) -> None:
-        self._loop = asyncio.get_running_loop()
+        loop = asyncio.get_running_loop()
         # ``None`` in the queue marks the end of the stream.
         self._frames: asyncio.Queue[str | None] = asyncio.Queue()
-        self._eof = False
-        self._ended = False
+        self._end_queued = False
+        self._end_read = False
         # The callback captures the loop and the queue, not ``self``: the engine keeps its
         # callback where the garbage collector can't see it, so a reference back to this
         # transport would keep both alive until close().
-        self._engine = Engine(config, functools.partial(_hand_over, self._loop, self._frames))
+        self._engine = Engine(config, functools.partial(_hand_over, loop, self._frames))
 
     async def send(self, message: dict[str, Any]) -> None:
         """Send one message to the agent. Raises ``hearth.ClosedError`` after ``close``."""
@@ -54,11 +54,11 @@ class EngineTransport:
 
     async def receive(self) -> dict[str, Any] | None:
         """The agent's next message, or ``None`` once the transport is closed."""
-        if self._eof:
+        if self._end_read:
             return None
         frame = await self._frames.get()
         if frame is None:
-            self._eof = True
+            self._end_read = True
             return None
         message: dict[str, Any] = json.loads(frame)
         return message
@@ -70,8 +70,8 @@ class EngineTransport:
         await asyncio.to_thread(self._engine.close)
         # Every frame the engine delivered was scheduled onto the loop before close returned,
         # so the end-of-stream marker lands after all of them.
-        if not self._ended:
-            self._ended = True
+        if not self._end_queued:
+            self._end_queued = True
             self._frames.put_nowait(None)
 
     async def __aenter__(self) -> EngineTransport:
