@@ -32,15 +32,16 @@ class Engine {
 
   /**
    * @param {object | string} [config] the Hearth config (object or JSON text)
-   * @param {(frame: string) => void} [onFrame] receives every frame; omit it to use stream()
+   * @param {((frame: string) => void) | null} [onFrame] receives every frame; omit it (or
+   *   pass null) to use stream()
    * @param {{ onError?: (error: unknown) => void }} [options]
    */
-  constructor(config, onFrame, options = {}) {
-    if (onFrame !== undefined && typeof onFrame !== 'function') {
+  constructor(config, onFrame, options) {
+    if (onFrame != null && typeof onFrame !== 'function') {
       throw new TypeError('onFrame must be a function (or omitted, to use engine.stream())')
     }
     this.#onFrame = onFrame ?? null
-    this.#onError = options.onError ?? reportToConsole
+    this.#onError = options?.onError ?? reportToConsole
     let markClosed
     this.#closed = new Promise((resolve) => (markClosed = resolve))
     // Runs on the JS thread for each frame, in the engine's order, then once with null.

@@ -6,6 +6,7 @@
 
 class MessageStream {
   #controller
+  #report
   cancelled = false
 
   /**
@@ -13,7 +14,7 @@ class MessageStream {
    * @param {(error: unknown) => void} report where a frame that can't be parsed goes
    */
   constructor(send, report) {
-    this.report = report
+    this.#report = report
     this.pair = {
       // The engine can't be paused, so there is no backpressure to apply: frames queue in
       // the readable until the reader takes them.
@@ -38,7 +39,7 @@ class MessageStream {
     try {
       message = JSON.parse(frame)
     } catch (error) {
-      this.report(new Error(`the engine delivered a frame that is not JSON: ${error.message}`))
+      this.#report(new Error(`the engine delivered a frame that is not JSON: ${error.message}`))
       return
     }
     this.#controller.enqueue(message)
