@@ -96,10 +96,22 @@ impl Shared {
 }
 
 pub struct Engine {
+    running: Arc<Running>,
+}
+
+/// What `close` tears down; shared with the thread that closes an engine dropped on its own
+/// delivery thread.
+struct Running {
     shared: Arc<Shared>,
-    runtime: Mutex<Option<tokio::runtime::Runtime>>,
-    delivery: Mutex<Option<JoinHandle<()>>>,
+    /// Held for the whole of `close`, so a concurrent second `close` returns only once the
+    /// first has joined every thread.
+    threads: Mutex<Option<Threads>>,
     delivery_thread: ThreadId,
+}
+
+struct Threads {
+    runtime: tokio::runtime::Runtime,
+    delivery: JoinHandle<()>,
 }
 
 /// How long `close` lets cancelled turns answer before it stops the runtime.
@@ -117,8 +129,7 @@ impl Engine {
             .enable_all()
             .build()
             .map_err(|e| EngineError::Start(format!("cannot start the runtime: {e}")))?;
-        let provider = OpenAi::new(config.openai_endpoint(), config.stream_idle_timeout())
-            .map_err(|e| EngineError::Start(format!("cannot set up the model client: {e}")))?;
+        let provider = OpenAi::new(config.openai_endpoint(), config.stream_idle_timeout());
         let (outbox, delivery, delivery_thread) = Outbox::start(store.clone(), host)
             .map_err(|e| EngineError::Start(format!("cannot start the delivery thread: {e}")))?;
         let shared = Arc::new(Shared {
@@ -133,25 +144,26 @@ impl Engine {
             runtime: runtime.handle().clone(),
             closed: AtomicBool::new(false),
         });
+        let threads = Threads { runtime, delivery };
         Ok(Engine {
-            shared,
-            runtime: Mutex::new(Some(runtime)),
-            delivery: Mutex::new(Some(delivery)),
-            delivery_thread,
+            running: Arc::new(Running {
+                shared,
+                threads: Mutex::new(Some(threads)),
+                delivery_thread,
+            }),
         })
     }
 
     /// Hands the engine one frame from the client. Never blocks; safe from any thread,
     /// including from inside `Host::deliver`.
     pub fn send(&self, frame: &str) -> Result<(), EngineError> {
-        if self.shared.is_closed() {
+        let shared = &self.running.shared;
+        if shared.is_closed() {
             return Err(EngineError::Closed);
         }
         match envelope::parse(frame) {
-            Ok(inbound) => crate::acp::dispatch(&self.shared, inbound),
-            Err(rejected) if rejected.answer => {
-                self.shared.respond(&rejected.id, Err(rejected.error))
-            }
+            Ok(inbound) => crate::acp::dispatch(shared, inbound),
+            Err(rejected) if rejected.answer => shared.respond(&rejected.id, Err(rejected.error)),
             Err(_) => {}
         }
         Ok(())
@@ -161,55 +173,64 @@ impl Engine {
     pub fn send_bytes(&self, frame: &[u8]) -> Result<(), EngineError> {
         match std::str::from_utf8(frame) {
             Ok(text) => self.send(text),
-            Err(e) if !self.shared.is_closed() => {
+            Err(e) if !self.running.shared.is_closed() => {
                 let error = RpcError::parse_error(format!("the frame is not valid UTF-8: {e}"));
-                self.shared.respond(&Value::Null, Err(error));
+                self.running.shared.respond(&Value::Null, Err(error));
                 Ok(())
             }
             Err(_) => Err(EngineError::Closed),
         }
     }
 
-    /// Cancels every turn, answers what is in flight, flushes the store and joins the
-    /// engine's threads. Idempotent. Must not be called from inside `Host::deliver`.
+    /// Cancels every turn, answers what is in flight, flushes and closes the store and joins
+    /// the engine's threads; when it returns, `Host::deliver` will not run again. Idempotent
+    /// and safe from several threads at once. Must not be called from inside `Host::deliver`.
     pub fn close(&self) -> Result<(), EngineError> {
+        self.running.close()
+    }
+}
+
+impl Running {
+    fn close(&self) -> Result<(), EngineError> {
         if std::thread::current().id() == self.delivery_thread {
             return Err(EngineError::CloseFromDeliver);
         }
-        self.shared.closed.store(true, Ordering::Release);
-        let runtime = self
-            .runtime
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
-        let Some(runtime) = runtime else {
+        let shared = &self.shared;
+        shared.closed.store(true, Ordering::Release);
+        let mut threads = self.threads.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(Threads { runtime, delivery }) = threads.take() else {
             return Ok(());
         };
-        self.shared.sessions.cancel_all();
-        self.shared.inflight.cancel_all();
-        self.shared.outgoing.cancel_all();
+        shared.sessions.cancel_all();
+        shared.inflight.cancel_all();
+        shared.outgoing.cancel_all();
         let deadline = Instant::now() + CLOSE_GRACE;
-        while !self.shared.inflight.is_empty() && Instant::now() < deadline {
+        while !shared.inflight.is_empty() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(2));
         }
         runtime.shutdown_timeout(Duration::from_millis(500));
-        self.shared.outbox.shutdown();
-        if let Some(delivery) = self
-            .delivery
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-        {
-            let _ = delivery.join();
-        }
+        shared.outbox.shutdown();
+        let _ = delivery.join();
+        // Release the database file now, not whenever the host drops its handle.
+        shared.store.close();
         Ok(())
     }
 }
 
 impl Drop for Engine {
     fn drop(&mut self) {
-        if let Err(e) = self.close() {
-            tracing::error!(error = %e, "engine dropped without a clean close");
+        if std::thread::current().id() == self.running.delivery_thread {
+            // Dropped inside `deliver`: closing waits for this very thread, so hand the close
+            // to another one; turns in flight still get their answers.
+            let running = self.running.clone();
+            let spawned = std::thread::Builder::new()
+                .name("hearth-close".into())
+                .spawn(move || running.close());
+            if let Err(e) = spawned {
+                tracing::error!(error = %e, "cannot start a thread to close the engine");
+            }
+        } else if let Err(e) = self.running.close() {
+            tracing::error!(error = %e, "closing the engine on drop failed");
         }
     }
 }

@@ -187,3 +187,151 @@ struct Null;
 impl Host for Null {
     fn deliver(&self, _frame: &str) {}
 }
+
+/// Records whether the host was dropped, which happens when the delivery thread ends.
+struct DropFlag {
+    frames: Mutex<Sender<Value>>,
+    dropped: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Host for DropFlag {
+    fn deliver(&self, frame: &str) {
+        let _ = self
+            .frames
+            .lock()
+            .unwrap()
+            .send(serde_json::from_str(frame).unwrap());
+    }
+}
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.dropped
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+fn with_stalled_prompt(engine: &Engine, rx: &mpsc::Receiver<Value>) {
+    engine
+        .send(&frame(1, "initialize", json!({"protocolVersion": 1})))
+        .unwrap();
+    engine
+        .send(&frame(
+            2,
+            "session/new",
+            json!({"cwd": "/tmp", "mcpServers": []}),
+        ))
+        .unwrap();
+    let session = loop {
+        let f = next(rx);
+        if f["id"] == 2 {
+            break f["result"]["sessionId"].clone();
+        }
+    };
+    engine
+        .send(&frame(
+            3,
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}),
+        ))
+        .unwrap();
+    while next(rx)["method"] != "session/update" {}
+}
+
+#[test]
+fn concurrent_closes_both_wait_for_the_threads() {
+    let setup = Setup::new(json!({"responses": [{"events": [{"text": "x"}, {"stallMs": 30000}]}]}));
+    let (tx, rx) = mpsc::channel();
+    let dropped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let host = Arc::new(DropFlag {
+        frames: Mutex::new(tx),
+        dropped: dropped.clone(),
+    });
+    let engine =
+        Arc::new(Engine::start(Config::from_json(&setup.config()).unwrap(), host).unwrap());
+    with_stalled_prompt(&engine, &rx);
+    let closers: Vec<_> = (0..3)
+        .map(|_| {
+            let (engine, dropped) = (engine.clone(), dropped.clone());
+            std::thread::spawn(move || {
+                engine.close().unwrap();
+                dropped.load(std::sync::atomic::Ordering::SeqCst)
+            })
+        })
+        .collect();
+    for closer in closers {
+        assert!(
+            closer.join().unwrap(),
+            "close returned before the delivery thread ended"
+        );
+    }
+}
+
+#[test]
+fn an_engine_dropped_inside_deliver_still_closes_cleanly() {
+    let setup = Setup::new(json!({"responses": [{"events": [{"text": "x"}, {"stallMs": 30000}]}]}));
+    let slot: Arc<Mutex<Option<Engine>>> = Arc::default();
+    let holder = slot.clone();
+    let (engine, rx) = {
+        let (tx, rx) = mpsc::channel();
+        let host = Arc::new(Recorder {
+            frames: Mutex::new(tx),
+            react: Box::new(move |frame: &Value| {
+                if frame["params"]["update"]["sessionUpdate"] == "agent_message_chunk" {
+                    drop(holder.lock().unwrap().take()); // the host lets go of the engine here
+                }
+            }),
+        });
+        (
+            Engine::start(Config::from_json(&setup.config()).unwrap(), host).unwrap(),
+            rx,
+        )
+    };
+    engine
+        .send(&frame(1, "initialize", json!({"protocolVersion": 1})))
+        .unwrap();
+    engine
+        .send(&frame(
+            2,
+            "session/new",
+            json!({"cwd": "/tmp", "mcpServers": []}),
+        ))
+        .unwrap();
+    next(&rx);
+    let session = next(&rx)["result"]["sessionId"].clone();
+    engine
+        .send(&frame(
+            3,
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}),
+        ))
+        .unwrap();
+    *slot.lock().unwrap() = Some(engine);
+    let answer = loop {
+        let f = next(&rx);
+        if f["id"] == 3 {
+            break f;
+        }
+    };
+    assert_eq!(
+        answer["result"]["stopReason"], "cancelled",
+        "the turn in flight is answered, not torn down"
+    );
+}
+
+#[test]
+fn close_releases_the_database_file() {
+    let setup = Setup::new(json!({"responses": []}));
+    let (engine, _rx) = start(&setup.config(), |_| {});
+    engine
+        .send(&frame(1, "initialize", json!({"protocolVersion": 1})))
+        .unwrap();
+    engine.close().unwrap();
+    // Leaving WAL mode needs the only connection: it fails while the engine holds one.
+    let db = rusqlite::Connection::open(setup.dir.path().join("hearth.db")).unwrap();
+    let mode: String = db
+        .query_row("PRAGMA journal_mode=DELETE", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "delete");
+    drop(engine);
+}

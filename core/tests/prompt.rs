@@ -307,3 +307,21 @@ fn unsupported_prompt_content_is_refused_not_dropped() {
         "{user}"
     );
 }
+
+#[test]
+fn a_server_of_your_own_needs_no_key() {
+    let setup = Setup::new(json!({"responses": [text(&["local"])]}));
+    let config = json!({"dataDir": setup.dir.path(), "providers": {"openai": {"baseUrl": setup.mock.base_url()}}}).to_string();
+    let mut client = hearth_testkit::AcpClient::new(hearth_testkit::InProcess::start(&config));
+    client.initialize();
+    let session = client.new_session("/tmp");
+    assert_eq!(
+        client.prompt(&session, "hi")["result"]["stopReason"],
+        "end_turn"
+    );
+    assert!(
+        !setup.mock.requests()[0]
+            .headers
+            .contains_key("authorization")
+    );
+}

@@ -2,6 +2,7 @@
 //! LM Studio, OpenRouter, Groq…).
 
 use std::collections::VecDeque;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use eventsource_stream::Eventsource;
@@ -10,26 +11,36 @@ use futures::stream::{self, BoxStream, StreamExt};
 use serde_json::{Value, json};
 
 use super::{ChatRequest, EventStream, FinishReason, LlmError, Provider, Role, StreamEvent};
-use crate::config::{OPENAI_API_KEY_ENV, OpenAiEndpoint};
+use crate::config::{DEFAULT_OPENAI_BASE_URL, OPENAI_API_KEY_ENV, OpenAiEndpoint};
 
 pub struct OpenAi {
-    http: reqwest::Client,
+    /// Built on first use: loading the platform's certificates costs milliseconds that an
+    /// engine answering `initialize` and `session/new` should not pay.
+    http: OnceLock<Result<reqwest::Client, String>>,
     endpoint: OpenAiEndpoint,
     idle_timeout: Duration,
 }
 
 impl OpenAi {
-    pub fn new(endpoint: OpenAiEndpoint, idle_timeout: Duration) -> Result<Self, String> {
-        let http = reqwest::Client::builder()
-            .tls_backend_preconfigured(super::tls::client_config()?)
-            .connect_timeout(Duration::from_secs(30))
-            .build()
-            .map_err(|e| e.to_string())?;
-        Ok(OpenAi {
-            http,
+    pub fn new(endpoint: OpenAiEndpoint, idle_timeout: Duration) -> Self {
+        OpenAi {
+            http: OnceLock::new(),
             endpoint,
             idle_timeout,
-        })
+        }
+    }
+
+    fn http(&self) -> Result<&reqwest::Client, LlmError> {
+        let built = self.http.get_or_init(|| {
+            reqwest::Client::builder()
+                .tls_backend_preconfigured(super::tls::client_config()?)
+                .connect_timeout(Duration::from_secs(30))
+                .build()
+                .map_err(|e| e.to_string())
+        });
+        built
+            .as_ref()
+            .map_err(|e| LlmError::new(format!("cannot set up the HTTP client: {e}")))
     }
 
     fn body(request: &ChatRequest) -> Value {
@@ -55,16 +66,22 @@ impl OpenAi {
 }
 
 impl Provider for OpenAi {
+    /// A key, or a server of the user's own choosing: local servers (Ollama, llama.cpp,
+    /// LM Studio) need none, and one that does will say so in its error.
     fn has_credential(&self) -> bool {
-        self.endpoint.api_key.is_some()
+        self.endpoint.api_key.is_some() || self.endpoint.base_url != DEFAULT_OPENAI_BASE_URL
     }
 
     fn stream(&self, request: ChatRequest) -> BoxFuture<'static, Result<EventStream, LlmError>> {
+        let http = match self.http() {
+            Ok(http) => http,
+            Err(e) => return Box::pin(async move { Err(e) }),
+        };
         let url = format!(
             "{}/chat/completions",
             self.endpoint.base_url.trim_end_matches('/')
         );
-        let mut call = self.http.post(url).json(&Self::body(&request));
+        let mut call = http.post(url).json(&Self::body(&request));
         if let Some(key) = &self.endpoint.api_key {
             call = call.bearer_auth(key.expose());
         }
@@ -254,6 +271,6 @@ fn finish_reason(reason: &str) -> FinishReason {
 /// How a user supplies the credential, for `authMethods` and auth errors.
 pub fn credential_hint() -> String {
     format!(
-        "Set {OPENAI_API_KEY_ENV} (and OPENAI_BASE_URL for a non-OpenAI server), or pass providers.openai.apiKey in the config"
+        "Set {OPENAI_API_KEY_ENV}, or point OPENAI_BASE_URL at a server that needs no key (Ollama, llama.cpp…); an embedding host can pass providers.openai.apiKey / baseUrl in the config"
     )
 }

@@ -58,9 +58,12 @@ impl From<rusqlite::Error> for StoreError {
     }
 }
 
+/// A connection that `Store::close` can take away; afterwards every call fails cleanly.
+type Slot = Arc<Mutex<Option<Connection>>>;
+
 pub struct Store {
-    writer: Arc<Mutex<Connection>>,
-    reader: Arc<Mutex<Connection>>,
+    writer: Slot,
+    reader: Slot,
 }
 
 impl Store {
@@ -73,7 +76,7 @@ impl Store {
                 conn.pragma_update(None, "foreign_keys", true)?;
                 schema::migrate(&mut conn)?;
                 // One in-memory database is one connection: readers share the writer's.
-                let shared = Arc::new(Mutex::new(conn));
+                let shared = Arc::new(Mutex::new(Some(conn)));
                 Ok(Store {
                     writer: shared.clone(),
                     reader: shared,
@@ -117,13 +120,22 @@ impl Store {
         )?;
         configure(&reader)?;
         Ok(Store {
-            writer: Arc::new(Mutex::new(writer)),
-            reader: Arc::new(Mutex::new(reader)),
+            writer: Arc::new(Mutex::new(Some(writer))),
+            reader: Arc::new(Mutex::new(Some(reader))),
         })
     }
 
-    fn read(&self) -> MutexGuard<'_, Connection> {
-        self.reader.lock().unwrap_or_else(|p| p.into_inner())
+    /// Closes both connections (the engine is done with the file).
+    pub fn close(&self) {
+        for slot in [&self.writer, &self.reader] {
+            lock(slot).take();
+        }
+    }
+
+    fn read<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, StoreError> {
+        let conn = lock(&self.reader);
+        let conn = conn.as_ref().ok_or_else(closed)?;
+        Ok(f(conn)?)
     }
 
     /// Applies a batch in one transaction, folding adjacent chunks of one message into one
@@ -131,8 +143,8 @@ impl Store {
     /// skipped; the rest of the batch still commits.
     pub fn apply(&self, ops: Vec<StoreOp>) -> Result<(), StoreError> {
         let ops = fold_chunks(ops);
-        let mut conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        let tx = conn.transaction()?;
+        let mut conn = lock(&self.writer);
+        let tx = conn.as_mut().ok_or_else(closed)?.transaction()?;
         for op in ops {
             if let Err(e) = sessions::apply(&tx, &op) {
                 tracing::error!(error = %e, op = op_name(&op), "store write failed");
@@ -143,12 +155,12 @@ impl Store {
     }
 
     pub fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
-        Ok(sessions::get(&self.read(), id)?)
+        self.read(|conn| sessions::get(conn, id))
     }
 
     /// The session's log, oldest first, with streamed chunks folded back into messages.
     pub fn events(&self, id: &str) -> Result<Vec<Event>, StoreError> {
-        Ok(coalesce(sessions::events(&self.read(), id)?))
+        self.read(|conn| sessions::events(conn, id)).map(coalesce)
     }
 
     pub fn list(
@@ -157,8 +169,16 @@ impl Store {
         cursor: Option<&Cursor>,
         limit: usize,
     ) -> Result<ListPage, StoreError> {
-        Ok(sessions::list(&self.read(), cwd, cursor, limit)?)
+        self.read(|conn| sessions::list(conn, cwd, cursor, limit))
     }
+}
+
+fn lock(slot: &Slot) -> MutexGuard<'_, Option<Connection>> {
+    slot.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn closed() -> StoreError {
+    StoreError("the session store is closed".into())
 }
 
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
