@@ -3,7 +3,7 @@
 // engine.stream(); deactivate() closes it. The `vscode` API is left out so this runs under
 // plain node: `node extension.mjs "your prompt"` (see README.md).
 
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -67,5 +67,6 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
     process.stdout.write(`\n[${stopReason}]\n`)
   } finally {
     await deactivate()
+    rmSync(globalStorage, { recursive: true, force: true })
   }
 }

@@ -1,6 +1,9 @@
 // The raw-frame API: new Engine(config, onFrame), send, close.
 
 import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { test } from 'node:test'
 
 import { Engine, FrameQueue, initialize, request } from './support/frames.mjs'
@@ -67,6 +70,21 @@ test('send() may be called from inside the callback', async (t) => {
   assert.equal((await frames.next()).id, 2)
 })
 
+test('close() may be called from inside the callback', async () => {
+  let closeFromCallback
+  const closing = new Promise((resolve) => (closeFromCallback = resolve))
+  const ids = []
+  const engine = new Engine(memory, (frame) => {
+    ids.push(JSON.parse(frame).id)
+    if (ids.length === 1) closeFromCallback(engine.close())
+  })
+  for (let id = 1; id <= 3; id++) engine.send(initialize(id))
+  await closing
+  // The frames queued before close() still arrive.
+  assert.deepEqual(ids, [1, 2, 3])
+  assert.throws(() => engine.send(initialize(4)), { code: 'ERR_HEARTH_CLOSED' })
+})
+
 test('a throwing callback does not kill the process and later frames still arrive', async () => {
   const reported = []
   const ids = []
@@ -89,6 +107,40 @@ test('a throwing callback does not kill the process and later frames still arriv
     'callback failed on frame 2',
     'callback failed on frame 3',
   ])
+})
+
+test('after close() resolves, the store is flushed: a new engine on the same dataDir sees the session', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-node-store-'))
+  const cwd = mkdtempSync(join(tmpdir(), 'hearth-node-cwd-'))
+  t.after(() => [dataDir, cwd].forEach((dir) => rmSync(dir, { recursive: true, force: true })))
+  // session/new wants a credential; nothing here reaches a model.
+  const config = { dataDir, providers: { openai: { apiKey: 'unused' } } }
+  const first = new FrameQueue()
+  const writer = new Engine(config, first.push)
+  let sessionId
+  try {
+    writer.send(initialize(1))
+    await first.next()
+    writer.send(request(2, 'session/new', { cwd, mcpServers: [] }))
+    sessionId = (await first.next()).result.sessionId
+  } finally {
+    await writer.close()
+  }
+
+  const second = new FrameQueue()
+  const reader = new Engine(config, second.push)
+  try {
+    reader.send(initialize(1))
+    await second.next()
+    reader.send(request(2, 'session/list', {}))
+    const { sessions } = (await second.next()).result
+    assert.deepEqual(
+      sessions.map((s) => [s.sessionId, s.cwd]),
+      [[sessionId, cwd]],
+    )
+  } finally {
+    await reader.close()
+  }
 })
 
 test('send() after close() throws a clear Error', async () => {

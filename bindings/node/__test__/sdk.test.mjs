@@ -2,7 +2,7 @@
 // in-process through engine.stream(), against the scripted mock LLM.
 
 import assert from 'node:assert/strict'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
@@ -42,6 +42,7 @@ test('the official ACP client runs a session: initialize, new, streamed prompt, 
   const engine = new Engine(testConfig(mock.baseUrl))
   t.after(() => engine.close())
   const cwd = mkdtempSync(join(tmpdir(), 'hearth-node-sdk-'))
+  t.after(() => rmSync(cwd, { recursive: true, force: true }))
 
   await acp.client({ name: 'hearth-node-test' }).connectWith(engine.stream(), async (agent) => {
     const init = await agent.request(acp.methods.agent.initialize, {

@@ -2,7 +2,7 @@
 // talks to. It serves until its stdin closes, so a test run that dies never leaves it behind.
 
 import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -28,7 +28,8 @@ export function mockBinary() {
  * @returns {Promise<{ baseUrl: string, url: string, stop: () => Promise<void> }>}
  */
 export async function startMockLlm(script) {
-  const scriptFile = join(mkdtempSync(join(tmpdir(), 'hearth-node-mock-')), 'script.json')
+  const scriptDir = mkdtempSync(join(tmpdir(), 'hearth-node-mock-'))
+  const scriptFile = join(scriptDir, 'script.json')
   writeFileSync(scriptFile, JSON.stringify(script))
   const child = spawn(mockBinary(), ['--script', scriptFile], { stdio: ['pipe', 'pipe', 'inherit'] })
   const exited = new Promise((resolve) => child.once('exit', resolve))
@@ -46,6 +47,7 @@ export async function startMockLlm(script) {
     async stop() {
       child.stdin.end()
       await exited
+      rmSync(scriptDir, { recursive: true, force: true })
     },
   }
 }
