@@ -8,11 +8,13 @@ mod acp;
 mod agent;
 pub mod config;
 mod engine;
+mod io;
 mod llm;
 mod outbox;
 mod rpc;
 mod session;
 mod store;
+mod tools;
 
 pub use config::{Config, ConfigError};
 pub use engine::{Engine, EngineError};

@@ -4,10 +4,10 @@
 use agent_client_protocol_schema::v1::{ContentBlock, EmbeddedResourceResource};
 use serde_json::Value;
 
-use crate::llm::{Message, Role};
+use crate::llm::Message;
 use crate::store::Event;
 
-pub fn system_prompt(cwd: &str, additional_dirs: &[String]) -> Message {
+pub fn system_prompt(cwd: &str, additional_dirs: &[String]) -> String {
     let mut text = format!(
         "You are Hearth, a coding agent working inside the user's editor.\nThe workspace root is {cwd}."
     );
@@ -17,22 +17,26 @@ pub fn system_prompt(cwd: &str, additional_dirs: &[String]) -> Message {
             additional_dirs.join(", ")
         ));
     }
-    Message {
-        role: Role::System,
-        text,
-    }
+    text
 }
 
-/// One message per logged message id: the user's prompts and the agent's answers, in
-/// order. Thoughts and informational updates are not part of the conversation.
+/// The conversation: the user's prompts (from their logged chunks, one message per prompt)
+/// and every model-side message the turn loop logged (`{"message": …}` in the model column).
 pub fn messages(events: &[Event]) -> Vec<Message> {
-    let mut out: Vec<(Option<String>, Message)> = Vec::new();
-    for update in events.iter().filter_map(|e| e.update.as_ref()) {
-        let role = match update.get("sessionUpdate").and_then(Value::as_str) {
-            Some("user_message_chunk") => Role::User,
-            Some("agent_message_chunk") => Role::Assistant,
-            _ => continue,
-        };
+    let mut out: Vec<Message> = Vec::new();
+    let mut last_user_id: Option<String> = None;
+    for event in events {
+        if let Some(message) = event.model.as_ref().and_then(|m| m.get("message")) {
+            if let Ok(message) = serde_json::from_value::<Message>(message.clone()) {
+                out.push(message);
+                last_user_id = None;
+            }
+            continue;
+        }
+        let Some(update) = event.update.as_ref() else { continue };
+        if update.get("sessionUpdate").and_then(Value::as_str) != Some("user_message_chunk") {
+            continue;
+        }
         let Some(text) = update
             .get("content")
             .and_then(|c| serde_json::from_value::<ContentBlock>(c.clone()).ok())
@@ -40,20 +44,19 @@ pub fn messages(events: &[Event]) -> Vec<Message> {
         else {
             continue;
         };
-        let id = update
-            .get("messageId")
-            .and_then(Value::as_str)
-            .map(str::to_string);
+        let id = update.get("messageId").and_then(Value::as_str).map(str::to_string);
         match out.last_mut() {
-            Some((last_id, last)) if last.role == role && *last_id == id => {
-                last.text
-                    .push_str(if role == Role::User { "\n\n" } else { "" });
-                last.text.push_str(&text);
+            Some(Message::User { text: last }) if id.is_some() && id == last_user_id => {
+                last.push_str("\n\n");
+                last.push_str(&text);
             }
-            _ => out.push((id, Message { role, text })),
+            _ => {
+                out.push(Message::User { text });
+                last_user_id = id;
+            }
         }
     }
-    out.into_iter().map(|(_, m)| m).collect()
+    out
 }
 
 /// How a prompt block reads to the model. `None` for blocks we don't accept.
@@ -75,6 +78,7 @@ pub fn block_text(block: &ContentBlock) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::llm::AssistantPart;
     use serde_json::json;
 
     fn chunk(kind: &str, id: &str, text: &str) -> Event {
@@ -84,26 +88,26 @@ mod tests {
     }
 
     #[test]
-    fn one_message_per_id_without_thoughts() {
+    fn user_chunks_and_model_messages_in_order() {
+        let assistant = |text: &str| Event {
+            update: None,
+            model: Some(json!({"message": Message::Assistant { parts: vec![AssistantPart::Text { text: text.into() }] }})),
+        };
         let log = vec![
             chunk("user_message_chunk", "u1", "fix the bug"),
             chunk("user_message_chunk", "u1", "in main.rs"),
             chunk("agent_thought_chunk", "a1", "hmm"),
-            chunk("agent_message_chunk", "a1", "Done"),
-            chunk("agent_message_chunk", "a1", "."),
+            chunk("agent_message_chunk", "a1", "Done."),
+            assistant("Done."),
             Event::update(json!({"sessionUpdate": "session_info_update", "title": "x"})),
             chunk("user_message_chunk", "u2", "thanks"),
         ];
-        let texts: Vec<(Role, String)> = messages(&log)
-            .into_iter()
-            .map(|m| (m.role, m.text))
-            .collect();
         assert_eq!(
-            texts,
+            messages(&log),
             vec![
-                (Role::User, "fix the bug\n\nin main.rs".to_string()),
-                (Role::Assistant, "Done.".to_string()),
-                (Role::User, "thanks".to_string()),
+                Message::User { text: "fix the bug\n\nin main.rs".into() },
+                Message::Assistant { parts: vec![AssistantPart::Text { text: "Done.".into() }] },
+                Message::User { text: "thanks".into() },
             ]
         );
     }

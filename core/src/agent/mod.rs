@@ -2,20 +2,20 @@
 //! answer to the client (and into the log), and say why it stopped.
 
 pub mod context;
+mod stream;
 pub mod title;
 
 use std::sync::Arc;
 
 use agent_client_protocol_schema::v1::{
     ContentBlock, ContentChunk, MessageId, SessionInfoUpdate, SessionUpdate, StopReason,
-    TextContent,
 };
 use futures::StreamExt;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::Shared;
-use crate::llm::{ChatRequest, FinishReason, LlmError, StreamEvent};
+use crate::llm::{ChatRequest, LlmError};
 use crate::rpc::RpcError;
 use crate::rpc::error::INTERNAL_ERROR;
 use crate::session::Session;
@@ -77,11 +77,12 @@ async fn build_request(shared: &Arc<Shared>, session: &Session) -> Result<ChatRe
         .map_err(|e| RpcError::internal(e.to_string()))?
         .map_err(|e| RpcError::internal(format!("cannot read the session log: {e}")))?;
     let state = session.state().clone();
-    let mut messages = vec![context::system_prompt(&state.cwd, &state.additional_dirs)];
-    messages.extend(context::messages(&events));
     Ok(ChatRequest {
         model: state.model,
-        messages,
+        system: context::system_prompt(&state.cwd, &state.additional_dirs),
+        messages: context::messages(&events),
+        tools: Vec::new(),
+        thought_level: None,
     })
 }
 
@@ -97,44 +98,22 @@ async fn stream_answer(
         () = token.cancelled() => return Ok(StopReason::Cancelled),
         started = shared.provider.stream(request) => started.map_err(provider_error)?,
     };
-    let (message_id, thought_id) = (new_id("msg"), new_id("msg"));
-    let mut stop = StopReason::EndTurn;
-    loop {
+    let mut answer = stream::Answer::new();
+    let outcome = loop {
         let next = tokio::select! {
             biased;
-            () = token.cancelled() => return Ok(StopReason::Cancelled),
+            () = token.cancelled() => break Ok(StopReason::Cancelled),
             next = events.next() => next,
         };
         match next {
-            None => return Ok(stop),
-            Some(Err(e)) => return Err(provider_error(e)),
-            Some(Ok(StreamEvent::Text(text))) => {
-                let chunk = text_chunk(text, &message_id);
-                session.record(shared, SessionUpdate::AgentMessageChunk(chunk));
-            }
-            Some(Ok(StreamEvent::Reasoning(text))) => {
-                let chunk = text_chunk(text, &thought_id);
-                session.record(shared, SessionUpdate::AgentThoughtChunk(chunk));
-            }
-            Some(Ok(StreamEvent::Finish(reason))) => stop = stop_reason(&reason),
-            Some(Ok(StreamEvent::Usage { .. })) => {}
+            None => break Ok(answer.stop_reason()),
+            Some(Err(e)) => break Err(provider_error(e)),
+            Some(Ok(event)) => answer.take(shared, session, event),
         }
-    }
-}
-
-fn text_chunk(text: String, message_id: &str) -> ContentChunk {
-    ContentChunk::new(ContentBlock::Text(TextContent::new(text)))
-        .message_id(MessageId::new(message_id))
-}
-
-fn stop_reason(reason: &FinishReason) -> StopReason {
-    match reason {
-        FinishReason::Length => StopReason::MaxTokens,
-        FinishReason::ContentFilter => StopReason::Refusal,
-        FinishReason::Stop | FinishReason::ToolCalls | FinishReason::Other(_) => {
-            StopReason::EndTurn
-        }
-    }
+    };
+    // What streamed is part of the conversation even when the turn ends early.
+    answer.log(shared, session);
+    outcome
 }
 
 fn provider_error(e: LlmError) -> RpcError {

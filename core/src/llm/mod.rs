@@ -1,28 +1,84 @@
 //! Model providers: a request in, a stream of events out.
+//!
+//! The conversation types are serde so the turn loop can keep each model message in the
+//! session's log (its `model` column) and rebuild the context from it exactly — Anthropic
+//! requires thinking blocks and their signatures to come back verbatim inside tool loops.
 
 pub mod openai;
 mod tls;
 
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    System,
-    User,
-    Assistant,
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    User { text: String },
+    Assistant { parts: Vec<AssistantPart> },
+    /// The results of the tool calls of the preceding assistant message, in call order.
+    ToolResults { results: Vec<ToolResult> },
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Message {
-    pub role: Role,
-    pub text: String,
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AssistantPart {
+    Text {
+        text: String,
+    },
+    /// Reasoning. `signature` is Anthropic's; it must be sent back unchanged.
+    Thinking {
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+    },
+    RedactedThinking {
+        data: String,
+    },
+    /// `arguments` is the JSON text as the model produced it.
+    ToolCall {
+        id: String,
+        name: String,
+        arguments: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResult {
+    pub call_id: String,
+    pub name: String,
+    pub content: String,
+    pub is_error: bool,
+}
+
+/// A tool as the model sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub parameters: Value,
+}
+
+/// How hard the model should think: OpenAI `reasoning_effort`, Anthropic thinking budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThoughtLevel {
+    Off,
+    Low,
+    Medium,
+    High,
 }
 
 #[derive(Debug, Clone)]
 pub struct ChatRequest {
     pub model: String,
+    pub system: String,
     pub messages: Vec<Message>,
+    pub tools: Vec<ToolSpec>,
+    /// `None` when the model has no such setting.
+    pub thought_level: Option<ThoughtLevel>,
 }
 
 /// Why the model stopped, in the provider's terms.
@@ -35,11 +91,29 @@ pub enum FinishReason {
     Other(String),
 }
 
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StreamEvent {
     Text(String),
+    /// A reasoning delta (OpenAI `reasoning_content`/`reasoning`, Anthropic `thinking_delta`).
     Reasoning(String),
-    Usage { input: u64, output: u64 },
+    /// The signature closing the current thinking block (Anthropic).
+    ThinkingSignature(String),
+    RedactedThinking(String),
+    /// A complete tool call, once its arguments have fully streamed.
+    ToolCall {
+        id: String,
+        name: String,
+        arguments: String,
+    },
+    Usage(Usage),
     Finish(FinishReason),
 }
 
@@ -71,10 +145,12 @@ impl std::fmt::Display for LlmError {
 pub type EventStream = BoxStream<'static, Result<StreamEvent, LlmError>>;
 
 pub trait Provider: Send + Sync {
-    /// Whether a credential is configured; without one every prompt is refused with
-    /// "authentication required" before anything is sent.
+    /// Whether a credential (or a server of the user's own) is configured; without one
+    /// every prompt is refused with "authentication required" before anything is sent.
     fn has_credential(&self) -> bool;
 
-    /// Starts a streamed completion. Dropping the stream drops the HTTP connection.
+    /// Starts a streamed completion, retrying (with backoff, honouring `Retry-After`) on
+    /// 429, 5xx and connection errors until the stream has started. Dropping the stream
+    /// drops the HTTP connection.
     fn stream(&self, request: ChatRequest) -> BoxFuture<'static, Result<EventStream, LlmError>>;
 }

@@ -10,7 +10,10 @@ use futures::future::BoxFuture;
 use futures::stream::{self, BoxStream, StreamExt};
 use serde_json::{Value, json};
 
-use super::{ChatRequest, EventStream, FinishReason, LlmError, Provider, Role, StreamEvent};
+use super::{
+    AssistantPart, ChatRequest, EventStream, FinishReason, LlmError, Message, Provider, StreamEvent,
+    ThoughtLevel, Usage,
+};
 use crate::config::{DEFAULT_OPENAI_BASE_URL, OPENAI_API_KEY_ENV, OpenAiEndpoint};
 
 pub struct OpenAi {
@@ -44,24 +47,68 @@ impl OpenAi {
     }
 
     fn body(request: &ChatRequest) -> Value {
-        let messages: Vec<Value> = request
-            .messages
-            .iter()
-            .map(|m| {
-                let role = match m.role {
-                    Role::System => "system",
-                    Role::User => "user",
-                    Role::Assistant => "assistant",
-                };
-                json!({ "role": role, "content": m.text })
-            })
-            .collect();
-        json!({
+        let mut messages = vec![json!({ "role": "system", "content": request.system })];
+        messages.extend(request.messages.iter().flat_map(wire_messages));
+        let mut body = json!({
             "model": request.model,
             "messages": messages,
             "stream": true,
             "stream_options": { "include_usage": true },
-        })
+        });
+        if !request.tools.is_empty() {
+            let tools: Vec<Value> = request.tools.iter().map(|t| json!({
+                "type": "function",
+                "function": { "name": t.name, "description": t.description, "parameters": t.parameters },
+            })).collect();
+            body["tools"] = Value::Array(tools);
+        }
+        if let Some(effort) = request.thought_level.and_then(reasoning_effort) {
+            body["reasoning_effort"] = json!(effort);
+        }
+        body
+    }
+}
+
+/// One conversation message as chat-completions messages (tool results are one message each).
+fn wire_messages(message: &Message) -> Vec<Value> {
+    match message {
+        Message::User { text } => vec![json!({ "role": "user", "content": text })],
+        Message::Assistant { parts } => {
+            let text: String = parts
+                .iter()
+                .filter_map(|p| match p {
+                    AssistantPart::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let calls: Vec<Value> = parts
+                .iter()
+                .filter_map(|p| match p {
+                    AssistantPart::ToolCall { id, name, arguments } => Some(json!({
+                        "id": id, "type": "function", "function": { "name": name, "arguments": arguments },
+                    })),
+                    _ => None,
+                })
+                .collect();
+            let mut wire = json!({ "role": "assistant", "content": text });
+            if !calls.is_empty() {
+                wire["tool_calls"] = Value::Array(calls);
+            }
+            vec![wire]
+        }
+        Message::ToolResults { results } => results
+            .iter()
+            .map(|r| json!({ "role": "tool", "tool_call_id": r.call_id, "content": r.content }))
+            .collect(),
+    }
+}
+
+fn reasoning_effort(level: ThoughtLevel) -> Option<&'static str> {
+    match level {
+        ThoughtLevel::Off => None,
+        ThoughtLevel::Low => Some("low"),
+        ThoughtLevel::Medium => Some("medium"),
+        ThoughtLevel::High => Some("high"),
     }
 }
 
@@ -249,10 +296,11 @@ impl Decoder {
         }
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
             let count = |name: &str| usage.get(name).and_then(Value::as_u64).unwrap_or(0);
-            self.pending.push_back(StreamEvent::Usage {
+            self.pending.push_back(StreamEvent::Usage(Usage {
                 input: count("prompt_tokens"),
                 output: count("completion_tokens"),
-            });
+                ..Usage::default()
+            }));
         }
         Ok(())
     }

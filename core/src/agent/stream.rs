@@ -1,0 +1,109 @@
+//! One model call as the client and the log see it: deltas go out as chunks (and into the
+//! log, where replay folds them back together); the assembled message — text, thinking with
+//! its signature, tool calls — is logged once for the model's future context.
+
+use agent_client_protocol_schema::v1::{
+    ContentBlock, ContentChunk, MessageId, SessionUpdate, StopReason, TextContent,
+};
+use serde_json::json;
+
+use super::new_id;
+use crate::engine::Shared;
+use crate::llm::{AssistantPart, FinishReason, Message, StreamEvent, Usage};
+use crate::session::Session;
+use crate::store::{Event, StoreOp, now};
+
+pub struct Answer {
+    message_id: String,
+    thought_id: String,
+    parts: Vec<AssistantPart>,
+    finish: Option<FinishReason>,
+    pub usage: Option<Usage>,
+}
+
+impl Answer {
+    pub fn new() -> Self {
+        Answer {
+            message_id: new_id("msg"),
+            thought_id: new_id("msg"),
+            parts: Vec::new(),
+            finish: None,
+            usage: None,
+        }
+    }
+
+    pub fn take(&mut self, shared: &Shared, session: &Session, event: StreamEvent) {
+        match event {
+            StreamEvent::Text(text) => {
+                let chunk = text_chunk(&text, &self.message_id);
+                session.record(shared, SessionUpdate::AgentMessageChunk(chunk));
+                match self.parts.last_mut() {
+                    Some(AssistantPart::Text { text: last }) => last.push_str(&text),
+                    _ => self.parts.push(AssistantPart::Text { text }),
+                }
+            }
+            StreamEvent::Reasoning(text) => {
+                let chunk = text_chunk(&text, &self.thought_id);
+                session.record(shared, SessionUpdate::AgentThoughtChunk(chunk));
+                match self.parts.last_mut() {
+                    Some(AssistantPart::Thinking { text: last, signature: None }) => last.push_str(&text),
+                    _ => self.parts.push(AssistantPart::Thinking { text, signature: None }),
+                }
+            }
+            StreamEvent::ThinkingSignature(signature) => match self.parts.last_mut() {
+                Some(AssistantPart::Thinking { signature: slot @ None, .. }) => *slot = Some(signature),
+                _ => self.parts.push(AssistantPart::Thinking {
+                    text: String::new(),
+                    signature: Some(signature),
+                }),
+            },
+            StreamEvent::RedactedThinking(data) => self.parts.push(AssistantPart::RedactedThinking { data }),
+            StreamEvent::ToolCall { id, name, arguments } => {
+                self.parts.push(AssistantPart::ToolCall { id, name, arguments })
+            }
+            StreamEvent::Usage(usage) => self.usage = Some(usage),
+            StreamEvent::Finish(reason) => self.finish = Some(reason),
+        }
+    }
+
+    pub fn stop_reason(&self) -> StopReason {
+        match self.finish {
+            Some(FinishReason::Length) => StopReason::MaxTokens,
+            Some(FinishReason::ContentFilter) => StopReason::Refusal,
+            _ => StopReason::EndTurn,
+        }
+    }
+
+    /// The complete tool calls of this answer, in order.
+    pub fn tool_calls(&self) -> Vec<(String, String, String)> {
+        self.parts
+            .iter()
+            .filter_map(|p| match p {
+                AssistantPart::ToolCall { id, name, arguments } => Some((id.clone(), name.clone(), arguments.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Logs the assembled message for the model's context (nothing if nothing streamed).
+    pub fn log(&self, shared: &Shared, session: &Session) {
+        if self.parts.is_empty() {
+            return;
+        }
+        let message = Message::Assistant { parts: self.parts.clone() };
+        let event = Event {
+            update: None,
+            model: Some(json!({ "message": message })),
+        };
+        let op = StoreOp::Append {
+            session_id: session.id.clone(),
+            event,
+            at: now(),
+        };
+        shared.outbox.write(op, None);
+    }
+}
+
+fn text_chunk(text: &str, message_id: &str) -> ContentChunk {
+    ContentChunk::new(ContentBlock::Text(TextContent::new(text))).message_id(MessageId::new(message_id))
+}

@@ -1,0 +1,172 @@
+//! The agent's tools. Each tool is one file; this module holds the contract and the registry.
+//!
+//! A call goes through two steps so the engine can ask permission in between:
+//! `prepare` validates the input and works out what the call will touch (paths, the diff of
+//! an edit, the command line), without side effects; `run` performs it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use crate::io::Io;
+use crate::llm::ToolSpec;
+
+/// ACP `ToolKind` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Read,
+    Edit,
+    Delete,
+    Move,
+    Search,
+    Execute,
+    Think,
+    Fetch,
+    Other,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Read => "read",
+            Kind::Edit => "edit",
+            Kind::Delete => "delete",
+            Kind::Move => "move",
+            Kind::Search => "search",
+            Kind::Execute => "execute",
+            Kind::Think => "think",
+            Kind::Fetch => "fetch",
+            Kind::Other => "other",
+        }
+    }
+}
+
+/// A file change, for the `diff` content block (permission request and tool call).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diff {
+    pub path: PathBuf,
+    /// `None` for a new file.
+    pub old_text: Option<String>,
+    pub new_text: String,
+}
+
+/// What a prepared call will do, which decides whether permission is needed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Access {
+    /// Reads (or searches) these absolute paths.
+    Read(Vec<PathBuf>),
+    /// Changes files; one diff per file.
+    Edit(Vec<Diff>),
+    /// Runs a shell command line.
+    Execute(String),
+    /// Fetches a URL.
+    Network(String),
+    /// Touches nothing outside the engine (e.g. the plan).
+    None,
+}
+
+/// A location for the client's follow-along (absolute path, 1-based line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    pub path: PathBuf,
+    pub line: Option<u32>,
+}
+
+/// A validated call, ready to run.
+pub struct Prepared {
+    /// Human title, e.g. "Read src/main.rs (lines 1–200)".
+    pub title: String,
+    pub locations: Vec<Location>,
+    pub access: Access,
+    /// Whatever `run` needs, opaque to the engine.
+    pub state: Box<dyn std::any::Any + Send + Sync>,
+}
+
+/// A plan entry (`todo` tool → ACP `plan` update).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanEntry {
+    pub content: String,
+    /// `high`, `medium` or `low`.
+    pub priority: String,
+    /// `pending`, `in_progress` or `completed`.
+    pub status: String,
+}
+
+/// The result of a call.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Output {
+    /// What the model reads.
+    pub for_model: String,
+    /// ACP `ToolCallContent` items for the final `tool_call_update` (text, diff, terminal).
+    pub content: Vec<Value>,
+    pub raw_output: Option<Value>,
+    /// A new plan, when the tool maintains it.
+    pub plan: Option<Vec<PlanEntry>>,
+}
+
+/// A tool failure: the message goes back to the model, which may try again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolError(pub String);
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Bounds on what tools read, keep and wait for.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    pub read_max_lines: usize,
+    pub read_max_bytes: usize,
+    pub command_timeout: Duration,
+    pub output_limit: usize,
+    pub fetch_max_bytes: usize,
+    pub fetch_timeout: Duration,
+    pub search_max_results: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            read_max_lines: 2000,
+            read_max_bytes: 256 * 1024,
+            command_timeout: Duration::from_secs(120),
+            output_limit: 64 * 1024,
+            fetch_max_bytes: 512 * 1024,
+            fetch_timeout: Duration::from_secs(30),
+            search_max_results: 200,
+        }
+    }
+}
+
+/// Where and how a call runs.
+#[derive(Clone)]
+pub struct Context {
+    /// The session's working directory; relative paths resolve against it.
+    pub cwd: PathBuf,
+    /// `cwd` and the additional directories.
+    pub roots: Vec<PathBuf>,
+    pub io: Arc<dyn Io>,
+    pub limits: Limits,
+    pub cancel: CancellationToken,
+}
+
+pub trait Tool: Send + Sync {
+    fn spec(&self) -> ToolSpec;
+    fn kind(&self) -> Kind;
+    /// Validates `input` and works out what the call will touch. No side effects.
+    fn prepare<'a>(&'a self, input: &'a Value, ctx: &'a Context) -> BoxFuture<'a, Result<Prepared, ToolError>>;
+    /// Performs a prepared call. Commands stream output deltas to `progress`.
+    fn run<'a>(
+        &'a self,
+        prepared: Prepared,
+        ctx: &'a Context,
+        progress: UnboundedSender<String>,
+    ) -> BoxFuture<'a, Result<Output, ToolError>>;
+}
