@@ -15,6 +15,10 @@ pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
 pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 /// The environment variable that carries the OpenAI-compatible API key.
 pub const OPENAI_API_KEY_ENV: &str = "OPENAI_API_KEY";
+/// The Anthropic Messages endpoint used when neither the config nor `ANTHROPIC_BASE_URL` names one.
+pub const DEFAULT_ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";
+/// The environment variable that carries the Anthropic API key.
+pub const ANTHROPIC_API_KEY_ENV: &str = "ANTHROPIC_API_KEY";
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -36,6 +40,7 @@ pub struct Config {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Providers {
     pub openai: Option<ProviderConfig>,
+    pub anthropic: Option<ProviderConfig>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -44,6 +49,8 @@ pub struct ProviderConfig {
     pub base_url: Option<String>,
     /// A credential handed over by the embedding host. Never persisted, never logged.
     pub api_key: Option<Secret>,
+    /// Retries on 429, 5xx and connection errors before any output streamed. Default 3.
+    pub max_retries: Option<u32>,
 }
 
 /// A credential. `Debug` and `Display` print `***`, so it can't leak into logs by accident.
@@ -73,11 +80,14 @@ pub enum StoreLocation {
     File(PathBuf),
 }
 
-/// The OpenAI-compatible endpoint, once resolved against the environment.
+/// A provider endpoint, once resolved against the environment.
 #[derive(Debug, Clone)]
-pub struct OpenAiEndpoint {
+pub struct Endpoint {
     pub base_url: String,
     pub api_key: Option<Secret>,
+    /// Whether `base_url` is the provider's own default (a custom one may need no key).
+    pub default_base_url: bool,
+    pub max_retries: u32,
 }
 
 /// A config error; the message names the key at fault.
@@ -128,16 +138,17 @@ impl Config {
                 "invalid config key `streamIdleTimeoutSecs`: must be at least 1".into(),
             ));
         }
-        if let Some(url) = self
-            .providers
-            .openai
-            .as_ref()
-            .and_then(|p| p.base_url.as_deref())
-            && !(url.starts_with("http://") || url.starts_with("https://"))
-        {
-            return Err(ConfigError(format!(
-                "invalid config key `providers.openai.baseUrl`: `{url}` is not an http(s) URL"
-            )));
+        for (name, provider) in [
+            ("openai", &self.providers.openai),
+            ("anthropic", &self.providers.anthropic),
+        ] {
+            if let Some(url) = provider.as_ref().and_then(|p| p.base_url.as_deref())
+                && !(url.starts_with("http://") || url.starts_with("https://"))
+            {
+                return Err(ConfigError(format!(
+                    "invalid config key `providers.{name}.baseUrl`: `{url}` is not an http(s) URL"
+                )));
+            }
         }
         if self.data_dir.as_deref() == Some("") {
             return Err(ConfigError(
@@ -176,17 +187,41 @@ impl Config {
     }
 
     /// The OpenAI-compatible endpoint: config first, then `OPENAI_BASE_URL` / `OPENAI_API_KEY`.
-    pub fn openai_endpoint(&self) -> OpenAiEndpoint {
-        let configured = self.providers.openai.clone().unwrap_or_default();
-        OpenAiEndpoint {
-            base_url: configured
-                .base_url
-                .or_else(|| non_empty_env("OPENAI_BASE_URL"))
-                .unwrap_or_else(|| DEFAULT_OPENAI_BASE_URL.to_string()),
-            api_key: configured
-                .api_key
-                .or_else(|| non_empty_env(OPENAI_API_KEY_ENV).map(Secret)),
-        }
+    pub fn openai_endpoint(&self) -> Endpoint {
+        endpoint(
+            self.providers.openai.as_ref(),
+            ("OPENAI_BASE_URL", DEFAULT_OPENAI_BASE_URL),
+            OPENAI_API_KEY_ENV,
+        )
+    }
+
+    /// The Anthropic endpoint: config first, then `ANTHROPIC_BASE_URL` / `ANTHROPIC_API_KEY`.
+    pub fn anthropic_endpoint(&self) -> Endpoint {
+        endpoint(
+            self.providers.anthropic.as_ref(),
+            ("ANTHROPIC_BASE_URL", DEFAULT_ANTHROPIC_BASE_URL),
+            ANTHROPIC_API_KEY_ENV,
+        )
+    }
+}
+
+fn endpoint(
+    configured: Option<&ProviderConfig>,
+    (url_env, default_url): (&str, &str),
+    key_env: &str,
+) -> Endpoint {
+    let configured = configured.cloned().unwrap_or_default();
+    let base_url = configured
+        .base_url
+        .or_else(|| non_empty_env(url_env))
+        .unwrap_or_else(|| default_url.to_string());
+    Endpoint {
+        default_base_url: base_url.trim_end_matches('/') == default_url,
+        base_url,
+        api_key: configured
+            .api_key
+            .or_else(|| non_empty_env(key_env).map(Secret)),
+        max_retries: configured.max_retries.unwrap_or(3),
     }
 }
 

@@ -33,7 +33,9 @@ pub fn messages(events: &[Event]) -> Vec<Message> {
             }
             continue;
         }
-        let Some(update) = event.update.as_ref() else { continue };
+        let Some(update) = event.update.as_ref() else {
+            continue;
+        };
         if update.get("sessionUpdate").and_then(Value::as_str) != Some("user_message_chunk") {
             continue;
         }
@@ -44,7 +46,10 @@ pub fn messages(events: &[Event]) -> Vec<Message> {
         else {
             continue;
         };
-        let id = update.get("messageId").and_then(Value::as_str).map(str::to_string);
+        let id = update
+            .get("messageId")
+            .and_then(Value::as_str)
+            .map(str::to_string);
         match out.last_mut() {
             Some(Message::User { text: last }) if id.is_some() && id == last_user_id => {
                 last.push_str("\n\n");
@@ -91,7 +96,9 @@ mod tests {
     fn user_chunks_and_model_messages_in_order() {
         let assistant = |text: &str| Event {
             update: None,
-            model: Some(json!({"message": Message::Assistant { parts: vec![AssistantPart::Text { text: text.into() }] }})),
+            model: Some(
+                json!({"message": Message::Assistant { parts: vec![AssistantPart::Text { text: text.into() }] }}),
+            ),
         };
         let log = vec![
             chunk("user_message_chunk", "u1", "fix the bug"),
@@ -105,9 +112,17 @@ mod tests {
         assert_eq!(
             messages(&log),
             vec![
-                Message::User { text: "fix the bug\n\nin main.rs".into() },
-                Message::Assistant { parts: vec![AssistantPart::Text { text: "Done.".into() }] },
-                Message::User { text: "thanks".into() },
+                Message::User {
+                    text: "fix the bug\n\nin main.rs".into()
+                },
+                Message::Assistant {
+                    parts: vec![AssistantPart::Text {
+                        text: "Done.".into()
+                    }]
+                },
+                Message::User {
+                    text: "thanks".into()
+                },
             ]
         );
     }

@@ -46,21 +46,38 @@ impl Answer {
                 let chunk = text_chunk(&text, &self.thought_id);
                 session.record(shared, SessionUpdate::AgentThoughtChunk(chunk));
                 match self.parts.last_mut() {
-                    Some(AssistantPart::Thinking { text: last, signature: None }) => last.push_str(&text),
-                    _ => self.parts.push(AssistantPart::Thinking { text, signature: None }),
+                    Some(AssistantPart::Thinking {
+                        text: last,
+                        signature: None,
+                    }) => last.push_str(&text),
+                    _ => self.parts.push(AssistantPart::Thinking {
+                        text,
+                        signature: None,
+                    }),
                 }
             }
             StreamEvent::ThinkingSignature(signature) => match self.parts.last_mut() {
-                Some(AssistantPart::Thinking { signature: slot @ None, .. }) => *slot = Some(signature),
+                Some(AssistantPart::Thinking {
+                    signature: slot @ None,
+                    ..
+                }) => *slot = Some(signature),
                 _ => self.parts.push(AssistantPart::Thinking {
                     text: String::new(),
                     signature: Some(signature),
                 }),
             },
-            StreamEvent::RedactedThinking(data) => self.parts.push(AssistantPart::RedactedThinking { data }),
-            StreamEvent::ToolCall { id, name, arguments } => {
-                self.parts.push(AssistantPart::ToolCall { id, name, arguments })
+            StreamEvent::RedactedThinking(data) => {
+                self.parts.push(AssistantPart::RedactedThinking { data })
             }
+            StreamEvent::ToolCall {
+                id,
+                name,
+                arguments,
+            } => self.parts.push(AssistantPart::ToolCall {
+                id,
+                name,
+                arguments,
+            }),
             StreamEvent::Usage(usage) => self.usage = Some(usage),
             StreamEvent::Finish(reason) => self.finish = Some(reason),
         }
@@ -79,7 +96,11 @@ impl Answer {
         self.parts
             .iter()
             .filter_map(|p| match p {
-                AssistantPart::ToolCall { id, name, arguments } => Some((id.clone(), name.clone(), arguments.clone())),
+                AssistantPart::ToolCall {
+                    id,
+                    name,
+                    arguments,
+                } => Some((id.clone(), name.clone(), arguments.clone())),
                 _ => None,
             })
             .collect()
@@ -90,7 +111,9 @@ impl Answer {
         if self.parts.is_empty() {
             return;
         }
-        let message = Message::Assistant { parts: self.parts.clone() };
+        let message = Message::Assistant {
+            parts: self.parts.clone(),
+        };
         let event = Event {
             update: None,
             model: Some(json!({ "message": message })),
@@ -105,5 +128,6 @@ impl Answer {
 }
 
 fn text_chunk(text: &str, message_id: &str) -> ContentChunk {
-    ContentChunk::new(ContentBlock::Text(TextContent::new(text))).message_id(MessageId::new(message_id))
+    ContentChunk::new(ContentBlock::Text(TextContent::new(text)))
+        .message_id(MessageId::new(message_id))
 }

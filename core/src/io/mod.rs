@@ -52,7 +52,11 @@ pub trait Io: Send + Sync {
     fn read_text<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<String, IoError>>;
 
     /// Replaces (or creates) a file's text, creating missing parent directories locally.
-    fn write_text<'a>(&'a self, path: &'a Path, content: &'a str) -> BoxFuture<'a, Result<(), IoError>>;
+    fn write_text<'a>(
+        &'a self,
+        path: &'a Path,
+        content: &'a str,
+    ) -> BoxFuture<'a, Result<(), IoError>>;
 
     /// Runs a command to completion, timeout or `cancel`, streaming output deltas (UTF-8,
     /// lossy) to `output` as they come. On timeout or cancel the whole process tree is

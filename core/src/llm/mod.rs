@@ -15,10 +15,16 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
 pub enum Message {
-    User { text: String },
-    Assistant { parts: Vec<AssistantPart> },
+    User {
+        text: String,
+    },
+    Assistant {
+        parts: Vec<AssistantPart>,
+    },
     /// The results of the tool calls of the preceding assistant message, in call order.
-    ToolResults { results: Vec<ToolResult> },
+    ToolResults {
+        results: Vec<ToolResult>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

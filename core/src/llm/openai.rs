@@ -11,21 +11,21 @@ use futures::stream::{self, BoxStream, StreamExt};
 use serde_json::{Value, json};
 
 use super::{
-    AssistantPart, ChatRequest, EventStream, FinishReason, LlmError, Message, Provider, StreamEvent,
-    ThoughtLevel, Usage,
+    AssistantPart, ChatRequest, EventStream, FinishReason, LlmError, Message, Provider,
+    StreamEvent, ThoughtLevel, Usage,
 };
-use crate::config::{DEFAULT_OPENAI_BASE_URL, OPENAI_API_KEY_ENV, OpenAiEndpoint};
+use crate::config::{Endpoint, OPENAI_API_KEY_ENV};
 
 pub struct OpenAi {
     /// Built on first use: loading the platform's certificates costs milliseconds that an
     /// engine answering `initialize` and `session/new` should not pay.
     http: OnceLock<Result<reqwest::Client, String>>,
-    endpoint: OpenAiEndpoint,
+    endpoint: Endpoint,
     idle_timeout: Duration,
 }
 
 impl OpenAi {
-    pub fn new(endpoint: OpenAiEndpoint, idle_timeout: Duration) -> Self {
+    pub fn new(endpoint: Endpoint, idle_timeout: Duration) -> Self {
         OpenAi {
             http: OnceLock::new(),
             endpoint,
@@ -116,7 +116,7 @@ impl Provider for OpenAi {
     /// A key, or a server of the user's own choosing: local servers (Ollama, llama.cpp,
     /// LM Studio) need none, and one that does will say so in its error.
     fn has_credential(&self) -> bool {
-        self.endpoint.api_key.is_some() || self.endpoint.base_url != DEFAULT_OPENAI_BASE_URL
+        self.endpoint.api_key.is_some() || !self.endpoint.default_base_url
     }
 
     fn stream(&self, request: ChatRequest) -> BoxFuture<'static, Result<EventStream, LlmError>> {

@@ -161,7 +161,11 @@ pub trait Tool: Send + Sync {
     fn spec(&self) -> ToolSpec;
     fn kind(&self) -> Kind;
     /// Validates `input` and works out what the call will touch. No side effects.
-    fn prepare<'a>(&'a self, input: &'a Value, ctx: &'a Context) -> BoxFuture<'a, Result<Prepared, ToolError>>;
+    fn prepare<'a>(
+        &'a self,
+        input: &'a Value,
+        ctx: &'a Context,
+    ) -> BoxFuture<'a, Result<Prepared, ToolError>>;
     /// Performs a prepared call. Commands stream output deltas to `progress`.
     fn run<'a>(
         &'a self,
