@@ -1,5 +1,5 @@
-// Types of `hearth-acp` (index.js). The native layer's own, generated types are in
-// native.d.ts; this file describes the wrapper that users import.
+// Types of `hearth-acp` (engine.js). The native layer's own types, generated, are in
+// index.d.ts; this file describes the wrapper that users import.
 
 /** Where the engine keeps its data, which model it uses and how it reaches it. */
 export interface Config {

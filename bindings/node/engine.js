@@ -1,17 +1,14 @@
 'use strict'
-// The public API of `hearth-acp`: a thin JS layer over the native engine (native.js, which
-// napi-rs generates). It adds only what the native class can't do well: config objects, a
+// The public API of `hearth-acp`: a thin JS layer over the native engine (index.js, the
+// loader napi-rs generates). It adds only what the native class can't do well: config objects, a
 // callback that is allowed to throw, the Web streams the official ACP SDK connects to, and
 // `Symbol.asyncDispose`. There is no protocol logic here: frames pass through untouched.
 
-const { NativeEngine } = require('./native.js')
+const { NativeEngine } = require('./index.js')
 const { MessageStream } = require('./message-stream.js')
 
-// Node 20 ships the symbol itself (18.18+/20.4+); the registry key is what Node used before.
-const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose')
-
 function reportToConsole(error) {
-  console.error('hearth-acp: a frame callback threw; the engine goes on delivering.', error)
+  console.error('hearth-acp: delivering a frame failed; the engine goes on.', error)
 }
 
 function configJson(config) {
@@ -112,7 +109,8 @@ class Engine {
     return this.#closing
   }
 
-  [asyncDispose]() {
+  // Defined by Node itself since 18.18 / 20.4, ahead of the language.
+  [Symbol.asyncDispose]() {
     return this.close()
   }
 }

@@ -46,7 +46,7 @@ test('the process exits by itself after close(), and a throwing callback did not
   assert.equal(run.signal, null, `killed after ${EXIT_WITHIN_MS} ms: something kept Node alive`)
   assert.equal(run.code, 0, run.stderr)
   assert.equal(run.stdout, 'protocolVersion 1\nclosed\n')
-  assert.match(run.stderr, /hearth-acp: a frame callback threw.*this callback always throws/)
+  assert.match(run.stderr, /hearth-acp: delivering a frame failed.*this callback always throws/)
 })
 
 test('close() during a streaming prompt answers it cancelled, then the process exits', async () => {

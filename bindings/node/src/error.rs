@@ -4,7 +4,7 @@
 use hearth_core::EngineError;
 use napi::Status;
 
-/// The `code` of an error thrown to JS.
+/// The `code` of an error thrown to JS (engine.d.ts lists them as `EngineErrorCode`).
 pub enum ErrorCode {
     /// The configuration was rejected; the message names the key.
     Config,
@@ -40,14 +40,15 @@ impl From<Status> for ErrorCode {
 pub type Error = napi::Error<ErrorCode>;
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// Maps the errors of `Engine::start` and `Engine::send`.
 pub fn to_js(error: EngineError) -> Error {
     let code = match &error {
         EngineError::Config(_) => ErrorCode::Config,
         EngineError::Store(_) => ErrorCode::Store,
         EngineError::Start(_) => ErrorCode::Start,
         EngineError::Closed => ErrorCode::Closed,
-        // Unreachable from JS: close always runs on a libuv worker thread (see close.rs),
-        // never on the delivery thread. Kept as a plain start-class failure just in case.
+        // Only `close` returns this, and close.rs never runs it on the delivery thread; the
+        // match must still be total.
         EngineError::CloseFromDeliver => ErrorCode::Start,
     };
     Error::new(code, error.to_string())

@@ -1,8 +1,6 @@
 // Raw-frame helpers: an engine whose frames land in a queue the test can await.
 
-import { createRequire } from 'node:module'
-
-export const { Engine } = createRequire(import.meta.url)('../../index.js')
+export { Engine } from 'hearth-acp'
 
 /** A FIFO of frames with `next()` to await the next one, parsed. */
 export class FrameQueue {

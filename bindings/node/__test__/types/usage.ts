@@ -1,9 +1,9 @@
-// Compiled, never run (`npm run typecheck`): index.d.ts must describe how the package is
+// Compiled, never run (`npm run typecheck`): engine.d.ts must describe how the package is
 // used, including handing engine.stream() to the official SDK without casts.
 
 import * as acp from '@agentclientprotocol/sdk'
 
-import { Engine, type Config, type EngineError, type JsonRpcMessage } from '../../index.js'
+import { Engine, type Config, type EngineError, type JsonRpcMessage } from 'hearth-acp'
 
 const config: Config = { dataDir: ':memory:', providers: { openai: { baseUrl: 'http://127.0.0.1:1/v1' } } }
 
