@@ -11,6 +11,7 @@ mod engine;
 mod io;
 mod llm;
 mod outbox;
+mod permissions;
 mod rpc;
 mod session;
 mod store;

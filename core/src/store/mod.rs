@@ -39,6 +39,16 @@ pub enum StoreOp {
     DeleteSession {
         session_id: Arc<str>,
     },
+    /// Replaces the session's config values (model, mode, thought level).
+    SetConfig {
+        session_id: Arc<str>,
+        config: serde_json::Value,
+    },
+    /// Stores an "always" answer for a workspace (replacing an earlier one).
+    AddRule {
+        workspace: String,
+        rule: crate::permissions::Rule,
+    },
 }
 
 #[derive(Debug)]
@@ -163,6 +173,11 @@ impl Store {
         self.read(|conn| sessions::events(conn, id)).map(coalesce)
     }
 
+    /// The "always" rules stored for `workspace`.
+    pub fn rules(&self, workspace: &str) -> Result<Vec<crate::permissions::Rule>, StoreError> {
+        self.read(|conn| sessions::rules(conn, workspace))
+    }
+
     pub fn list(
         &self,
         cwd: Option<&str>,
@@ -219,6 +234,8 @@ fn op_name(op: &StoreOp) -> &'static str {
         StoreOp::SetTitle { .. } => "set_title",
         StoreOp::SetDirs { .. } => "set_dirs",
         StoreOp::DeleteSession { .. } => "delete_session",
+        StoreOp::SetConfig { .. } => "set_config",
+        StoreOp::AddRule { .. } => "add_rule",
     }
 }
 

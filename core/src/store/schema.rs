@@ -31,6 +31,17 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX events_by_session ON events(session_id, id);
     "#,
+    // 2: "always" permission answers, per workspace.
+    r#"
+    CREATE TABLE permission_rules (
+        workspace  TEXT NOT NULL,
+        tool       TEXT NOT NULL,
+        pattern    TEXT NOT NULL,
+        allow      INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (workspace, tool, pattern)
+    );
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -89,6 +89,17 @@ pub fn apply(tx: &Transaction<'_>, op: &StoreOp) -> rusqlite::Result<()> {
                     serde_json::to_string(additional_dirs).unwrap_or_else(|_| "[]".into())
                 ])?;
         }
+        StoreOp::SetConfig { session_id, config } => {
+            tx.prepare_cached("UPDATE sessions SET config = ?2 WHERE id = ?1")?
+                .execute(params![&**session_id, config.to_string()])?;
+        }
+        StoreOp::AddRule { workspace, rule } => {
+            tx.prepare_cached(
+                "INSERT OR REPLACE INTO permission_rules (workspace, tool, pattern, allow, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?
+            .execute(params![workspace, rule.tool, rule.pattern, rule.allow, super::now()])?;
+        }
         StoreOp::DeleteSession { session_id } => {
             tx.prepare_cached("DELETE FROM sessions WHERE id = ?1")?
                 .execute(params![&**session_id])?;
@@ -112,6 +123,20 @@ pub fn events(conn: &Connection, id: &str) -> rusqlite::Result<Vec<Event>> {
         Ok(Event {
             update: parse(row.get(0)?),
             model: parse(row.get(1)?),
+        })
+    })?
+    .collect()
+}
+
+pub fn rules(conn: &Connection, workspace: &str) -> rusqlite::Result<Vec<crate::permissions::Rule>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT tool, pattern, allow FROM permission_rules WHERE workspace = ?1 ORDER BY created_at",
+    )?;
+    stmt.query_map([workspace], |row| {
+        Ok(crate::permissions::Rule {
+            tool: row.get(0)?,
+            pattern: row.get(1)?,
+            allow: row.get(2)?,
         })
     })?
     .collect()
