@@ -4,8 +4,17 @@
 //! session's log (its `model` column) and rebuild the context from it exactly — Anthropic
 //! requires thinking blocks and their signatures to come back verbatim inside tool loops.
 
+pub mod anthropic;
+mod http;
 pub mod openai;
+mod providers;
+mod retry;
+mod sse;
+#[cfg(test)]
+mod testing;
 mod tls;
+
+pub use providers::Providers;
 
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
@@ -97,11 +106,16 @@ pub enum FinishReason {
     Other(String),
 }
 
+/// Tokens of one model call. The input counts are disjoint whatever the provider: the whole
+/// prompt is `input + cache_read + cache_write`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {
+    /// Prompt tokens neither read from nor written to the provider's cache.
     pub input: u64,
     pub output: u64,
+    /// Prompt tokens served from the cache.
     pub cache_read: u64,
+    /// Prompt tokens written to the cache (Anthropic).
     pub cache_write: u64,
 }
 
@@ -146,6 +160,11 @@ impl std::fmt::Display for LlmError {
             None => f.write_str(&self.message),
         }
     }
+}
+
+/// An id for a tool call whose server sent none: tool results must refer to their call.
+fn new_call_id() -> String {
+    format!("call_{}", uuid::Uuid::new_v4().simple())
 }
 
 pub type EventStream = BoxStream<'static, Result<StreamEvent, LlmError>>;

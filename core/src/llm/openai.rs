@@ -1,15 +1,16 @@
 //! OpenAI-compatible chat completions, streamed (OpenAI, Ollama, vLLM, llama.cpp server,
 //! LM Studio, OpenRouter, Groq…).
 
-use std::collections::VecDeque;
-use std::sync::OnceLock;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
-use eventsource_stream::Eventsource;
+use eventsource_stream::Event;
 use futures::future::BoxFuture;
-use futures::stream::{self, BoxStream, StreamExt};
 use serde_json::{Value, json};
 
+use super::http::Transport;
+use super::retry::Failure;
+use super::sse::{self, Decode, Flow};
 use super::{
     AssistantPart, ChatRequest, EventStream, FinishReason, LlmError, Message, Provider,
     StreamEvent, ThoughtLevel, Usage,
@@ -17,33 +18,16 @@ use super::{
 use crate::config::{Endpoint, OPENAI_API_KEY_ENV};
 
 pub struct OpenAi {
-    /// Built on first use: loading the platform's certificates costs milliseconds that an
-    /// engine answering `initialize` and `session/new` should not pay.
-    http: OnceLock<Result<reqwest::Client, String>>,
+    transport: Transport,
     endpoint: Endpoint,
-    idle_timeout: Duration,
 }
 
 impl OpenAi {
     pub fn new(endpoint: Endpoint, idle_timeout: Duration) -> Self {
         OpenAi {
-            http: OnceLock::new(),
+            transport: Transport::new(idle_timeout, endpoint.max_retries),
             endpoint,
-            idle_timeout,
         }
-    }
-
-    fn http(&self) -> Result<&reqwest::Client, LlmError> {
-        let built = self.http.get_or_init(|| {
-            reqwest::Client::builder()
-                .tls_backend_preconfigured(super::tls::client_config()?)
-                .connect_timeout(Duration::from_secs(30))
-                .build()
-                .map_err(|e| e.to_string())
-        });
-        built
-            .as_ref()
-            .map_err(|e| LlmError::new(format!("cannot set up the HTTP client: {e}")))
     }
 
     fn body(request: &ChatRequest) -> Value {
@@ -70,6 +54,7 @@ impl OpenAi {
 }
 
 /// One conversation message as chat-completions messages (tool results are one message each).
+/// Thinking has no place in this API and is left out.
 fn wire_messages(message: &Message) -> Vec<Value> {
     match message {
         Message::User { text } => vec![json!({ "role": "user", "content": text })],
@@ -92,6 +77,10 @@ fn wire_messages(message: &Message) -> Vec<Value> {
                 .collect();
             let mut wire = json!({ "role": "assistant", "content": text });
             if !calls.is_empty() {
+                // Strict servers want `null`, not "", next to tool calls.
+                if text.is_empty() {
+                    wire["content"] = Value::Null;
+                }
                 wire["tool_calls"] = Value::Array(calls);
             }
             vec![wire]
@@ -120,153 +109,64 @@ impl Provider for OpenAi {
     }
 
     fn stream(&self, request: ChatRequest) -> BoxFuture<'static, Result<EventStream, LlmError>> {
-        let http = match self.http() {
-            Ok(http) => http,
-            Err(e) => return Box::pin(async move { Err(e) }),
-        };
         let url = format!(
             "{}/chat/completions",
             self.endpoint.base_url.trim_end_matches('/')
         );
-        let mut call = http.post(url).json(&Self::body(&request));
-        if let Some(key) = &self.endpoint.api_key {
-            call = call.bearer_auth(key.expose());
-        }
-        let idle_timeout = self.idle_timeout;
-        Box::pin(async move {
-            let response = tokio::time::timeout(idle_timeout, call.send())
-                .await
-                .map_err(|_| LlmError::new("the model did not answer in time"))?
-                .map_err(|e| {
-                    LlmError::new(format!("cannot reach the model: {}", root_cause(&e)))
-                })?;
-            let status = response.status();
-            if !status.is_success() {
-                let body = response.text().await.unwrap_or_default();
-                return Err(LlmError {
-                    message: error_message(&body),
-                    status: Some(status.as_u16()),
-                });
+        let body = Self::body(&request);
+        self.transport.stream::<Decoder>(|client| {
+            let call = client.post(url).json(&body);
+            match &self.endpoint.api_key {
+                Some(key) => call.bearer_auth(key.expose()),
+                None => call,
             }
-            Ok(events(
-                response.bytes_stream().eventsource().boxed(),
-                idle_timeout,
-            ))
         })
     }
 }
 
-/// The innermost cause: reqwest's outer message ("error sending request") says little.
-fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut cause = error;
-    while let Some(next) = cause.source() {
-        cause = next;
-    }
-    cause.to_string()
+/// A tool call whose arguments are still streaming.
+#[derive(Default)]
+struct PartialCall {
+    id: String,
+    name: String,
+    arguments: String,
 }
 
-/// The provider's own message from an error body (`{"error":{"message":…}}`), else the body.
-fn error_message(body: &str) -> String {
-    let parsed: Option<Value> = serde_json::from_str(body).ok();
-    let message = parsed.as_ref().and_then(|v| {
-        v.pointer("/error/message")
-            .or_else(|| v.get("error"))
-            .or_else(|| v.get("message"))
-            .and_then(Value::as_str)
-    });
-    match message {
-        Some(m) => m.to_string(),
-        None if body.trim().is_empty() => "no error message".to_string(),
-        None => body.chars().take(500).collect(),
-    }
-}
-
-type SseStream = BoxStream<
-    'static,
-    Result<eventsource_stream::Event, eventsource_stream::EventStreamError<reqwest::Error>>,
->;
-
+/// Chat-completion chunks to model events. Tool calls arrive as argument deltas keyed by
+/// `index` (several calls may interleave); each is handed on whole once the model finished.
+#[derive(Default)]
 struct Decoder {
-    sse: SseStream,
-    pending: VecDeque<StreamEvent>,
+    calls: BTreeMap<u64, PartialCall>,
     finished: bool,
-    done: bool,
-    idle_timeout: Duration,
 }
 
-/// Turns the SSE byte stream into model events. A stream that ends before the model said
-/// why it stopped is an error: the answer is incomplete.
-fn events(sse: SseStream, idle_timeout: Duration) -> EventStream {
-    let decoder = Decoder {
-        sse,
-        pending: VecDeque::new(),
-        finished: false,
-        done: false,
-        idle_timeout,
-    };
-    stream::unfold(decoder, |mut d| async move {
-        loop {
-            if let Some(event) = d.pending.pop_front() {
-                return Some((Ok(event), d));
+impl Decode for Decoder {
+    fn event(&mut self, event: &Event, out: &mut VecDeque<StreamEvent>) -> Result<Flow, Failure> {
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            if !self.finished {
+                self.finish(FinishReason::Stop, out)?;
             }
-            if d.done {
-                return None;
-            }
-            match tokio::time::timeout(d.idle_timeout, d.sse.next()).await {
-                Err(_) => {
-                    d.done = true;
-                    let secs = d.idle_timeout.as_secs();
-                    return Some((
-                        Err(LlmError::new(format!(
-                            "the model stream stalled for {secs} s"
-                        ))),
-                        d,
-                    ));
-                }
-                Ok(None) => {
-                    d.done = true;
-                    if !d.finished {
-                        return Some((
-                            Err(LlmError::new(
-                                "the model stream ended before the response was complete",
-                            )),
-                            d,
-                        ));
-                    }
-                }
-                Ok(Some(Err(e))) => {
-                    d.done = true;
-                    return Some((
-                        Err(LlmError::new(format!("the model stream broke: {e}"))),
-                        d,
-                    ));
-                }
-                Ok(Some(Ok(event))) if event.data.trim() == "[DONE]" => {
-                    d.done = true;
-                    if !d.finished {
-                        d.pending.push_back(StreamEvent::Finish(FinishReason::Stop));
-                        d.finished = true;
-                    }
-                }
-                Ok(Some(Ok(event))) => {
-                    if let Err(e) = d.decode(&event.data) {
-                        d.done = true;
-                        return Some((Err(e), d));
-                    }
-                }
-            }
+            return Ok(Flow::Done);
         }
-    })
-    .boxed()
+        if !data.is_empty() {
+            self.chunk(&sse::json(event)?, out)?;
+        }
+        Ok(Flow::More)
+    }
+
+    /// Some servers close the stream after the finish reason without `[DONE]`.
+    fn end(&mut self, _out: &mut VecDeque<StreamEvent>) -> Result<(), Failure> {
+        if self.finished {
+            Ok(())
+        } else {
+            Err(sse::incomplete())
+        }
+    }
 }
 
 impl Decoder {
-    fn decode(&mut self, data: &str) -> Result<(), LlmError> {
-        if data.trim().is_empty() {
-            return Ok(());
-        }
-        let chunk: Value = serde_json::from_str(data)
-            .map_err(|e| LlmError::new(format!("the model sent a malformed chunk: {e}")))?;
+    fn chunk(&mut self, chunk: &Value, out: &mut VecDeque<StreamEvent>) -> Result<(), LlmError> {
         if let Some(error) = chunk.get("error") {
             let message = error
                 .get("message")
@@ -275,34 +175,116 @@ impl Decoder {
             return Err(LlmError::new(message));
         }
         if let Some(choice) = chunk.get("choices").and_then(|c| c.get(0)) {
-            let delta = choice.get("delta");
-            let field = |name: &str| delta.and_then(|d| d.get(name)).and_then(Value::as_str);
-            if let Some(reasoning) = field("reasoning_content").or_else(|| field("reasoning"))
-                && !reasoning.is_empty()
-            {
-                self.pending
-                    .push_back(StreamEvent::Reasoning(reasoning.to_string()));
+            if let Some(delta) = choice.get("delta") {
+                self.delta(delta, out);
             }
-            if let Some(text) = field("content")
-                && !text.is_empty()
+            if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str)
+                && !self.finished
             {
-                self.pending.push_back(StreamEvent::Text(text.to_string()));
-            }
-            if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
-                self.finished = true;
-                self.pending
-                    .push_back(StreamEvent::Finish(finish_reason(reason)));
+                self.finish(finish_reason(reason), out)?;
             }
         }
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
-            let count = |name: &str| usage.get(name).and_then(Value::as_u64).unwrap_or(0);
-            self.pending.push_back(StreamEvent::Usage(Usage {
-                input: count("prompt_tokens"),
-                output: count("completion_tokens"),
-                ..Usage::default()
-            }));
+            out.push_back(StreamEvent::Usage(usage_of(usage)));
         }
         Ok(())
+    }
+
+    fn delta(&mut self, delta: &Value, out: &mut VecDeque<StreamEvent>) {
+        let field = |name: &str| delta.get(name).and_then(Value::as_str);
+        if let Some(reasoning) = field("reasoning_content").or_else(|| field("reasoning"))
+            && !reasoning.is_empty()
+        {
+            out.push_back(StreamEvent::Reasoning(reasoning.to_string()));
+        }
+        if let Some(text) = field("content")
+            && !text.is_empty()
+        {
+            out.push_back(StreamEvent::Text(text.to_string()));
+        }
+        for call in delta
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            self.tool_call_delta(call);
+        }
+    }
+
+    fn tool_call_delta(&mut self, delta: &Value) {
+        let field = |pointer: &str| delta.pointer(pointer).and_then(Value::as_str);
+        let id = field("/id").filter(|id| !id.is_empty());
+        // A server that leaves out `index` sends one call at a time: a new id opens the next.
+        let index = match delta.get("index").and_then(Value::as_u64) {
+            Some(index) => index,
+            None => match (id, self.calls.last_key_value()) {
+                (None, Some((&last, _))) => last,
+                (_, last) => last.map_or(0, |(&last, _)| last + 1),
+            },
+        };
+        let call = self.calls.entry(index).or_default();
+        // The name and id come once, in the call's first delta; some servers repeat them.
+        if let Some(id) = id
+            && call.id.is_empty()
+        {
+            call.id = id.to_string();
+        }
+        if let Some(name) = field("/function/name")
+            && call.name.is_empty()
+        {
+            call.name = name.to_string();
+        }
+        if let Some(arguments) = field("/function/arguments") {
+            call.arguments.push_str(arguments);
+        }
+    }
+
+    /// Hands on the assembled tool calls, in index order, then the finish reason.
+    fn finish(
+        &mut self,
+        reason: FinishReason,
+        out: &mut VecDeque<StreamEvent>,
+    ) -> Result<(), LlmError> {
+        let called = !self.calls.is_empty();
+        for (index, call) in std::mem::take(&mut self.calls) {
+            if call.name.is_empty() {
+                return Err(LlmError::new(format!(
+                    "the model sent tool call {index} without a name"
+                )));
+            }
+            let id = match call.id.is_empty() {
+                // Some local servers send no ids; the results still need one to refer to.
+                true => super::new_call_id(),
+                false => call.id,
+            };
+            out.push_back(StreamEvent::ToolCall {
+                id,
+                name: call.name,
+                arguments: sse::arguments(call.arguments),
+            });
+        }
+        self.finished = true;
+        // Some servers (older Ollama, vLLM) report "stop" after calling tools.
+        let reason = match reason {
+            FinishReason::Stop if called => FinishReason::ToolCalls,
+            reason => reason,
+        };
+        out.push_back(StreamEvent::Finish(reason));
+        Ok(())
+    }
+}
+
+/// Usage, with the cached part of the prompt (`prompt_tokens_details.cached_tokens`) split
+/// out of `input`.
+fn usage_of(usage: &Value) -> Usage {
+    let count = |pointer: &str| usage.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
+    let cached = count("/prompt_tokens_details/cached_tokens");
+    Usage {
+        input: count("/prompt_tokens").saturating_sub(cached),
+        output: count("/completion_tokens"),
+        cache_read: cached,
+        cache_write: 0,
     }
 }
 
@@ -321,4 +303,243 @@ pub fn credential_hint() -> String {
     format!(
         "Set {OPENAI_API_KEY_ENV}, or point OPENAI_BASE_URL at a server that needs no key (Ollama, llama.cpp…); an embedding host can pass providers.openai.apiKey / baseUrl in the config"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::llm::testing::{self, IDLE_TIMEOUT};
+    use crate::llm::{ToolResult, ToolSpec};
+
+    fn tool_call(id: &str, name: &str, arguments: &str) -> StreamEvent {
+        StreamEvent::ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+        }
+    }
+
+    fn chunk(delta: Value, finish: Option<&str>) -> String {
+        json!({ "choices": [{ "index": 0, "delta": delta, "finish_reason": finish }] }).to_string()
+    }
+
+    #[tokio::test]
+    async fn assembles_chunked_tool_calls_from_the_stream() {
+        let mock = testing::mock(json!([{ "events": [
+            { "text": "Reading both." },
+            { "toolCall": { "id": "call_1", "name": "read", "arguments": "{\"path\":\"a.rs\"}", "chunks": 3 } },
+            { "toolCall": { "id": "call_2", "name": "grep", "arguments": "{\"pattern\":\"fn main\"}", "chunks": 4 } },
+            { "usage": { "input": 12, "output": 7 } },
+        ]}]));
+        let provider = OpenAi::new(testing::endpoint(&mock, 0), IDLE_TIMEOUT);
+        let (events, error) =
+            testing::run(&provider, testing::request(testing::prompt("hi"))).await;
+        assert_eq!(error, None);
+        assert_eq!(
+            events,
+            [
+                StreamEvent::Text("Reading both.".into()),
+                tool_call("call_1", "read", r#"{"path":"a.rs"}"#),
+                tool_call("call_2", "grep", r#"{"pattern":"fn main"}"#),
+                StreamEvent::Finish(FinishReason::ToolCalls),
+                StreamEvent::Usage(Usage {
+                    input: 12,
+                    output: 7,
+                    ..Usage::default()
+                }),
+            ]
+        );
+    }
+
+    #[test]
+    fn interleaved_tool_call_deltas_are_assembled_per_index() {
+        let head = |index: u64, id: &str, name: &str| {
+            json!({ "tool_calls": [{ "index": index, "id": id, "type": "function",
+                                     "function": { "name": name, "arguments": "" } }] })
+        };
+        let piece = |index: u64, arguments: &str| json!({ "tool_calls": [{ "index": index, "function": { "arguments": arguments } }] });
+        let events = testing::feed::<Decoder>([
+            chunk(head(1, "call_b", "grep"), None),
+            chunk(head(0, "call_a", "read"), None),
+            chunk(piece(0, "{\"path\""), None),
+            chunk(piece(1, "{\"pattern\":"), None),
+            // Two calls' deltas in one chunk, and a call without arguments.
+            chunk(
+                json!({ "tool_calls": [
+                { "index": 1, "function": { "arguments": "\"x\"}" } },
+                { "index": 0, "function": { "arguments": ":\"a\"}" } },
+            ] }),
+                None,
+            ),
+            chunk(head(2, "call_c", "todo"), Some("tool_calls")),
+            "[DONE]".into(),
+        ])
+        .unwrap();
+        assert_eq!(
+            events,
+            [
+                tool_call("call_a", "read", r#"{"path":"a"}"#),
+                tool_call("call_b", "grep", r#"{"pattern":"x"}"#),
+                tool_call("call_c", "todo", "{}"),
+                StreamEvent::Finish(FinishReason::ToolCalls),
+            ]
+        );
+    }
+
+    #[test]
+    fn servers_without_indexes_ids_or_the_right_finish_reason_still_work() {
+        let call = |id: Option<&str>, name: Option<&str>, arguments: &str| {
+            let mut call = json!({ "function": { "arguments": arguments } });
+            if let Some(id) = id {
+                call["id"] = json!(id);
+            }
+            if let Some(name) = name {
+                call["function"]["name"] = json!(name);
+            }
+            json!({ "tool_calls": [call] })
+        };
+        let events = testing::feed::<Decoder>([
+            chunk(call(Some("c1"), Some("read"), "{\"path\":"), None),
+            chunk(call(None, None, "\"a\"}"), None),
+            chunk(call(Some("c2"), Some("list"), "{}"), None),
+            chunk(json!({}), Some("stop")),
+        ])
+        .unwrap();
+        assert_eq!(
+            events,
+            [
+                tool_call("c1", "read", r#"{"path":"a"}"#),
+                tool_call("c2", "list", "{}"),
+                StreamEvent::Finish(FinishReason::ToolCalls),
+            ]
+        );
+        let events =
+            testing::feed::<Decoder>([chunk(call(None, Some("read"), "{}"), Some("tool_calls"))])
+                .unwrap();
+        assert!(
+            matches!(&events[0], StreamEvent::ToolCall { id, .. } if id.starts_with("call_")),
+            "a call without an id gets one: {events:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_stream_cut_inside_a_tool_call_is_an_error_without_the_call() {
+        let mock = testing::mock(json!([
+            { "events": [
+                { "text": "Let me look." },
+                { "toolCall": { "id": "call_1", "name": "read", "arguments": "{\"path\":\"a.rs\"}", "chunks": 3 } },
+            ], "truncate": true },
+        ]));
+        let provider = OpenAi::new(testing::endpoint(&mock, 3), IDLE_TIMEOUT);
+        let (events, error) =
+            testing::run(&provider, testing::request(testing::prompt("hi"))).await;
+        assert_eq!(events, [StreamEvent::Text("Let me look.".into())]);
+        let error = error.expect("an error");
+        assert!(error.message.contains("stream broke"), "{error}");
+        // The end of a stream without `finish_reason` is no better.
+        let cut = testing::feed::<Decoder>([chunk(
+            json!({ "tool_calls": [{ "index": 0, "id": "c", "function": { "name": "read", "arguments": "{\"pa" } }] }),
+            None,
+        )]);
+        assert!(cut.unwrap_err().error.message.contains("ended before"));
+    }
+
+    #[test]
+    fn usage_splits_out_cached_prompt_tokens() {
+        let usage = json!({ "choices": [], "usage": {
+            "prompt_tokens": 100, "completion_tokens": 20,
+            "prompt_tokens_details": { "cached_tokens": 64 },
+        } });
+        let events = testing::feed::<Decoder>([
+            chunk(json!({ "content": "ok" }), Some("stop")),
+            usage.to_string(),
+            "[DONE]".into(),
+        ])
+        .unwrap();
+        assert_eq!(
+            events[2],
+            StreamEvent::Usage(Usage {
+                input: 36,
+                output: 20,
+                cache_read: 64,
+                cache_write: 0
+            })
+        );
+    }
+
+    #[tokio::test]
+    async fn the_request_carries_tools_tool_calls_results_and_reasoning_effort() {
+        let mock = testing::mock(json!([{ "events": [{ "text": "Done." }] }]));
+        let provider = OpenAi::new(testing::endpoint(&mock, 0), IDLE_TIMEOUT);
+        let mut request = testing::request(vec![
+            Message::User {
+                text: "Read a.rs".into(),
+            },
+            Message::Assistant {
+                parts: vec![
+                    AssistantPart::Thinking {
+                        text: "hm".into(),
+                        signature: None,
+                    },
+                    AssistantPart::ToolCall {
+                        id: "call_1".into(),
+                        name: "read".into(),
+                        arguments: r#"{"path":"a.rs"}"#.into(),
+                    },
+                ],
+            },
+            Message::ToolResults {
+                results: vec![ToolResult {
+                    call_id: "call_1".into(),
+                    name: "read".into(),
+                    content: "fn main() {}".into(),
+                    is_error: false,
+                }],
+            },
+        ]);
+        request.tools = vec![ToolSpec {
+            name: "read".into(),
+            description: "Read a file".into(),
+            parameters: json!({ "type": "object", "properties": { "path": { "type": "string" } } }),
+        }];
+        request.thought_level = Some(ThoughtLevel::High);
+        let (_, error) = testing::run(&provider, request).await;
+        assert_eq!(error, None);
+        let sent = &mock.requests()[0];
+        assert_eq!(sent.path, "/v1/chat/completions");
+        assert_eq!(sent.headers["authorization"], "Bearer test-key");
+        let body = &sent.body;
+        assert_eq!(body["reasoning_effort"], "high");
+        assert_eq!(body["stream"], true);
+        assert_eq!(
+            body["tools"],
+            json!([{ "type": "function", "function": {
+                "name": "read", "description": "Read a file",
+                "parameters": { "type": "object", "properties": { "path": { "type": "string" } } },
+            } }])
+        );
+        assert_eq!(
+            body["messages"],
+            json!([
+                { "role": "system", "content": "Be brief." },
+                { "role": "user", "content": "Read a.rs" },
+                { "role": "assistant", "content": null, "tool_calls": [{
+                    "id": "call_1", "type": "function",
+                    "function": { "name": "read", "arguments": "{\"path\":\"a.rs\"}" },
+                }] },
+                { "role": "tool", "tool_call_id": "call_1", "content": "fn main() {}" },
+            ])
+        );
+    }
+
+    #[test]
+    fn no_reasoning_effort_when_thinking_is_off() {
+        let mut request = testing::request(testing::prompt("hi"));
+        request.thought_level = Some(ThoughtLevel::Off);
+        let body = OpenAi::body(&request);
+        assert!(body.get("reasoning_effort").is_none());
+        assert!(body.get("tools").is_none());
+    }
 }

@@ -1,0 +1,132 @@
+//! The HTTP side both providers share: a lazily built client, the timeouts, sending a
+//! request with retries, and reading a provider's error body.
+
+use std::sync::OnceLock;
+use std::time::{Duration, SystemTime};
+
+use futures::future::BoxFuture;
+use reqwest::{Client, RequestBuilder, Response};
+use serde_json::Value;
+
+use super::retry::{self, Failure};
+use super::sse::{self, Decode};
+use super::{EventStream, LlmError};
+
+/// Connecting never deserves more patience than this, whatever the idle timeout.
+const MAX_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+pub struct Transport {
+    /// Built on first use: loading the platform's certificates costs milliseconds that an
+    /// engine answering `initialize` and `session/new` should not pay.
+    client: OnceLock<Result<Client, String>>,
+    /// Time to the response headers, and the longest silence between two stream events.
+    idle_timeout: Duration,
+    max_retries: u32,
+}
+
+impl Transport {
+    pub fn new(idle_timeout: Duration, max_retries: u32) -> Self {
+        Transport {
+            client: OnceLock::new(),
+            idle_timeout,
+            max_retries,
+        }
+    }
+
+    fn client(&self) -> Result<&Client, LlmError> {
+        let built = self.client.get_or_init(|| {
+            Client::builder()
+                .tls_backend_preconfigured(super::tls::client_config()?)
+                .connect_timeout(self.idle_timeout.min(MAX_CONNECT_TIMEOUT))
+                .user_agent(concat!("hearth/", env!("CARGO_PKG_VERSION")))
+                .build()
+                .map_err(|e| e.to_string())
+        });
+        built
+            .as_ref()
+            .map_err(|e| LlmError::new(format!("cannot set up the HTTP client: {e}")))
+    }
+
+    /// Sends the request `build` makes (again on each retry) and decodes its event stream
+    /// with a fresh `D`.
+    pub fn stream<D: Decode + Default>(
+        &self,
+        build: impl FnOnce(&Client) -> RequestBuilder,
+    ) -> BoxFuture<'static, Result<EventStream, LlmError>> {
+        let request = match self.client() {
+            Ok(client) => build(client),
+            Err(e) => return Box::pin(async move { Err(e) }),
+        };
+        let idle_timeout = self.idle_timeout;
+        Box::pin(retry::with_retries(self.max_retries, move || {
+            // A JSON body is plain bytes, so the request can always be cloned.
+            let request = request.try_clone();
+            async move {
+                let request = request.ok_or_else(|| LlmError::new("cannot repeat the request"))?;
+                let response = send(request, idle_timeout).await?;
+                Ok(sse::decode(response, D::default(), idle_timeout))
+            }
+        }))
+    }
+}
+
+/// Sends a request and waits for a successful answer's headers.
+async fn send(request: RequestBuilder, timeout: Duration) -> Result<Response, Failure> {
+    let not_in_time = || LlmError::new(format!("the model did not answer within {timeout:?}"));
+    let response = tokio::time::timeout(timeout, request.send())
+        .await
+        .map_err(|_| not_in_time())?
+        .map_err(|e| {
+            let error = LlmError::new(format!("cannot reach the model: {}", root_cause(&e)));
+            if e.is_builder() {
+                Failure::from(error)
+            } else {
+                Failure::retryable(error)
+            }
+        })?;
+    let status = response.status();
+    if status.is_success() {
+        return Ok(response);
+    }
+    let retry_after = retry::retry_after(response.headers(), SystemTime::now());
+    let body = tokio::time::timeout(timeout, response.text())
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_default();
+    Err(Failure {
+        error: LlmError {
+            message: error_message(&body),
+            status: Some(status.as_u16()),
+        },
+        retryable: retry::retryable_status(status.as_u16()),
+        retry_after,
+    })
+}
+
+/// The innermost cause: reqwest's outer message ("error sending request") says little.
+pub fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = error;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}
+
+/// The provider's own message from an error body — OpenAI `{"error":{"message"}}`, Anthropic
+/// `{"type":"error","error":{"type","message"}}`, or a bare `error`/`message` string — else
+/// the start of the body.
+pub fn error_message(body: &str) -> String {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let message = parsed.as_ref().and_then(|v| {
+        v.pointer("/error/message")
+            .or_else(|| v.get("error"))
+            .or_else(|| v.get("message"))
+            .and_then(Value::as_str)
+    });
+    match message {
+        Some(m) => m.to_string(),
+        None if body.trim().is_empty() => "no error message".to_string(),
+        None => body.chars().take(500).collect(),
+    }
+}

@@ -1,0 +1,42 @@
+//! The providers an engine talks to, by name.
+
+use std::sync::Arc;
+
+use super::Provider;
+use super::anthropic::Anthropic;
+use super::openai::OpenAi;
+use crate::config::Config;
+
+/// One instance of each provider, built from the config; their HTTP clients are built on
+/// first use, so an unused provider costs nothing.
+pub struct Providers {
+    openai: Arc<dyn Provider>,
+    anthropic: Arc<dyn Provider>,
+}
+
+impl Providers {
+    pub fn new(config: &Config) -> Self {
+        let idle_timeout = config.stream_idle_timeout();
+        Providers {
+            openai: Arc::new(OpenAi::new(config.openai_endpoint(), idle_timeout)),
+            anthropic: Arc::new(Anthropic::new(config.anthropic_endpoint(), idle_timeout)),
+        }
+    }
+
+    /// The provider called `provider_name` (`"openai"` or `"anthropic"`). Any other name
+    /// gets the OpenAI-compatible provider: it is the one every other server speaks.
+    pub fn for_model(&self, provider_name: &str) -> Arc<dyn Provider> {
+        match provider_name {
+            "anthropic" => self.anthropic.clone(),
+            _ => self.openai.clone(),
+        }
+    }
+
+    /// How a user supplies the credential of the provider called `provider_name`.
+    pub fn credential_hint(provider_name: &str) -> String {
+        match provider_name {
+            "anthropic" => super::anthropic::credential_hint(),
+            _ => super::openai::credential_hint(),
+        }
+    }
+}

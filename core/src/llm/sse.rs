@@ -1,0 +1,130 @@
+//! Server-sent events in, model events out: the loop both providers share. Each provider
+//! supplies a [`Decode`] for its dialect; this file owns the idle timeout and the rule that a
+//! stream which stops before the provider's own end marker is an error (the answer, or a tool
+//! call's arguments, would be incomplete).
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use eventsource_stream::{Event, EventStreamError, Eventsource};
+use futures::stream::{self, BoxStream, StreamExt};
+
+use super::retry::Failure;
+use super::{LlmError, StreamEvent};
+
+/// Model events whose failures still say whether a retry may help (see `retry.rs`).
+pub type RawEvents = BoxStream<'static, Result<StreamEvent, Failure>>;
+
+/// Whether the stream continues after an SSE event.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Flow {
+    More,
+    /// The provider's end marker (`[DONE]`, `message_stop`): the answer is complete.
+    Done,
+}
+
+/// One provider's stream dialect.
+pub trait Decode: Send + 'static {
+    /// Decodes one SSE event, pushing the model events it completes onto `out`.
+    fn event(&mut self, event: &Event, out: &mut VecDeque<StreamEvent>) -> Result<Flow, Failure>;
+
+    /// The body ended without the end marker: flush what is complete, or fail.
+    fn end(&mut self, out: &mut VecDeque<StreamEvent>) -> Result<(), Failure>;
+}
+
+/// The error for a stream that ended before the provider said it was complete.
+pub fn incomplete() -> Failure {
+    // A cut connection is worth retrying if nothing has been shown yet.
+    Failure::retryable(LlmError::new(
+        "the model stream ended before the response was complete",
+    ))
+}
+
+type Sse = BoxStream<'static, Result<Event, EventStreamError<reqwest::Error>>>;
+
+struct Decoding<D> {
+    sse: Sse,
+    decoder: D,
+    pending: VecDeque<StreamEvent>,
+    done: bool,
+    idle_timeout: Duration,
+}
+
+/// Decodes a streamed response body. Waiting longer than `idle_timeout` for the next SSE
+/// event fails the stream.
+pub fn decode<D: Decode>(
+    response: reqwest::Response,
+    decoder: D,
+    idle_timeout: Duration,
+) -> RawEvents {
+    let decoding = Decoding {
+        sse: response.bytes_stream().eventsource().boxed(),
+        decoder,
+        pending: VecDeque::new(),
+        done: false,
+        idle_timeout,
+    };
+    stream::unfold(decoding, |mut d| async move {
+        loop {
+            if let Some(event) = d.pending.pop_front() {
+                return Some((Ok(event), d));
+            }
+            if d.done {
+                return None;
+            }
+            if let Err(failure) = d.step().await {
+                d.done = true;
+                return Some((Err(failure), d));
+            }
+        }
+    })
+    .boxed()
+}
+
+impl<D: Decode> Decoding<D> {
+    /// Reads and decodes the next SSE event.
+    async fn step(&mut self) -> Result<(), Failure> {
+        let next = tokio::time::timeout(self.idle_timeout, self.sse.next())
+            .await
+            .map_err(|_| {
+                LlmError::new(format!(
+                    "the model stream stalled for {:?}",
+                    self.idle_timeout
+                ))
+            })?;
+        match next {
+            None => {
+                self.done = true;
+                self.decoder.end(&mut self.pending)
+            }
+            Some(Err(EventStreamError::Transport(e))) => Err(Failure::retryable(LlmError::new(
+                format!("the model stream broke: {}", super::http::root_cause(&e)),
+            ))),
+            Some(Err(e)) => {
+                Err(LlmError::new(format!("the model stream is malformed: {e}")).into())
+            }
+            Some(Ok(event)) => {
+                if self.decoder.event(&event, &mut self.pending)? == Flow::Done {
+                    self.done = true;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Parses an event's JSON data.
+pub fn json(event: &Event) -> Result<serde_json::Value, LlmError> {
+    serde_json::from_str(&event.data)
+        .map_err(|e| LlmError::new(format!("the model sent a malformed event: {e}")))
+}
+
+/// A tool call's arguments as the conversation keeps them: a tool without parameters may
+/// stream none at all, which still means the empty object.
+pub fn arguments(streamed: String) -> String {
+    if streamed.trim().is_empty() {
+        "{}".to_string()
+    } else {
+        streamed
+    }
+}
