@@ -34,6 +34,86 @@ pub struct Config {
     pub providers: Providers,
     /// Longest silence tolerated inside a model stream before the turn fails, in seconds.
     pub stream_idle_timeout_secs: Option<u64>,
+    /// The models users can pick (the `model` config option). Default: just `model`.
+    pub models: Option<Vec<ModelConfig>>,
+    /// The permission mode of new sessions: `ask` (default), `accept_edits`, `plan`, `bypass`.
+    pub permission_mode: Option<crate::permissions::Mode>,
+    /// Model requests one prompt may make before it stops with `max_turn_requests`. Default 50.
+    pub max_turn_requests: Option<u32>,
+    #[serde(default)]
+    pub tools: ToolsConfig,
+}
+
+/// One entry of the model catalog.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ModelConfig {
+    pub id: String,
+    /// `openai` or `anthropic`. Default: `anthropic` for `claude-*` ids, else `openai`.
+    pub provider: Option<ProviderName>,
+    /// Display name. Default: the id.
+    pub name: Option<String>,
+    /// Whether the model takes a thinking level (Anthropic thinking budget, OpenAI
+    /// `reasoning_effort`). Default: Claude models, and OpenAI o-series / gpt-5.
+    pub thinking: Option<bool>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderName {
+    Openai,
+    Anthropic,
+}
+
+impl ProviderName {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderName::Openai => "openai",
+            ProviderName::Anthropic => "anthropic",
+        }
+    }
+}
+
+/// A catalog entry with every default filled in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelInfo {
+    pub id: String,
+    pub provider: ProviderName,
+    pub name: String,
+    pub thinking: bool,
+}
+
+impl ModelInfo {
+    fn from_config(model: &ModelConfig) -> ModelInfo {
+        let claude = model.id.starts_with("claude");
+        let reasoning = ["o1", "o3", "o4", "gpt-5"]
+            .iter()
+            .any(|p| model.id.starts_with(p));
+        ModelInfo {
+            id: model.id.clone(),
+            provider: model.provider.unwrap_or(if claude {
+                ProviderName::Anthropic
+            } else {
+                ProviderName::Openai
+            }),
+            name: model.name.clone().unwrap_or_else(|| model.id.clone()),
+            thinking: model.thinking.unwrap_or(claude || reasoning),
+        }
+    }
+}
+
+/// Bounds on the tools.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolsConfig {
+    /// Default timeout of `run_command`, in seconds (default 120).
+    pub command_timeout_secs: Option<u64>,
+    /// Bytes of command output kept for the model and the log (default 65536).
+    pub output_limit_bytes: Option<usize>,
+    /// Lines `read` returns at most (default 2000).
+    pub read_max_lines: Option<usize>,
+    /// Bytes `fetch` downloads at most (default 524288).
+    pub fetch_max_bytes: Option<usize>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -150,12 +230,71 @@ impl Config {
                 )));
             }
         }
+        if self.max_turn_requests == Some(0) {
+            return Err(ConfigError(
+                "invalid config key `maxTurnRequests`: must be at least 1".into(),
+            ));
+        }
+        if let Some(i) = self
+            .models
+            .iter()
+            .flatten()
+            .position(|m| m.id.trim().is_empty())
+        {
+            return Err(ConfigError(format!(
+                "invalid config key `models[{i}].id`: must not be empty"
+            )));
+        }
         if self.data_dir.as_deref() == Some("") {
             return Err(ConfigError(
                 "invalid config key `dataDir`: must not be empty".into(),
             ));
         }
         Ok(())
+    }
+
+    /// The model catalog: the configured one, else the default model alone. The default
+    /// model is always in it.
+    pub fn catalog(&self) -> Vec<ModelInfo> {
+        let default = self.default_model();
+        let mut catalog: Vec<ModelInfo> = self
+            .models
+            .iter()
+            .flatten()
+            .map(ModelInfo::from_config)
+            .collect();
+        if !catalog.iter().any(|m| m.id == default) {
+            let entry = ModelConfig {
+                id: default,
+                provider: None,
+                name: None,
+                thinking: None,
+            };
+            catalog.insert(0, ModelInfo::from_config(&entry));
+        }
+        catalog
+    }
+
+    pub fn max_turn_requests(&self) -> u32 {
+        self.max_turn_requests.unwrap_or(50)
+    }
+
+    pub fn tool_limits(&self) -> crate::tools::Limits {
+        let mut limits = crate::tools::Limits::default();
+        let t = &self.tools;
+        if let Some(secs) = t.command_timeout_secs {
+            limits.command_timeout = std::time::Duration::from_secs(secs);
+        }
+        if let Some(bytes) = t.output_limit_bytes {
+            limits.output_limit = bytes;
+        }
+        if let Some(lines) = t.read_max_lines {
+            limits.read_max_lines = lines;
+        }
+        if let Some(bytes) = t.fetch_max_bytes {
+            limits.fetch_max_bytes = bytes;
+        }
+        limits
     }
 
     pub fn worker_threads(&self) -> usize {
@@ -265,6 +404,27 @@ mod tests {
         let printed = format!("{c:?} {:?}", c.openai_endpoint());
         assert!(!printed.contains("sk-live-123"), "{printed}");
         assert_eq!(c.openai_endpoint().api_key.unwrap().expose(), "sk-live-123");
+    }
+
+    #[test]
+    fn catalog_defaults() {
+        let c = Config::from_json(r#"{"model":"claude-sonnet-4-5","models":[{"id":"gpt-4.1"},{"id":"o3","name":"o3 (reasoning)"}]}"#).unwrap();
+        let catalog = c.catalog();
+        assert_eq!(
+            catalog.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(),
+            ["claude-sonnet-4-5", "gpt-4.1", "o3"]
+        );
+        assert_eq!(
+            (catalog[0].provider, catalog[0].thinking),
+            (ProviderName::Anthropic, true)
+        );
+        assert_eq!(
+            (catalog[1].provider, catalog[1].thinking),
+            (ProviderName::Openai, false)
+        );
+        assert!(catalog[2].thinking);
+        let err = Config::from_json(r#"{"permissionMode":"yolo"}"#).unwrap_err();
+        assert!(err.0.contains("permissionMode"), "{err}");
     }
 
     #[test]

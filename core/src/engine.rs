@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigError, ModelInfo};
 use crate::llm::Provider;
 use crate::llm::openai::OpenAi;
 use crate::outbox::{Host, Outbox};
@@ -68,7 +68,9 @@ pub struct ClientInfo {
 
 /// Everything handlers share. Lives as long as any task holds it.
 pub struct Shared {
-    pub default_model: String,
+    pub config: Config,
+    /// The models users can pick, with defaults resolved (see `Config::catalog`).
+    pub catalog: Vec<ModelInfo>,
     pub store: Arc<Store>,
     pub outbox: Outbox,
     pub provider: Arc<dyn Provider>,
@@ -133,7 +135,8 @@ impl Engine {
         let (outbox, delivery, delivery_thread) = Outbox::start(store.clone(), host)
             .map_err(|e| EngineError::Start(format!("cannot start the delivery thread: {e}")))?;
         let shared = Arc::new(Shared {
-            default_model: config.default_model(),
+            catalog: config.catalog(),
+            config,
             store,
             outbox,
             provider: Arc::new(provider),

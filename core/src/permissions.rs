@@ -79,16 +79,29 @@ pub enum Decision {
 }
 
 /// Decides for one prepared call of `tool`.
-pub fn decide(mode: Mode, tool: &str, access: &Access, roots: &[PathBuf], rules: &[Rule]) -> Decision {
+pub fn decide(
+    mode: Mode,
+    tool: &str,
+    access: &Access,
+    roots: &[PathBuf],
+    rules: &[Rule],
+) -> Decision {
     let pattern = rule_pattern(access);
-    if let Some(rule) = pattern.as_ref().and_then(|p| rules.iter().find(|r| r.tool == tool && r.pattern == *p)) {
+    if let Some(rule) = pattern
+        .as_ref()
+        .and_then(|p| rules.iter().find(|r| r.tool == tool && r.pattern == *p))
+    {
         if !rule.allow {
-            return Decision::Deny("Refused by a rule the user chose earlier (reject always).".into());
+            return Decision::Deny(
+                "Refused by a rule the user chose earlier (reject always).".into(),
+            );
         }
     }
-    let allowed_by_rule = pattern
-        .as_ref()
-        .is_some_and(|p| rules.iter().any(|r| r.tool == tool && r.pattern == *p && r.allow));
+    let allowed_by_rule = pattern.as_ref().is_some_and(|p| {
+        rules
+            .iter()
+            .any(|r| r.tool == tool && r.pattern == *p && r.allow)
+    });
     match access {
         Access::None => Decision::Allow,
         Access::Read(paths) => match outside(paths.iter(), roots) {
@@ -97,7 +110,10 @@ pub fn decide(mode: Mode, tool: &str, access: &Access, roots: &[PathBuf], rules:
         },
         Access::Edit(diffs) => {
             if mode == Mode::Plan {
-                return Decision::Deny("Plan mode is read-only: edits are not allowed. Describe the change instead.".into());
+                return Decision::Deny(
+                    "Plan mode is read-only: edits are not allowed. Describe the change instead."
+                        .into(),
+                );
             }
             if outside(diffs.iter().map(|d| &d.path), roots).is_some() {
                 return Decision::Ask { remember: None };
@@ -167,7 +183,9 @@ fn host(url: &str) -> Option<&str> {
 /// The first path not inside any root, after resolving `..` and symlinks.
 pub fn outside<'a>(paths: impl Iterator<Item = &'a PathBuf>, roots: &[PathBuf]) -> Option<PathBuf> {
     let roots: Vec<PathBuf> = roots.iter().map(|r| resolve(r)).collect();
-    paths.map(|p| resolve(p)).find(|p| !roots.iter().any(|root| p.starts_with(root)))
+    paths
+        .map(|p| resolve(p))
+        .find(|p| !roots.iter().any(|root| p.starts_with(root)))
 }
 
 /// The real location of `path`: `..` folded, then symlinks followed as far as the path
@@ -213,7 +231,9 @@ pub fn dangerous(command: &str) -> Option<&'static str> {
     if lowered.contains(":(){") {
         return Some("is a fork bomb");
     }
-    segments(&lowered).into_iter().find_map(|segment| dangerous_segment(&segment))
+    segments(&lowered)
+        .into_iter()
+        .find_map(|segment| dangerous_segment(&segment))
 }
 
 fn dangerous_segment(segment: &str) -> Option<&'static str> {
@@ -225,8 +245,12 @@ fn dangerous_segment(segment: &str) -> Option<&'static str> {
         "rm" if recursive(args) && args.iter().any(|a| is_root_or_home(a)) => {
             Some("recursively deletes the root or home directory")
         }
-        "git" if args.first() == Some(&"push") && args.iter().any(|a| is_force_flag(a)) => Some("force-pushes"),
-        "mkfs" | "fdisk" | "shutdown" | "reboot" | "halt" | "poweroff" => Some("changes the machine itself"),
+        "git" if args.first() == Some(&"push") && args.iter().any(|a| is_force_flag(a)) => {
+            Some("force-pushes")
+        }
+        "mkfs" | "fdisk" | "shutdown" | "reboot" | "halt" | "poweroff" => {
+            Some("changes the machine itself")
+        }
         p if p.starts_with("mkfs.") => Some("formats a filesystem"),
         "dd" if args.iter().any(|a| a.starts_with("of=/dev/")) => Some("writes to a raw device"),
         "chmod" | "chown" if recursive(args) && args.iter().any(|a| is_root_or_home(a)) => {
@@ -238,27 +262,40 @@ fn dangerous_segment(segment: &str) -> Option<&'static str> {
 
 fn recursive(args: &[&str]) -> bool {
     args.iter().any(|a| {
-        *a == "--recursive" || (a.starts_with('-') && !a.starts_with("--") && (a.contains('r') || a.contains('R')))
+        *a == "--recursive"
+            || (a.starts_with('-') && !a.starts_with("--") && (a.contains('r') || a.contains('R')))
     })
 }
 
 fn is_root_or_home(arg: &str) -> bool {
     let arg = arg.trim_matches(['"', '\'']);
-    matches!(arg, "/" | "/*" | "~" | "~/" | "~/*" | "$home" | "$home/" | "${home}" | "${home}/" | "$home/*")
+    matches!(
+        arg,
+        "/" | "/*" | "~" | "~/" | "~/*" | "$home" | "$home/" | "${home}" | "${home}/" | "$home/*"
+    )
 }
 
 fn is_force_flag(arg: &str) -> bool {
-    arg == "--force" || arg.starts_with("--force-with-lease") || arg == "-f" || (arg.starts_with('+') && arg.len() > 1)
+    arg == "--force"
+        || arg.starts_with("--force-with-lease")
+        || arg == "-f"
+        || (arg.starts_with('+') && arg.len() > 1)
 }
 
 fn piped_into_shell(command: &str) -> bool {
     let downloads = command.contains("curl") || command.contains("wget");
-    let shells = ["sh", "bash", "zsh", "dash", "fish", "python", "python3", "perl"];
+    let shells = [
+        "sh", "bash", "zsh", "dash", "fish", "python", "python3", "perl",
+    ];
     downloads
         && command.split('|').skip(1).any(|stage| {
             let mut words = stage.split_whitespace();
             let first = words.next().unwrap_or("");
-            let program = if first == "sudo" { words.next().unwrap_or("") } else { first };
+            let program = if first == "sudo" {
+                words.next().unwrap_or("")
+            } else {
+                first
+            };
             shells.contains(&program.rsplit('/').next().unwrap_or(program))
         })
 }
@@ -305,7 +342,14 @@ mod tests {
         ] {
             assert!(dangerous(command).is_some(), "{command}");
         }
-        for command in ["rm -rf target", "rm file", "git push origin main", "curl https://x > f", "ls -R /", "cargo test"] {
+        for command in [
+            "rm -rf target",
+            "rm file",
+            "git push origin main",
+            "curl https://x > f",
+            "ls -R /",
+            "cargo test",
+        ] {
             assert_eq!(dangerous(command), None, "{command}");
         }
     }
@@ -314,26 +358,80 @@ mod tests {
     fn modes() {
         let roots = [PathBuf::from("/w")];
         let inside = edit("/w/a.rs");
-        assert_eq!(decide(Mode::Ask, "edit", &inside, &roots, &[]), Decision::Ask { remember: Some("*".into()) });
-        assert_eq!(decide(Mode::AcceptEdits, "edit", &inside, &roots, &[]), Decision::Allow);
-        assert!(matches!(decide(Mode::Plan, "edit", &inside, &roots, &[]), Decision::Deny(_)));
-        assert_eq!(decide(Mode::Bypass, "edit", &inside, &roots, &[]), Decision::Allow);
+        assert_eq!(
+            decide(Mode::Ask, "edit", &inside, &roots, &[]),
+            Decision::Ask {
+                remember: Some("*".into())
+            }
+        );
+        assert_eq!(
+            decide(Mode::AcceptEdits, "edit", &inside, &roots, &[]),
+            Decision::Allow
+        );
+        assert!(matches!(
+            decide(Mode::Plan, "edit", &inside, &roots, &[]),
+            Decision::Deny(_)
+        ));
+        assert_eq!(
+            decide(Mode::Bypass, "edit", &inside, &roots, &[]),
+            Decision::Allow
+        );
         let run = Access::Execute("cargo test --all".into());
-        assert_eq!(decide(Mode::AcceptEdits, "run_command", &run, &roots, &[]), Decision::Ask { remember: Some("cargo test".into()) });
-        assert!(matches!(decide(Mode::Plan, "run_command", &run, &roots, &[]), Decision::Deny(_)));
-        assert_eq!(decide(Mode::Bypass, "run_command", &Access::Execute("sudo x".into()), &roots, &[]), Decision::Allow);
-        assert_eq!(decide(Mode::Plan, "read", &Access::Read(vec!["/w/a".into()]), &roots, &[]), Decision::Allow);
+        assert_eq!(
+            decide(Mode::AcceptEdits, "run_command", &run, &roots, &[]),
+            Decision::Ask {
+                remember: Some("cargo test".into())
+            }
+        );
+        assert!(matches!(
+            decide(Mode::Plan, "run_command", &run, &roots, &[]),
+            Decision::Deny(_)
+        ));
+        assert_eq!(
+            decide(
+                Mode::Bypass,
+                "run_command",
+                &Access::Execute("sudo x".into()),
+                &roots,
+                &[]
+            ),
+            Decision::Allow
+        );
+        assert_eq!(
+            decide(
+                Mode::Plan,
+                "read",
+                &Access::Read(vec!["/w/a".into()]),
+                &roots,
+                &[]
+            ),
+            Decision::Allow
+        );
     }
 
     #[test]
     fn outside_the_workspace_always_asks() {
         let roots = [PathBuf::from("/w")];
         for mode in Mode::ALL.into_iter().filter(|m| *m != Mode::Plan) {
-            assert_eq!(decide(mode, "edit", &edit("/w/../etc/passwd"), &roots, &[]), Decision::Ask { remember: None }, "{mode:?}");
+            assert_eq!(
+                decide(mode, "edit", &edit("/w/../etc/passwd"), &roots, &[]),
+                Decision::Ask { remember: None },
+                "{mode:?}"
+            );
         }
-        let rules = [Rule { tool: "edit".into(), pattern: "*".into(), allow: true }];
-        assert_eq!(decide(Mode::Ask, "edit", &edit("/etc/x"), &roots, &rules), Decision::Ask { remember: None });
-        assert_eq!(decide(Mode::Ask, "edit", &edit("/w/x"), &roots, &rules), Decision::Allow);
+        let rules = [Rule {
+            tool: "edit".into(),
+            pattern: "*".into(),
+            allow: true,
+        }];
+        assert_eq!(
+            decide(Mode::Ask, "edit", &edit("/etc/x"), &roots, &rules),
+            Decision::Ask { remember: None }
+        );
+        assert_eq!(
+            decide(Mode::Ask, "edit", &edit("/w/x"), &roots, &rules),
+            Decision::Allow
+        );
     }
 
     #[test]
@@ -351,15 +449,60 @@ mod tests {
     #[test]
     fn rules_allow_and_reject_but_never_dangerous() {
         let roots = [PathBuf::from("/w")];
-        let allow = [Rule { tool: "run_command".into(), pattern: "cargo test".into(), allow: true }];
-        assert_eq!(decide(Mode::Ask, "run_command", &Access::Execute("cargo test -q".into()), &roots, &allow), Decision::Allow);
+        let allow = [Rule {
+            tool: "run_command".into(),
+            pattern: "cargo test".into(),
+            allow: true,
+        }];
         assert_eq!(
-            decide(Mode::Ask, "run_command", &Access::Execute("cargo test; rm -rf x".into()), &roots, &allow),
+            decide(
+                Mode::Ask,
+                "run_command",
+                &Access::Execute("cargo test -q".into()),
+                &roots,
+                &allow
+            ),
+            Decision::Allow
+        );
+        assert_eq!(
+            decide(
+                Mode::Ask,
+                "run_command",
+                &Access::Execute("cargo test; rm -rf x".into()),
+                &roots,
+                &allow
+            ),
             Decision::Ask { remember: None }
         );
-        let reject = [Rule { tool: "run_command".into(), pattern: "npm publish".into(), allow: false }];
-        assert!(matches!(decide(Mode::Bypass, "run_command", &Access::Execute("npm publish".into()), &roots, &reject), Decision::Deny(_)));
-        let allow_sudo = [Rule { tool: "run_command".into(), pattern: "sudo ls".into(), allow: true }];
-        assert_eq!(decide(Mode::Ask, "run_command", &Access::Execute("sudo ls".into()), &roots, &allow_sudo), Decision::Ask { remember: None });
+        let reject = [Rule {
+            tool: "run_command".into(),
+            pattern: "npm publish".into(),
+            allow: false,
+        }];
+        assert!(matches!(
+            decide(
+                Mode::Bypass,
+                "run_command",
+                &Access::Execute("npm publish".into()),
+                &roots,
+                &reject
+            ),
+            Decision::Deny(_)
+        ));
+        let allow_sudo = [Rule {
+            tool: "run_command".into(),
+            pattern: "sudo ls".into(),
+            allow: true,
+        }];
+        assert_eq!(
+            decide(
+                Mode::Ask,
+                "run_command",
+                &Access::Execute("sudo ls".into()),
+                &roots,
+                &allow_sudo
+            ),
+            Decision::Ask { remember: None }
+        );
     }
 }

@@ -32,7 +32,11 @@ fn load_replays_the_log_before_answering() {
     let mut fresh = setup.client();
     let before = fresh.received.len();
     let response = load(&mut fresh, &session, &cwd);
-    assert_eq!(response["result"], json!({}));
+    assert_eq!(response["result"]["modes"]["currentModeId"], "ask");
+    assert_eq!(
+        response["result"]["configOptions"][0]["currentValue"],
+        "mock-model"
+    );
     let replay: Vec<Value> = fresh.received[before..fresh.received.len() - 1]
         .iter()
         .map(|f| {
@@ -81,7 +85,7 @@ fn resume_restores_without_replay_and_the_context_is_kept() {
     };
     let mut client = setup.client();
     let response = client.request("session/resume", json!({"sessionId": session, "cwd": cwd}));
-    assert_eq!(response["result"], json!({}));
+    assert_eq!(response["result"]["modes"]["currentModeId"], "ask");
     assert!(
         client.updates(&session).is_empty(),
         "resume replays nothing"

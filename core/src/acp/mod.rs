@@ -5,6 +5,7 @@
 //! queued on that session's actor, in arrival order. Notifications act at once.
 
 pub mod call;
+pub mod config;
 pub mod initialize;
 pub mod prompt;
 pub mod session;
@@ -68,6 +69,8 @@ fn request(shared: &Arc<Shared>, id: RequestId, method: &str, params: Value) {
         "session/load" => route(call, params, SessionCall::Load),
         "session/resume" => route(call, params, SessionCall::Resume),
         "session/prompt" => route(call, params, SessionCall::Prompt),
+        "session/set_config_option" => route(call, params, SessionCall::SetConfigOption),
+        "session/set_mode" => route(call, params, SessionCall::SetMode),
         "session/close" => route_by_id(call, params, SessionCall::Close),
         "session/delete" => route_by_id(call, params, SessionCall::Delete),
         _ => call.respond(Err(RpcError::method_not_found(method))),

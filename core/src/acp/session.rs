@@ -15,7 +15,7 @@ use super::SessionParams;
 use super::call::{Call, params};
 use crate::agent::new_id;
 use crate::rpc::RpcError;
-use crate::session::{Session, SessionState, update_frame};
+use crate::session::{Session, SessionState, Settings, update_frame};
 use crate::store::{Cursor, SessionRecord, StoreOp, now};
 
 /// Sessions per `session/list` page.
@@ -45,7 +45,7 @@ pub fn new(call: Call, raw: Value) {
             .map(path_string)
             .collect(),
         title: None,
-        model: shared.default_model.clone(),
+        settings: Settings::defaults(&shared.config),
     };
     let at = now();
     let record = SessionRecord {
@@ -56,11 +56,14 @@ pub fn new(call: Call, raw: Value) {
         created_at: at.clone(),
         updated_at: at,
         parent_id: None,
-        config: serde_json::json!({ "model": state.model }),
+        config: state.settings.to_value(),
     };
+    let settings = state.settings.clone();
     shared.sessions.create(&shared, id.clone(), state);
-    let response = serde_json::to_value(NewSessionResponse::new(id.to_string()))
-        .map_err(|e| RpcError::internal(e.to_string()));
+    let response = NewSessionResponse::new(id.to_string())
+        .modes(super::config::modes(&settings))
+        .config_options(super::config::options(&settings, &shared.catalog));
+    let response = serde_json::to_value(response).map_err(|e| RpcError::internal(e.to_string()));
     call.respond_after(StoreOp::CreateSession(record), response);
 }
 
@@ -140,7 +143,13 @@ pub async fn load(session: &Arc<Session>, call: Call, request: LoadSessionReques
     for update in events.iter().filter_map(|e| e.update.as_ref()) {
         shared.outbox.frame(update_frame(&session.id, update));
     }
-    call.reply(Ok(LoadSessionResponse::new()));
+    let settings = session.state().settings.clone();
+    call.reply(Ok(LoadSessionResponse::new()
+        .modes(super::config::modes(&settings))
+        .config_options(super::config::options(
+            &settings,
+            &shared.catalog,
+        ))));
 }
 
 /// Reattaches to a stored session without replaying it.
@@ -151,7 +160,12 @@ pub fn resume(session: &Arc<Session>, call: Call, request: ResumeSessionRequest)
         &request.cwd,
         &request.additional_directories,
     );
-    call.reply(Ok(ResumeSessionResponse::new()));
+    let settings = session.state().settings.clone();
+    let catalog = &call.shared().catalog;
+    let response = ResumeSessionResponse::new()
+        .modes(super::config::modes(&settings))
+        .config_options(super::config::options(&settings, catalog));
+    call.reply(Ok(response));
 }
 
 /// The client re-sends the workspace roots on load and resume; they replace the stored

@@ -77,12 +77,13 @@ async fn build_request(shared: &Arc<Shared>, session: &Session) -> Result<ChatRe
         .map_err(|e| RpcError::internal(e.to_string()))?
         .map_err(|e| RpcError::internal(format!("cannot read the session log: {e}")))?;
     let state = session.state().clone();
+    let thinks = crate::acp::config::model_thinks(&state.settings.model, &shared.catalog);
     Ok(ChatRequest {
-        model: state.model,
+        thought_level: thinks.then_some(state.settings.thought_level),
+        model: state.settings.model,
         system: context::system_prompt(&state.cwd, &state.additional_dirs),
         messages: context::messages(&events),
         tools: Vec::new(),
-        thought_level: None,
     })
 }
 

@@ -3,7 +3,10 @@
 
 use std::sync::Arc;
 
-use agent_client_protocol_schema::v1::{LoadSessionRequest, PromptRequest, ResumeSessionRequest};
+use agent_client_protocol_schema::v1::{
+    LoadSessionRequest, PromptRequest, ResumeSessionRequest, SetSessionConfigOptionRequest,
+    SetSessionModeRequest,
+};
 use serde_json::json;
 use tokio::sync::mpsc;
 
@@ -19,6 +22,8 @@ pub enum SessionCall {
     Load(LoadSessionRequest),
     Resume(ResumeSessionRequest),
     Prompt(PromptRequest),
+    SetConfigOption(SetSessionConfigOptionRequest),
+    SetMode(SetSessionModeRequest),
     Close,
     Delete,
 }
@@ -62,6 +67,12 @@ pub async fn run(
             SessionCall::Resume(params) => {
                 crate::acp::session::resume(&session, job.request, params)
             }
+            SessionCall::SetConfigOption(params) => {
+                crate::acp::config::set_config_option(&session, job.request, params)
+            }
+            SessionCall::SetMode(params) => {
+                crate::acp::config::set_mode(&session, job.request, params)
+            }
             SessionCall::Close => {
                 stop(&shared, &handle, &turns).await;
                 job.request.respond(Ok(json!({})));
@@ -82,16 +93,12 @@ pub async fn run(
 /// Reads the session's row, once every queued write is committed.
 async fn restore(shared: &Arc<Shared>, id: &Arc<str>) -> Result<Option<SessionState>, String> {
     shared.outbox.flushed().await;
-    let (store, id, model) = (
-        shared.store.clone(),
-        id.clone(),
-        shared.default_model.clone(),
-    );
+    let (store, id) = (shared.store.clone(), id.clone());
     let record = tokio::task::spawn_blocking(move || store.session(&id))
         .await
         .map_err(|e| e.to_string())?
         .map_err(|e| e.0)?;
-    Ok(record.map(|r| SessionState::from_record(&r, &model)))
+    Ok(record.map(|r| SessionState::from_record(&r, &shared.config, &shared.catalog)))
 }
 
 /// Cancels the running and queued turns, waits until each has answered, and unregisters

@@ -7,10 +7,58 @@ pub mod turns;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use agent_client_protocol_schema::v1::SessionUpdate;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::config::{Config, ModelInfo};
 use crate::engine::Shared;
+use crate::llm::ThoughtLevel;
+use crate::permissions::Mode;
 use crate::store::{Event, SessionRecord, StoreOp, now};
+
+/// The session's config values (the `configOptions` the client sees), stored as the
+/// session row's `config` JSON.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Settings {
+    pub model: String,
+    pub mode: Mode,
+    /// Used only when the model takes a thinking level.
+    pub thought_level: ThoughtLevel,
+}
+
+impl Settings {
+    pub fn defaults(config: &Config) -> Settings {
+        Settings {
+            model: config.default_model(),
+            mode: config.permission_mode.unwrap_or_default(),
+            thought_level: ThoughtLevel::Medium,
+        }
+    }
+
+    /// Stored values, each falling back to its default when missing, invalid or (for the
+    /// model) no longer in the catalog.
+    pub fn from_stored(stored: &Value, config: &Config, catalog: &[ModelInfo]) -> Settings {
+        let defaults = Settings::defaults(config);
+        let field = |name: &str| stored.get(name).cloned();
+        Settings {
+            model: field("model")
+                .and_then(|m| m.as_str().map(str::to_string))
+                .filter(|m| catalog.iter().any(|c| c.id == *m))
+                .unwrap_or(defaults.model),
+            mode: field("mode")
+                .and_then(|m| serde_json::from_value(m).ok())
+                .unwrap_or(defaults.mode),
+            thought_level: field("thoughtLevel")
+                .and_then(|t| serde_json::from_value(t).ok())
+                .unwrap_or(defaults.thought_level),
+        }
+    }
+
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
 
 /// What a live session knows about itself beyond its log.
 #[derive(Debug, Clone)]
@@ -18,22 +66,16 @@ pub struct SessionState {
     pub cwd: String,
     pub additional_dirs: Vec<String>,
     pub title: Option<String>,
-    pub model: String,
+    pub settings: Settings,
 }
 
 impl SessionState {
-    pub fn from_record(record: &SessionRecord, default_model: &str) -> Self {
-        let model = record
-            .config
-            .get("model")
-            .and_then(|m| m.as_str())
-            .unwrap_or(default_model)
-            .to_string();
+    pub fn from_record(record: &SessionRecord, config: &Config, catalog: &[ModelInfo]) -> Self {
         SessionState {
             cwd: record.cwd.clone(),
             additional_dirs: record.additional_dirs.clone(),
             title: record.title.clone(),
-            model,
+            settings: Settings::from_stored(&record.config, config, catalog),
         }
     }
 }

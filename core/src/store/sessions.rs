@@ -128,7 +128,10 @@ pub fn events(conn: &Connection, id: &str) -> rusqlite::Result<Vec<Event>> {
     .collect()
 }
 
-pub fn rules(conn: &Connection, workspace: &str) -> rusqlite::Result<Vec<crate::permissions::Rule>> {
+pub fn rules(
+    conn: &Connection,
+    workspace: &str,
+) -> rusqlite::Result<Vec<crate::permissions::Rule>> {
     let mut stmt = conn.prepare_cached(
         "SELECT tool, pattern, allow FROM permission_rules WHERE workspace = ?1 ORDER BY created_at",
     )?;

@@ -52,7 +52,8 @@ pub fn config_for(mock: &MockLlm, data_dir: &Path) -> String {
     json!({
         "dataDir": data_dir,
         "model": "mock-model",
-        "providers": {"openai": {"baseUrl": mock.base_url(), "apiKey": "test-key-not-secret"}},
+        // No retries by default: a scripted error reaches the test at once.
+        "providers": {"openai": {"baseUrl": mock.base_url(), "apiKey": "test-key-not-secret", "maxRetries": 0}},
         "streamIdleTimeoutSecs": 5,
     })
     .to_string()
