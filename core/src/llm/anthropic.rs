@@ -95,8 +95,10 @@ fn wire_messages(messages: &[Message]) -> Vec<Value> {
                 ("user", results.iter().map(tool_result_block).collect())
             }
         };
+        if blocks.is_empty() {
+            continue;
+        }
         match turns.last_mut() {
-            _ if blocks.is_empty() => {}
             Some((last, content)) if *last == role => content.extend(blocks),
             _ => turns.push((role, blocks)),
         }
@@ -354,4 +356,347 @@ pub fn credential_hint() -> String {
     format!(
         "Set {ANTHROPIC_API_KEY_ENV}, or point ANTHROPIC_BASE_URL at a proxy that holds the key; an embedding host can pass providers.anthropic.apiKey / baseUrl in the config"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::llm::ToolSpec;
+    use crate::llm::testing::{self, IDLE_TIMEOUT};
+
+    fn data(value: Value) -> String {
+        value.to_string()
+    }
+
+    #[tokio::test]
+    async fn streams_thinking_redacted_text_and_tool_use_in_order() {
+        let mock = testing::mock(json!([{ "events": [
+            { "reasoning": "The user wants " },
+            { "reasoning": "a file.", "signature": "sig-1" },
+            { "redactedThinking": "opaque-blob" },
+            { "text": "Let me " },
+            { "text": "look." },
+            { "toolCall": { "id": "toolu_1", "name": "read", "arguments": "{\"path\":\"src/main.rs\"}", "chunks": 3 } },
+            { "usage": { "input": 120, "output": 30 } },
+        ]}]));
+        let provider = Anthropic::new(testing::endpoint(&mock, 0), IDLE_TIMEOUT);
+        let (events, error) =
+            testing::run(&provider, testing::request(testing::prompt("hi"))).await;
+        assert_eq!(error, None);
+        assert_eq!(
+            events,
+            [
+                StreamEvent::Reasoning("The user wants ".into()),
+                StreamEvent::Reasoning("a file.".into()),
+                StreamEvent::ThinkingSignature("sig-1".into()),
+                StreamEvent::RedactedThinking("opaque-blob".into()),
+                StreamEvent::Text("Let me ".into()),
+                StreamEvent::Text("look.".into()),
+                StreamEvent::ToolCall {
+                    id: "toolu_1".into(),
+                    name: "read".into(),
+                    arguments: r#"{"path":"src/main.rs"}"#.into(),
+                },
+                StreamEvent::Usage(Usage {
+                    input: 120,
+                    output: 30,
+                    ..Usage::default()
+                }),
+                StreamEvent::Finish(FinishReason::ToolCalls),
+            ]
+        );
+        let sent = &mock.requests()[0];
+        assert_eq!(sent.path, "/v1/messages");
+        assert_eq!(sent.headers["x-api-key"], "test-key");
+        assert_eq!(sent.headers["anthropic-version"], "2023-06-01");
+        assert!(sent.headers["content-type"].starts_with("application/json"));
+        assert!(!sent.headers.contains_key("authorization"));
+    }
+
+    #[tokio::test]
+    async fn the_request_maps_a_tool_loop_with_signed_thinking() {
+        let mock = testing::mock(json!([{ "events": [{ "text": "Both read." }] }]));
+        let provider = Anthropic::new(testing::endpoint(&mock, 0), IDLE_TIMEOUT);
+        let mut request = testing::request(vec![
+            Message::User {
+                text: "Read a and b".into(),
+            },
+            Message::Assistant {
+                parts: vec![
+                    AssistantPart::Thinking {
+                        text: "Two files.".into(),
+                        signature: Some("sig-1".into()),
+                    },
+                    AssistantPart::RedactedThinking {
+                        data: "opaque".into(),
+                    },
+                    AssistantPart::Text {
+                        text: "Reading.".into(),
+                    },
+                    AssistantPart::ToolCall {
+                        id: "toolu_1".into(),
+                        name: "read".into(),
+                        arguments: r#"{"path":"a"}"#.into(),
+                    },
+                    AssistantPart::ToolCall {
+                        id: "toolu_2".into(),
+                        name: "read".into(),
+                        arguments: r#"{"path":"b"}"#.into(),
+                    },
+                ],
+            },
+            Message::ToolResults {
+                results: vec![
+                    ToolResult {
+                        call_id: "toolu_1".into(),
+                        name: "read".into(),
+                        content: "A".into(),
+                        is_error: false,
+                    },
+                    ToolResult {
+                        call_id: "toolu_2".into(),
+                        name: "read".into(),
+                        content: "no such file: b".into(),
+                        is_error: true,
+                    },
+                ],
+            },
+            // A turn cancelled after the tools ran: the next prompt joins the results' turn.
+            Message::User {
+                text: "Never mind b.".into(),
+            },
+        ]);
+        request.tools = vec![ToolSpec {
+            name: "read".into(),
+            description: "Read a file".into(),
+            parameters: json!({ "type": "object" }),
+        }];
+        request.thought_level = Some(ThoughtLevel::Medium);
+        let (_, error) = testing::run(&provider, request).await;
+        assert_eq!(error, None);
+        let body = &mock.requests()[0].body;
+        assert_eq!(body["model"], "test-model");
+        assert_eq!(body["stream"], true);
+        assert_eq!(
+            body["system"],
+            json!([{ "type": "text", "text": "Be brief.", "cache_control": { "type": "ephemeral" } }])
+        );
+        assert_eq!(
+            body["tools"],
+            json!([{ "name": "read", "description": "Read a file", "input_schema": { "type": "object" } }])
+        );
+        assert_eq!(
+            body["thinking"],
+            json!({ "type": "enabled", "budget_tokens": 4096 })
+        );
+        assert_eq!(body["max_tokens"], 4096 + 8192);
+        assert_eq!(
+            body["messages"],
+            json!([
+                { "role": "user", "content": [{ "type": "text", "text": "Read a and b" }] },
+                { "role": "assistant", "content": [
+                    { "type": "thinking", "thinking": "Two files.", "signature": "sig-1" },
+                    { "type": "redacted_thinking", "data": "opaque" },
+                    { "type": "text", "text": "Reading." },
+                    { "type": "tool_use", "id": "toolu_1", "name": "read", "input": { "path": "a" } },
+                    { "type": "tool_use", "id": "toolu_2", "name": "read", "input": { "path": "b" } },
+                ] },
+                { "role": "user", "content": [
+                    { "type": "tool_result", "tool_use_id": "toolu_1", "content": "A", "is_error": false },
+                    { "type": "tool_result", "tool_use_id": "toolu_2", "content": "no such file: b", "is_error": true },
+                    { "type": "text", "text": "Never mind b.", "cache_control": { "type": "ephemeral" } },
+                ] },
+            ])
+        );
+    }
+
+    #[test]
+    fn what_the_api_would_refuse_is_left_out() {
+        let messages = wire_messages(&[
+            Message::User { text: "hi".into() },
+            Message::Assistant {
+                parts: vec![
+                    // Another provider's reasoning carries no signature.
+                    AssistantPart::Thinking {
+                        text: "hm".into(),
+                        signature: None,
+                    },
+                    AssistantPart::Text {
+                        text: String::new(),
+                    },
+                ],
+            },
+            Message::User {
+                text: "again".into(),
+            },
+            Message::Assistant {
+                parts: vec![AssistantPart::ToolCall {
+                    id: "t".into(),
+                    name: "list".into(),
+                    arguments: "not json".into(),
+                }],
+            },
+            Message::ToolResults {
+                results: vec![ToolResult {
+                    call_id: "t".into(),
+                    name: "list".into(),
+                    content: String::new(),
+                    is_error: true,
+                }],
+            },
+        ]);
+        assert_eq!(
+            Value::Array(messages),
+            json!([
+                { "role": "user", "content": [
+                    { "type": "text", "text": "hi" },
+                    { "type": "text", "text": "again" },
+                ] },
+                { "role": "assistant", "content": [
+                    { "type": "tool_use", "id": "t", "name": "list", "input": {} },
+                ] },
+                { "role": "user", "content": [
+                    { "type": "tool_result", "tool_use_id": "t", "is_error": true,
+                      "cache_control": { "type": "ephemeral" } },
+                ] },
+            ])
+        );
+    }
+
+    #[test]
+    fn thinking_budget_follows_the_thought_level() {
+        let body_for = |level| {
+            let mut request = testing::request(testing::prompt("hi"));
+            request.thought_level = level;
+            body(&request)
+        };
+        for (level, budget) in [
+            (ThoughtLevel::Low, 1024),
+            (ThoughtLevel::Medium, 4096),
+            (ThoughtLevel::High, 16384),
+        ] {
+            let body = body_for(Some(level));
+            assert_eq!(
+                body["thinking"],
+                json!({ "type": "enabled", "budget_tokens": budget })
+            );
+            assert!(body["max_tokens"].as_u64().unwrap() > budget);
+        }
+        for level in [Some(ThoughtLevel::Off), None] {
+            let body = body_for(level);
+            assert!(body.get("thinking").is_none(), "{level:?}");
+            assert_eq!(body["max_tokens"], 8192);
+        }
+    }
+
+    #[test]
+    fn cache_usage_stop_reasons_and_stream_errors() {
+        let start = data(json!({ "type": "message_start", "message": { "usage": {
+            "input_tokens": 5, "output_tokens": 1,
+            "cache_read_input_tokens": 900, "cache_creation_input_tokens": 100,
+        } } }));
+        let finish = |reason: &str| {
+            vec![
+                start.clone(),
+                data(json!({ "type": "ping" })),
+                data(
+                    json!({ "type": "message_delta", "delta": { "stop_reason": reason }, "usage": { "output_tokens": 42 } }),
+                ),
+                data(json!({ "type": "message_stop" })),
+            ]
+        };
+        let events = testing::feed::<Decoder>(finish("max_tokens")).unwrap();
+        assert_eq!(
+            events,
+            [
+                StreamEvent::Usage(Usage {
+                    input: 5,
+                    output: 42,
+                    cache_read: 900,
+                    cache_write: 100
+                }),
+                StreamEvent::Finish(FinishReason::Length),
+            ]
+        );
+        for (reason, expected) in [
+            ("end_turn", FinishReason::Stop),
+            ("stop_sequence", FinishReason::Stop),
+            ("tool_use", FinishReason::ToolCalls),
+            ("refusal", FinishReason::ContentFilter),
+            ("pause_turn", FinishReason::Other("pause_turn".into())),
+        ] {
+            let events = testing::feed::<Decoder>(finish(reason)).unwrap();
+            assert_eq!(events[1], StreamEvent::Finish(expected));
+        }
+
+        let overloaded = data(
+            json!({ "type": "error", "error": { "type": "overloaded_error", "message": "Overloaded" } }),
+        );
+        let failure = testing::feed::<Decoder>([start.clone(), overloaded]).unwrap_err();
+        assert_eq!(failure.error.message, "Overloaded");
+        assert!(failure.retryable);
+        let invalid = data(
+            json!({ "type": "error", "error": { "type": "invalid_request_error", "message": "bad" } }),
+        );
+        assert!(!testing::feed::<Decoder>([invalid]).unwrap_err().retryable);
+
+        // A tool call still streaming when the body ends is never handed on.
+        let cut = testing::feed::<Decoder>([
+            start,
+            data(
+                json!({ "type": "content_block_start", "index": 0, "content_block": { "type": "tool_use", "id": "t", "name": "read", "input": {} } }),
+            ),
+            data(
+                json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "input_json_delta", "partial_json": "{\"pa" } }),
+            ),
+        ]);
+        assert!(cut.unwrap_err().error.message.contains("ended before"));
+    }
+
+    #[tokio::test]
+    async fn an_error_status_carries_the_api_message() {
+        let mock = testing::mock(json!([{ "status": 400, "error": "max_tokens: too large" }]));
+        let provider = Anthropic::new(testing::endpoint(&mock, 3), IDLE_TIMEOUT);
+        let (events, error) =
+            testing::run(&provider, testing::request(testing::prompt("hi"))).await;
+        assert!(events.is_empty());
+        assert_eq!(
+            error,
+            Some(LlmError {
+                message: "max_tokens: too large".into(),
+                status: Some(400)
+            })
+        );
+        assert_eq!(mock.requests().len(), 1, "a bad request is not retried");
+    }
+
+    #[tokio::test]
+    async fn overloaded_is_retried() {
+        let mock = testing::mock(json!([
+            { "status": 529, "error": "Overloaded" },
+            { "events": [{ "text": "Hello." }] },
+        ]));
+        let provider = Anthropic::new(testing::endpoint(&mock, 3), IDLE_TIMEOUT);
+        let (events, error) =
+            testing::run(&provider, testing::request(testing::prompt("hi"))).await;
+        assert_eq!(error, None);
+        assert_eq!(events[0], StreamEvent::Text("Hello.".into()));
+        assert_eq!(mock.requests().len(), 2);
+    }
+
+    #[test]
+    fn a_credential_or_a_server_of_ones_own() {
+        let endpoint = |key: Option<&str>, default_base_url| Endpoint {
+            base_url: "https://api.anthropic.com/v1".into(),
+            api_key: key.map(crate::config::Secret::new),
+            default_base_url,
+            max_retries: 0,
+        };
+        let has = |e| Anthropic::new(e, IDLE_TIMEOUT).has_credential();
+        assert!(has(endpoint(Some("k"), true)));
+        assert!(has(endpoint(None, false)));
+        assert!(!has(endpoint(None, true)));
+    }
 }

@@ -145,8 +145,142 @@ pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::time::Instant;
+
     use reqwest::header::HeaderValue;
+    use serde_json::json;
+
+    use super::*;
+    use crate::llm::openai::OpenAi;
+    use crate::llm::testing::{self, IDLE_TIMEOUT};
+    use crate::llm::{Provider, StreamEvent};
+
+    async fn run(
+        mock: &hearth_mock_llm::MockLlm,
+        max_retries: u32,
+    ) -> (Vec<StreamEvent>, Option<LlmError>) {
+        let provider = OpenAi::new(testing::endpoint(mock, max_retries), IDLE_TIMEOUT);
+        testing::run(&provider, testing::request(testing::prompt("hi"))).await
+    }
+
+    fn hello() -> serde_json::Value {
+        json!({ "events": [{ "text": "Hello." }] })
+    }
+
+    #[tokio::test]
+    async fn honours_retry_after_then_succeeds() {
+        let mock = testing::mock(json!([
+            { "status": 429, "headers": { "retry-after": "1" }, "error": "rate limited" },
+            hello(),
+        ]));
+        let started = Instant::now();
+        let (events, error) = run(&mock, 3).await;
+        assert_eq!(error, None);
+        assert_eq!(events[0], StreamEvent::Text("Hello.".into()));
+        assert_eq!(mock.requests().len(), 2);
+        assert!(
+            started.elapsed() >= Duration::from_secs(1),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    #[tokio::test]
+    async fn retries_server_errors_then_succeeds() {
+        let mock = testing::mock(json!([
+            { "status": 500, "error": "boom" },
+            { "status": 500, "error": "boom again" },
+            hello(),
+        ]));
+        let (events, error) = run(&mock, 3).await;
+        assert_eq!(error, None);
+        assert_eq!(events[0], StreamEvent::Text("Hello.".into()));
+        assert_eq!(mock.requests().len(), 3);
+    }
+
+    #[tokio::test]
+    async fn gives_the_last_error_when_retries_run_out() {
+        let mock = testing::mock(json!([
+            { "status": 500, "error": "first" },
+            { "status": 503, "error": "second" },
+            { "status": 502, "error": "third" },
+            hello(),
+        ]));
+        let (events, error) = run(&mock, 2).await;
+        assert!(events.is_empty());
+        assert_eq!(
+            error,
+            Some(LlmError {
+                message: "third".into(),
+                status: Some(502)
+            })
+        );
+        assert_eq!(mock.requests().len(), 3);
+    }
+
+    #[tokio::test]
+    async fn never_retries_once_output_has_streamed() {
+        let mock = testing::mock(json!([
+            { "events": [{ "text": "Half an ans" }], "truncate": true },
+            hello(),
+        ]));
+        let (events, error) = run(&mock, 3).await;
+        assert_eq!(events, [StreamEvent::Text("Half an ans".into())]);
+        assert!(error.is_some());
+        assert_eq!(mock.requests().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn retries_a_stream_cut_before_any_output() {
+        let mock = testing::mock(json!([{ "truncate": true }, hello()]));
+        let (events, error) = run(&mock, 3).await;
+        assert_eq!(error, None);
+        assert_eq!(events[0], StreamEvent::Text("Hello.".into()));
+        assert_eq!(mock.requests().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn client_errors_are_not_retried() {
+        let mock = testing::mock(json!([{ "status": 401, "error": "invalid x-api-key" }, hello()]));
+        let (_, error) = run(&mock, 3).await;
+        assert_eq!(
+            error,
+            Some(LlmError {
+                message: "invalid x-api-key".into(),
+                status: Some(401)
+            })
+        );
+        assert_eq!(mock.requests().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn connection_errors_are_retried_then_reported() {
+        let mock = testing::mock(json!([]));
+        let endpoint = testing::endpoint(&mock, 1);
+        drop(mock);
+        let provider = OpenAi::new(endpoint, IDLE_TIMEOUT);
+        let (_, error) = testing::run(&provider, testing::request(testing::prompt("hi"))).await;
+        let error = error.expect("an error");
+        assert!(
+            error.message.starts_with("cannot reach the model"),
+            "{error}"
+        );
+        assert_eq!(error.status, None);
+    }
+
+    #[tokio::test]
+    async fn dropping_the_request_stops_the_retries() {
+        let mock = testing::mock(json!([
+            { "status": 429, "headers": { "retry-after": "1" } },
+            hello(),
+        ]));
+        let provider = OpenAi::new(testing::endpoint(&mock, 3), IDLE_TIMEOUT);
+        let request = provider.stream(testing::request(testing::prompt("hi")));
+        let waited = tokio::time::timeout(Duration::from_millis(300), request).await;
+        assert!(waited.is_err(), "still waiting out the Retry-After");
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert_eq!(mock.requests().len(), 1, "no retry after the drop");
+    }
 
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
         let mut map = HeaderMap::new();

@@ -128,3 +128,51 @@ pub fn arguments(streamed: String) -> String {
         streamed
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use crate::llm::StreamEvent;
+    use crate::llm::anthropic::Anthropic;
+    use crate::llm::openai::OpenAi;
+    use crate::llm::testing;
+
+    const SHORT: Duration = Duration::from_millis(300);
+
+    #[tokio::test]
+    async fn a_stall_past_the_idle_timeout_fails_the_stream() {
+        let stalled =
+            json!({ "events": [{ "text": "Hel" }, { "stallMs": 3000 }, { "text": "lo" }] });
+        let mock = testing::mock(json!([stalled.clone(), stalled]));
+        let openai = OpenAi::new(testing::endpoint(&mock, 3), SHORT);
+        let anthropic = Anthropic::new(testing::endpoint(&mock, 3), SHORT);
+        for provider in [&openai as &dyn crate::llm::Provider, &anthropic] {
+            let (events, error) =
+                testing::run(provider, testing::request(testing::prompt("hi"))).await;
+            assert_eq!(events, [StreamEvent::Text("Hel".into())]);
+            let error = error.expect("an error");
+            assert!(error.message.contains("stalled for 300ms"), "{error}");
+        }
+        assert_eq!(mock.requests().len(), 2, "no retry once text streamed");
+    }
+
+    #[tokio::test]
+    async fn no_answer_within_the_timeout_is_an_error() {
+        let mock = testing::mock(json!([{ "delayMs": 3000, "events": [{ "text": "late" }] }]));
+        let provider = OpenAi::new(testing::endpoint(&mock, 3), SHORT);
+        let (_, error) = testing::run(&provider, testing::request(testing::prompt("hi"))).await;
+        let error = error.expect("an error");
+        assert!(
+            error.message.contains("did not answer within 300ms"),
+            "{error}"
+        );
+        assert_eq!(
+            mock.requests().len(),
+            1,
+            "a silent server is not asked again"
+        );
+    }
+}
