@@ -14,6 +14,17 @@ use tokio_util::sync::CancellationToken;
 
 use crate::rpc::RpcError;
 
+mod client;
+mod local;
+mod output;
+mod process;
+mod terminal;
+#[cfg(test)]
+pub(crate) mod testing;
+
+pub use client::ClientIo;
+pub use local::LocalIo;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IoError(pub String);
 

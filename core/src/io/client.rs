@@ -1,0 +1,119 @@
+//! The ACP-client I/O backend: each operation goes through the client when it advertised the
+//! matching capability (so reads see unsaved editor buffers, writes land in the editor, and
+//! commands run in its terminal), and locally otherwise. A method the client did not
+//! advertise is never called.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use super::terminal::run_in_terminal;
+use super::{ClientAbilities, ClientRequests, CommandResult, CommandSpec, Io, IoError, LocalIo};
+use crate::rpc::RpcError;
+
+pub struct ClientIo {
+    client: Arc<dyn ClientRequests>,
+    abilities: ClientAbilities,
+    local: LocalIo,
+}
+
+impl ClientIo {
+    pub fn new(client: Arc<dyn ClientRequests>, abilities: ClientAbilities) -> Self {
+        ClientIo {
+            client,
+            abilities,
+            local: LocalIo,
+        }
+    }
+
+    async fn read_via_client(&self, path: &Path) -> Result<String, IoError> {
+        // `Io` calls carry no cancel token: a cancelled turn drops this future instead.
+        let never = CancellationToken::new();
+        let answer = call(
+            &*self.client,
+            "fs/read_text_file",
+            json!({ "path": path }),
+            &never,
+        )
+        .await
+        .map_err(|e| failure(&format!("read {}", path.display()), e))?;
+        match answer.get("content").and_then(Value::as_str) {
+            Some(content) => Ok(content.to_owned()),
+            None => Err(IoError(format!(
+                "the editor answered fs/read_text_file for {} without text",
+                path.display()
+            ))),
+        }
+    }
+
+    async fn write_via_client(&self, path: &Path, content: &str) -> Result<(), IoError> {
+        let never = CancellationToken::new();
+        call(
+            &*self.client,
+            "fs/write_text_file",
+            json!({ "path": path, "content": content }),
+            &never,
+        )
+        .await
+        .map_err(|e| failure(&format!("write {}", path.display()), e))?;
+        Ok(())
+    }
+}
+
+impl Io for ClientIo {
+    fn read_text<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<String, IoError>> {
+        if self.abilities.read_text_file {
+            Box::pin(self.read_via_client(path))
+        } else {
+            self.local.read_text(path)
+        }
+    }
+
+    fn write_text<'a>(
+        &'a self,
+        path: &'a Path,
+        content: &'a str,
+    ) -> BoxFuture<'a, Result<(), IoError>> {
+        if self.abilities.write_text_file {
+            Box::pin(self.write_via_client(path, content))
+        } else {
+            self.local.write_text(path, content)
+        }
+    }
+
+    fn run_command<'a>(
+        &'a self,
+        spec: CommandSpec,
+        output: UnboundedSender<String>,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<CommandResult, IoError>> {
+        if self.abilities.terminal {
+            Box::pin(run_in_terminal(self.client.clone(), spec, output, cancel))
+        } else {
+            self.local.run_command(spec, output, cancel)
+        }
+    }
+}
+
+/// Sends `method` to the client with `fields` plus the session id.
+pub(super) async fn call(
+    client: &dyn ClientRequests,
+    method: &str,
+    mut fields: Value,
+    cancel: &CancellationToken,
+) -> Result<Value, RpcError> {
+    fields["sessionId"] = json!(client.session_id());
+    client.request(method, fields, cancel).await
+}
+
+/// A client error as a message for the model: what we tried, and what the editor said.
+pub(super) fn failure(what: &str, error: RpcError) -> IoError {
+    IoError(format!("the editor could not {what}: {}", error.message))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,237 @@
+//! The local I/O backend: the file system through tokio, commands through `sh -c` in their own
+//! process group with stdout and stderr merged into one pipe (so the interleaving is the one a
+//! terminal would show).
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use tokio::io::AsyncReadExt;
+use tokio::net::unix::pipe;
+use tokio::process::{Child, Command};
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::time::{Instant, sleep_until, timeout};
+use tokio_util::sync::CancellationToken;
+
+use super::output::{DeltaStream, KeptOutput, Utf8Chunks};
+use super::process::{ProcessGroup, exit_parts};
+use super::{CommandResult, CommandSpec, Io, IoError};
+
+/// Files larger than this are refused as text: no source file is this big, and reading a
+/// multi-gigabyte log into memory to show the model 2000 lines of it would hurt the host.
+const MAX_TEXT_FILE_BYTES: u64 = 32 * 1024 * 1024;
+/// How long a timed-out command gets between SIGTERM and SIGKILL.
+const TERMINATE_GRACE: Duration = Duration::from_secs(2);
+/// How long the pipe is drained after the group was killed. A process that left the group
+/// (`setsid`) may hold the pipe open forever; we stop listening to it.
+const DRAIN_GRACE: Duration = Duration::from_millis(500);
+/// Live output is forwarded up to this many times the kept output limit.
+const STREAM_CAP_FACTOR: usize = 4;
+const READ_CHUNK: usize = 64 * 1024;
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LocalIo;
+
+impl Io for LocalIo {
+    fn read_text<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<String, IoError>> {
+        Box::pin(read_text(path))
+    }
+
+    fn write_text<'a>(
+        &'a self,
+        path: &'a Path,
+        content: &'a str,
+    ) -> BoxFuture<'a, Result<(), IoError>> {
+        Box::pin(write_text(path, content))
+    }
+
+    fn run_command<'a>(
+        &'a self,
+        spec: CommandSpec,
+        output: UnboundedSender<String>,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<CommandResult, IoError>> {
+        Box::pin(run_command(spec, output, cancel))
+    }
+}
+
+async fn read_text(path: &Path) -> Result<String, IoError> {
+    let meta = tokio::fs::metadata(path)
+        .await
+        .map_err(|e| describe(e, path))?;
+    if meta.is_dir() {
+        return Err(IoError(format!("{} is a directory", path.display())));
+    }
+    if meta.len() > MAX_TEXT_FILE_BYTES {
+        return Err(IoError(format!(
+            "{} is too large to read as text ({} bytes; the limit is {MAX_TEXT_FILE_BYTES})",
+            path.display(),
+            meta.len()
+        )));
+    }
+    let bytes = tokio::fs::read(path).await.map_err(|e| describe(e, path))?;
+    if bytes.contains(&0) {
+        return Err(IoError(format!(
+            "{} is a binary file (it contains NUL bytes)",
+            path.display()
+        )));
+    }
+    String::from_utf8(bytes).map_err(|_| IoError(format!("{} is not UTF-8 text", path.display())))
+}
+
+async fn write_text(path: &Path, content: &str) -> Result<(), IoError> {
+    if let Some(parent) = path.parent() {
+        tokio::fs::create_dir_all(parent)
+            .await
+            .map_err(|e| describe(e, parent))?;
+    }
+    tokio::fs::write(path, content)
+        .await
+        .map_err(|e| describe(e, path))
+}
+
+/// An `std::io::Error` as a message that names the path and reads well to a model.
+fn describe(error: std::io::Error, path: &Path) -> IoError {
+    match error.kind() {
+        std::io::ErrorKind::NotFound => IoError(format!("{} does not exist", path.display())),
+        std::io::ErrorKind::PermissionDenied => {
+            IoError(format!("permission denied: {}", path.display()))
+        }
+        _ => IoError(format!("{}: {error}", path.display())),
+    }
+}
+
+/// Why the first phase of a command ended.
+enum Ending {
+    Exited(std::process::ExitStatus),
+    TimedOut,
+    Cancelled,
+}
+
+async fn run_command(
+    spec: CommandSpec,
+    output: UnboundedSender<String>,
+    cancel: CancellationToken,
+) -> Result<CommandResult, IoError> {
+    let (mut child, mut reader) = spawn(&spec)?;
+    let mut group = ProcessGroup::led_by(child.id().unwrap_or(0));
+    let mut sink = OutputSink::new(&spec, output);
+    let deadline = Instant::now() + spec.timeout;
+
+    let ending = loop {
+        tokio::select! {
+            biased;
+            _ = cancel.cancelled() => break Ending::Cancelled,
+            status = child.wait() => break Ending::Exited(status.map_err(|e| IoError(format!("waiting for the command: {e}")))?),
+            _ = sleep_until(deadline) => break Ending::TimedOut,
+            // End of file only means every writer closed the pipe; the command may go on.
+            _ = sink.read_from(&mut reader), if !sink.eof => {}
+        }
+    };
+    let status = match ending {
+        Ending::Exited(status) => Some(status),
+        Ending::Cancelled => None,
+        Ending::TimedOut => {
+            group.terminate();
+            timeout(TERMINATE_GRACE, child.wait())
+                .await
+                .ok()
+                .and_then(Result::ok)
+        }
+    };
+    // Whatever the shell left behind (background jobs, a hung pipeline) goes with it.
+    group.kill();
+    let status = match status {
+        Some(status) => Some(status),
+        None => child.wait().await.ok(),
+    };
+    let _ = timeout(DRAIN_GRACE, sink.read_from(&mut reader)).await;
+
+    let (exit_code, signal) = status.map(exit_parts).unwrap_or_default();
+    let (output, truncated) = sink.finish();
+    Ok(CommandResult {
+        exit_code,
+        signal,
+        output,
+        truncated,
+        timed_out: matches!(ending, Ending::TimedOut),
+        terminal_id: None,
+    })
+}
+
+/// Starts `sh -c command` as the leader of a new process group, both output streams on one
+/// pipe, no stdin (a command waiting for input would hang until its timeout).
+fn spawn(spec: &CommandSpec) -> Result<(Child, pipe::Receiver), IoError> {
+    let broken = |e: std::io::Error| IoError(format!("cannot start `{}`: {e}", spec.command));
+    let (reader, writer) = std::io::pipe().map_err(broken)?;
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg(&spec.command)
+        .current_dir(&spec.cwd)
+        .stdin(Stdio::null())
+        .stdout(writer.try_clone().map_err(broken)?)
+        .stderr(writer)
+        .process_group(0)
+        .kill_on_drop(true);
+    let child = command.spawn().map_err(|e| {
+        if !spec.cwd.is_dir() {
+            IoError(format!(
+                "the working directory {} does not exist",
+                spec.cwd.display()
+            ))
+        } else {
+            broken(e)
+        }
+    })?;
+    // The command still holds our copies of the pipe's write end; EOF only comes once they
+    // are closed.
+    drop(command);
+    let reader = pipe::Receiver::from_owned_fd(reader.into()).map_err(broken)?;
+    Ok((child, reader))
+}
+
+/// Where a command's bytes go: decoded into the live stream and kept for the result.
+struct OutputSink {
+    kept: KeptOutput,
+    stream: DeltaStream,
+    decoder: Utf8Chunks,
+    eof: bool,
+}
+
+impl OutputSink {
+    fn new(spec: &CommandSpec, output: UnboundedSender<String>) -> Self {
+        OutputSink {
+            kept: KeptOutput::new(spec.output_limit),
+            stream: DeltaStream::new(output, spec.output_limit.saturating_mul(STREAM_CAP_FACTOR)),
+            decoder: Utf8Chunks::default(),
+            eof: false,
+        }
+    }
+
+    /// Reads until end of file (all writers gone). Cancel-safe: a read that is interrupted
+    /// loses nothing.
+    async fn read_from(&mut self, reader: &mut pipe::Receiver) {
+        let mut buf = vec![0; READ_CHUNK];
+        while !self.eof {
+            match reader.read(&mut buf).await {
+                Ok(0) | Err(_) => self.eof = true,
+                Ok(n) => {
+                    self.kept.push(&buf[..n]);
+                    self.stream.send(&self.decoder.decode(&buf[..n]));
+                }
+            }
+        }
+    }
+
+    fn finish(mut self) -> (String, bool) {
+        let rest = std::mem::take(&mut self.decoder).finish();
+        self.stream.send(&rest);
+        let truncated = self.kept.truncated();
+        (self.kept.finish(), truncated)
+    }
+}
+
+#[cfg(test)]
+mod tests;
