@@ -56,6 +56,8 @@ pub struct ModelConfig {
     /// Whether the model takes a thinking level (Anthropic thinking budget, OpenAI
     /// `reasoning_effort`). Default: Claude models, and OpenAI o-series / gpt-5.
     pub thinking: Option<bool>,
+    /// Tokens of context, for `usage_update`. Default: 200000 for Claude, else 128000.
+    pub context_window: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
@@ -81,6 +83,7 @@ pub struct ModelInfo {
     pub provider: ProviderName,
     pub name: String,
     pub thinking: bool,
+    pub context_window: u64,
 }
 
 impl ModelInfo {
@@ -98,6 +101,9 @@ impl ModelInfo {
             }),
             name: model.name.clone().unwrap_or_else(|| model.id.clone()),
             thinking: model.thinking.unwrap_or(claude || reasoning),
+            context_window: model
+                .context_window
+                .unwrap_or(if claude { 200_000 } else { 128_000 }),
         }
     }
 }
@@ -269,6 +275,7 @@ impl Config {
                 provider: None,
                 name: None,
                 thinking: None,
+                context_window: None,
             };
             catalog.insert(0, ModelInfo::from_config(&entry));
         }

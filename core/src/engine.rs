@@ -12,8 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::config::{Config, ConfigError, ModelInfo};
-use crate::llm::Provider;
-use crate::llm::openai::OpenAi;
+use crate::llm::Providers;
 use crate::outbox::{Host, Outbox};
 use crate::rpc::envelope;
 use crate::rpc::inflight::Inflight;
@@ -21,6 +20,7 @@ use crate::rpc::outgoing::Outgoing;
 use crate::rpc::{RequestId, RpcError};
 use crate::session::registry::Sessions;
 use crate::store::Store;
+use crate::tools::Tool;
 
 /// Why `Engine::start` or a call on a running engine failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,7 +73,8 @@ pub struct Shared {
     pub catalog: Vec<ModelInfo>,
     pub store: Arc<Store>,
     pub outbox: Outbox,
-    pub provider: Arc<dyn Provider>,
+    pub providers: Providers,
+    pub tools: Vec<Arc<dyn Tool>>,
     pub outgoing: Outgoing,
     pub inflight: Inflight,
     pub sessions: Sessions,
@@ -131,15 +132,16 @@ impl Engine {
             .enable_all()
             .build()
             .map_err(|e| EngineError::Start(format!("cannot start the runtime: {e}")))?;
-        let provider = OpenAi::new(config.openai_endpoint(), config.stream_idle_timeout());
         let (outbox, delivery, delivery_thread) = Outbox::start(store.clone(), host)
             .map_err(|e| EngineError::Start(format!("cannot start the delivery thread: {e}")))?;
+        let providers = Providers::new(&config);
         let shared = Arc::new(Shared {
             catalog: config.catalog(),
             config,
             store,
             outbox,
-            provider: Arc::new(provider),
+            providers,
+            tools: Vec::new(),
             outgoing: Outgoing::default(),
             inflight: Inflight::default(),
             sessions: Sessions::default(),

@@ -11,11 +11,15 @@ use agent_client_protocol_schema::v1::{
 use serde_json::{Value, json};
 
 use super::call::{Call, params};
-use crate::llm::openai::credential_hint;
+use crate::llm::Providers;
 use crate::rpc::RpcError;
 
-/// The one auth method: a credential from the environment (or the host's config).
-pub const OPENAI_AUTH_METHOD: &str = "openai-api-key";
+/// One auth method per provider: `(method id, provider, name)`. The credential comes from
+/// the environment or from the host's config.
+const AUTH_METHODS: [(&str, &str, &str); 2] = [
+    ("openai-api-key", "openai", "OpenAI-compatible API key"),
+    ("anthropic-api-key", "anthropic", "Anthropic API key"),
+];
 
 /// Answers `protocolVersion: 1` whatever was asked (we speak only v1; the client decides),
 /// and advertises only what works. A second `initialize` is answered the same way and
@@ -50,11 +54,17 @@ fn response() -> InitializeResponse {
         .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
         .mcp_capabilities(McpCapabilities::new())
         .session_capabilities(sessions);
-    let auth = AuthMethodAgent::new(OPENAI_AUTH_METHOD, "OpenAI-compatible API key")
-        .description(credential_hint());
+    let auth = AUTH_METHODS
+        .iter()
+        .map(|(id, provider, name)| {
+            AuthMethod::Agent(
+                AuthMethodAgent::new(*id, *name).description(Providers::credential_hint(provider)),
+            )
+        })
+        .collect();
     InitializeResponse::new(ProtocolVersion::V1)
         .agent_capabilities(capabilities)
-        .auth_methods(vec![AuthMethod::Agent(auth)])
+        .auth_methods(auth)
         .agent_info(Implementation::new("hearth", env!("CARGO_PKG_VERSION")).title("Hearth"))
 }
 
@@ -65,15 +75,17 @@ pub fn authenticate(call: Call, raw: Value) {
         Ok(r) => r,
         Err(e) => return call.respond(Err(e)),
     };
-    let outcome = if &*request.method_id.0 != OPENAI_AUTH_METHOD {
-        Err(RpcError::invalid_params(format!(
-            "unknown auth method `{}`",
-            request.method_id.0
-        )))
-    } else if call.shared().provider.has_credential() {
-        Ok(json!({}))
-    } else {
-        Err(RpcError::auth_required(credential_hint()))
+    let method = &*request.method_id.0;
+    let outcome = match AUTH_METHODS.iter().find(|(id, _, _)| *id == method) {
+        None => Err(RpcError::invalid_params(format!(
+            "unknown auth method `{method}`"
+        ))),
+        Some((_, provider, _)) if call.shared().providers.for_model(provider).has_credential() => {
+            Ok(json!({}))
+        }
+        Some((_, provider, _)) => Err(RpcError::auth_required(Providers::credential_hint(
+            provider,
+        ))),
     };
     call.respond(outcome)
 }

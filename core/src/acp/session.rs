@@ -30,10 +30,8 @@ pub fn new(call: Call, raw: Value) {
         return call.respond(Err(e));
     }
     let shared = call.shared().clone();
-    if !shared.provider.has_credential() {
-        return call.respond(Err(RpcError::auth_required(
-            crate::llm::openai::credential_hint(),
-        )));
+    if let Err(e) = crate::agent::check_credential(&shared, &shared.config.default_model()) {
+        return call.respond(Err(e));
     }
     warn_unsupported_mcp(request.mcp_servers.len());
     let id: Arc<str> = Arc::from(new_id("sess"));

@@ -1,10 +1,12 @@
 //! The turn: log the prompt, build the model's context from the log, stream the model's
 //! answer to the client (and into the log), and say why it stopped.
 
+mod calls;
 pub mod context;
 mod stream;
 pub mod title;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use agent_client_protocol_schema::v1::{
@@ -15,29 +17,120 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::Shared;
-use crate::llm::{ChatRequest, LlmError};
+use crate::io::{ClientAbilities, ClientIo, Io, LocalIo};
+use crate::llm::{ChatRequest, LlmError, Message, Provider, Providers, ToolResult};
 use crate::rpc::RpcError;
 use crate::rpc::error::INTERNAL_ERROR;
 use crate::session::Session;
+use crate::session::client::{self, SessionClient};
 use crate::store::{StoreOp, now};
+use crate::tools;
 
+/// The model step limit counts model requests; each may ask for several tool calls.
 pub async fn run_turn(
     shared: &Arc<Shared>,
     session: &Arc<Session>,
     token: &CancellationToken,
     prompt: Vec<ContentBlock>,
 ) -> Result<StopReason, RpcError> {
-    if !shared.provider.has_credential() {
-        return Err(RpcError::auth_required(
-            crate::llm::openai::credential_hint(),
-        ));
-    }
+    let provider = provider_for(shared, session)?;
     log_prompt(shared, session, prompt);
-    let request = build_request(shared, session).await?;
-    if token.is_cancelled() {
-        return Ok(StopReason::Cancelled);
+    let turn = calls::Turn {
+        shared,
+        session,
+        token,
+        ctx: tool_context(shared, session, token),
+    };
+    for _ in 0..shared.config.max_turn_requests() {
+        let request = build_request(shared, session).await?;
+        if token.is_cancelled() {
+            return Ok(StopReason::Cancelled);
+        }
+        let answer = stream_answer(shared, session, token, &*provider, request).await?;
+        let stop = match answer.outcome {
+            Step::Stopped(stop) => stop,
+            Step::Failed(error) => return Err(error),
+        };
+        if answer.calls.is_empty() || stop == StopReason::Cancelled {
+            // Calls the model asked for but that will never run still need results.
+            if !answer.calls.is_empty() {
+                let results = answer.calls.iter().map(|c| ToolResult {
+                    call_id: c.id.clone(),
+                    name: c.name.clone(),
+                    content: "Not run: the user cancelled the turn.".into(),
+                    is_error: true,
+                });
+                log_results(shared, session, results.collect());
+            }
+            return Ok(stop);
+        }
+        let results = calls::run_all(&turn, answer.calls).await;
+        log_results(shared, session, results);
+        if token.is_cancelled() {
+            return Ok(StopReason::Cancelled);
+        }
     }
-    stream_answer(shared, session, token, request).await
+    Ok(StopReason::MaxTurnRequests)
+}
+
+fn provider_for(shared: &Shared, session: &Session) -> Result<Arc<dyn Provider>, RpcError> {
+    let model = session.state().settings.model.clone();
+    check_credential(shared, &model)
+}
+
+/// The provider of `model`, if it has a credential.
+pub fn check_credential(shared: &Shared, model: &str) -> Result<Arc<dyn Provider>, RpcError> {
+    let provider_name = shared
+        .catalog
+        .iter()
+        .find(|m| m.id == model)
+        .map_or("openai", |m| m.provider.as_str());
+    let provider = shared.providers.for_model(provider_name);
+    if provider.has_credential() {
+        Ok(provider)
+    } else {
+        Err(RpcError::auth_required(Providers::credential_hint(
+            provider_name,
+        )))
+    }
+}
+
+/// Where the session's tools run: through the client for what it advertised, else locally.
+fn tool_context(
+    shared: &Arc<Shared>,
+    session: &Session,
+    token: &CancellationToken,
+) -> tools::Context {
+    let (cwd, roots) = {
+        let state = session.state();
+        let mut roots = vec![PathBuf::from(&state.cwd)];
+        roots.extend(state.additional_dirs.iter().map(PathBuf::from));
+        (PathBuf::from(&state.cwd), roots)
+    };
+    let abilities = client::abilities(shared);
+    let io: Arc<dyn Io> = if abilities == ClientAbilities::default() {
+        Arc::new(LocalIo)
+    } else {
+        let requests = SessionClient {
+            shared: shared.clone(),
+            session_id: session.id.clone(),
+        };
+        Arc::new(ClientIo::new(Arc::new(requests), abilities))
+    };
+    tools::Context {
+        cwd,
+        roots,
+        io,
+        limits: shared.config.tool_limits(),
+        cancel: token.clone(),
+    }
+}
+
+fn log_results(shared: &Shared, session: &Session, results: Vec<ToolResult>) {
+    session.record_for_model(
+        shared,
+        json!({ "message": Message::ToolResults { results } }),
+    );
 }
 
 fn log_prompt(shared: &Shared, session: &Session, prompt: Vec<ContentBlock>) {
@@ -83,38 +176,69 @@ async fn build_request(shared: &Arc<Shared>, session: &Session) -> Result<ChatRe
         model: state.settings.model,
         system: context::system_prompt(&state.cwd, &state.additional_dirs),
         messages: context::messages(&events),
-        tools: Vec::new(),
+        tools: shared.tools.iter().map(|t| t.spec()).collect(),
     })
 }
 
+enum Step {
+    Stopped(StopReason),
+    Failed(RpcError),
+}
+
+struct Streamed {
+    outcome: Step,
+    calls: Vec<calls::ModelCall>,
+}
+
+/// One model request, streamed to the client and logged. A provider failure before any
+/// output is an error; after that, what streamed stays in the log either way.
 async fn stream_answer(
     shared: &Arc<Shared>,
     session: &Session,
     token: &CancellationToken,
+    provider: &dyn Provider,
     request: ChatRequest,
-) -> Result<StopReason, RpcError> {
+) -> Result<Streamed, RpcError> {
     // Dropping the future or the stream drops the HTTP connection: cancel is immediate.
     let mut events = tokio::select! {
         biased;
-        () = token.cancelled() => return Ok(StopReason::Cancelled),
-        started = shared.provider.stream(request) => started.map_err(provider_error)?,
+        () = token.cancelled() => return Ok(Streamed { outcome: Step::Stopped(StopReason::Cancelled), calls: Vec::new() }),
+        started = provider.stream(request) => started.map_err(provider_error)?,
     };
     let mut answer = stream::Answer::new();
     let outcome = loop {
         let next = tokio::select! {
             biased;
-            () = token.cancelled() => break Ok(StopReason::Cancelled),
+            () = token.cancelled() => break Step::Stopped(StopReason::Cancelled),
             next = events.next() => next,
         };
         match next {
-            None => break Ok(answer.stop_reason()),
-            Some(Err(e)) => break Err(provider_error(e)),
+            None => break Step::Stopped(answer.stop_reason()),
+            Some(Err(e)) => break Step::Failed(provider_error(e)),
             Some(Ok(event)) => answer.take(shared, session, event),
         }
     };
     // What streamed is part of the conversation even when the turn ends early.
     answer.log(shared, session);
-    outcome
+    answer.report_usage(shared, session);
+    let calls = match outcome {
+        Step::Failed(_) => Vec::new(),
+        _ => answer.tool_calls(),
+    };
+    if let (Step::Failed(_), false) = (&outcome, answer.tool_calls().is_empty()) {
+        let results = answer
+            .tool_calls()
+            .into_iter()
+            .map(|c| ToolResult {
+                call_id: c.id,
+                name: c.name,
+                content: "Not run: the model's answer broke off.".into(),
+                is_error: true,
+            })
+            .collect();
+        log_results(shared, session, results);
+    }
+    Ok(Streamed { outcome, calls })
 }
 
 fn provider_error(e: LlmError) -> RpcError {

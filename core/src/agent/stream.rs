@@ -7,11 +7,11 @@ use agent_client_protocol_schema::v1::{
 };
 use serde_json::json;
 
+use super::calls::ModelCall;
 use super::new_id;
 use crate::engine::Shared;
 use crate::llm::{AssistantPart, FinishReason, Message, StreamEvent, Usage};
 use crate::session::Session;
-use crate::store::{Event, StoreOp, now};
 
 pub struct Answer {
     message_id: String,
@@ -92,7 +92,7 @@ impl Answer {
     }
 
     /// The complete tool calls of this answer, in order.
-    pub fn tool_calls(&self) -> Vec<(String, String, String)> {
+    pub fn tool_calls(&self) -> Vec<ModelCall> {
         self.parts
             .iter()
             .filter_map(|p| match p {
@@ -100,7 +100,11 @@ impl Answer {
                     id,
                     name,
                     arguments,
-                } => Some((id.clone(), name.clone(), arguments.clone())),
+                } => Some(ModelCall {
+                    id: id.clone(),
+                    name: name.clone(),
+                    arguments: arguments.clone(),
+                }),
                 _ => None,
             })
             .collect()
@@ -108,22 +112,28 @@ impl Answer {
 
     /// Logs the assembled message for the model's context (nothing if nothing streamed).
     pub fn log(&self, shared: &Shared, session: &Session) {
-        if self.parts.is_empty() {
-            return;
+        if !self.parts.is_empty() {
+            let message = Message::Assistant {
+                parts: self.parts.clone(),
+            };
+            session.record_for_model(shared, json!({ "message": message }));
         }
-        let message = Message::Assistant {
-            parts: self.parts.clone(),
-        };
-        let event = Event {
-            update: None,
-            model: Some(json!({ "message": message })),
-        };
-        let op = StoreOp::Append {
-            session_id: session.id.clone(),
-            event,
-            at: now(),
-        };
-        shared.outbox.write(op, None);
+    }
+
+    /// Tells the client how full the context is (`usage_update`), when the provider said.
+    pub fn report_usage(&self, shared: &Shared, session: &Session) {
+        let Some(usage) = self.usage else { return };
+        let model = session.state().settings.model.clone();
+        let size = shared
+            .catalog
+            .iter()
+            .find(|m| m.id == model)
+            .map_or(128_000, |m| m.context_window);
+        let used = usage.input + usage.cache_read + usage.cache_write + usage.output;
+        session.record_value(
+            shared,
+            json!({ "sessionUpdate": "usage_update", "used": used, "size": size }),
+        );
     }
 }
 

@@ -1,6 +1,7 @@
 //! Live sessions: their state, the per-session job queue and the prompt queue.
 
 pub mod actor;
+pub mod client;
 pub mod registry;
 pub mod turns;
 
@@ -99,14 +100,26 @@ impl Session {
 
     /// Appends an update to the log and sends it once committed.
     pub fn record(&self, shared: &Shared, update: SessionUpdate) {
-        if let Some((frame, value)) = self.frame(update) {
-            let op = StoreOp::Append {
-                session_id: self.id.clone(),
-                event: Event::update(value),
-                at: now(),
-            };
-            shared.outbox.write(op, Some(frame));
+        if let Ok(value) = serde_json::to_value(update) {
+            self.record_value(shared, value);
         }
+    }
+
+    /// `record` for an update already in wire form.
+    pub fn record_value(&self, shared: &Shared, update: Value) {
+        let frame = update_frame(&self.id, &update);
+        let op = StoreOp::Append {
+            session_id: self.id.clone(),
+            event: Event::update(update),
+            at: now(),
+        };
+        shared.outbox.write(op, Some(frame));
+    }
+
+    /// Sends an update the log does not keep (live terminal output: the final tool call
+    /// update carries the bounded result).
+    pub fn notify_value(&self, shared: &Shared, update: &Value) {
+        shared.outbox.frame(update_frame(&self.id, update));
     }
 
     /// Appends an event the client never sees live (the user's own prompt).
@@ -121,9 +134,17 @@ impl Session {
         }
     }
 
-    fn frame(&self, update: SessionUpdate) -> Option<(String, Value)> {
-        let value = serde_json::to_value(update).ok()?;
-        Some((update_frame(&self.id, &value), value))
+    /// Appends what only the model needs (its messages, tool results).
+    pub fn record_for_model(&self, shared: &Shared, model: Value) {
+        let op = StoreOp::Append {
+            session_id: self.id.clone(),
+            event: Event {
+                update: None,
+                model: Some(model),
+            },
+            at: now(),
+        };
+        shared.outbox.write(op, None);
     }
 }
 

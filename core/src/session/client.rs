@@ -1,0 +1,54 @@
+//! Requests to the ACP client on behalf of one session — what the client-backed I/O uses
+//! for `fs/*` and `terminal/*`, and the turn loop for permission requests.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::Shared;
+use crate::io::{ClientAbilities, ClientRequests};
+use crate::rpc::RpcError;
+
+pub struct SessionClient {
+    pub shared: Arc<Shared>,
+    pub session_id: Arc<str>,
+}
+
+impl ClientRequests for SessionClient {
+    fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    fn request<'a>(
+        &'a self,
+        method: &'a str,
+        params: Value,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Value, RpcError>> {
+        Box::pin(async move {
+            let shared = &self.shared;
+            shared
+                .outgoing
+                .request(&shared.outbox, method, params, cancel)
+                .await
+        })
+    }
+}
+
+/// What the client advertised in `initialize`.
+pub fn abilities(shared: &Shared) -> ClientAbilities {
+    let client = shared.client.read().unwrap_or_else(|p| p.into_inner());
+    let caps = &client.capabilities;
+    let flag = |pointer: &str| {
+        caps.pointer(pointer)
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    };
+    ClientAbilities {
+        read_text_file: flag("/fs/readTextFile"),
+        write_text_file: flag("/fs/writeTextFile"),
+        terminal: flag("/terminal"),
+    }
+}
