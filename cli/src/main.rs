@@ -4,6 +4,7 @@
 //! `Engine::send`, one per line out on stdout. stdout carries protocol only; logs go to
 //! stderr. EOF on stdin closes the engine cleanly and exits 0.
 
+mod run;
 mod stdio;
 
 use std::path::PathBuf;
@@ -23,6 +24,27 @@ struct Cli {
 enum Command {
     /// Serve the Agent Client Protocol over stdin/stdout (what editors spawn).
     Acp(ConfigArgs),
+    /// Run one prompt to completion in the terminal (for scripts and CI).
+    Run(RunCommand),
+}
+
+#[derive(clap::Args)]
+struct RunCommand {
+    /// The prompt.
+    #[arg(short = 'p', long)]
+    prompt: String,
+    /// The workspace (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// Permission mode: ask (default; asks on the terminal, rejects without one),
+    /// accept_edits, plan, bypass.
+    #[arg(long, value_parser = ["ask", "accept_edits", "plan", "bypass"])]
+    mode: Option<String>,
+    /// `text`: the answer on stdout, tool activity on stderr; `jsonl`: every session/update.
+    #[arg(long, value_enum, default_value = "text")]
+    output: run::Output,
+    #[command(flatten)]
+    config: ConfigArgs,
 }
 
 #[derive(clap::Args)]
@@ -76,17 +98,31 @@ fn init_logging(filter: Option<&str>) {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
+    let result = match cli.command {
         Command::Acp(args) => {
             init_logging(args.log_level.as_deref());
-            let result = args.load().and_then(stdio::serve);
-            match result {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("hearth: {e}");
-                    ExitCode::FAILURE
+            args.load().and_then(stdio::serve).map(|()| 0)
+        }
+        Command::Run(command) => {
+            init_logging(command.config.log_level.as_deref());
+            command.config.load().and_then(|mut config| {
+                if let Some(mode) = &command.mode {
+                    config.permission_mode = serde_json::from_value(serde_json::json!(mode)).ok();
                 }
-            }
+                let args = run::RunArgs {
+                    prompt: command.prompt,
+                    cwd: command.cwd,
+                    output: command.output,
+                };
+                run::run(config, args)
+            })
+        }
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("hearth: {e}");
+            ExitCode::FAILURE
         }
     }
 }
