@@ -24,6 +24,7 @@ pub(crate) mod testing;
 
 pub use client::ClientIo;
 pub use local::LocalIo;
+pub(crate) use output::floor_char_boundary;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IoError(pub String);

@@ -13,8 +13,19 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use crate::io::Io;
+use crate::io::{Io, IoError};
 use crate::llm::ToolSpec;
+
+mod bounds;
+mod diffs;
+mod edit;
+mod input;
+mod paths;
+mod read;
+#[cfg(test)]
+mod testing;
+mod walk;
+mod write;
 
 /// ACP `ToolKind` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,6 +98,30 @@ pub struct Prepared {
     pub state: Box<dyn std::any::Any + Send + Sync>,
 }
 
+impl Prepared {
+    pub fn new(
+        title: String,
+        locations: Vec<Location>,
+        access: Access,
+        state: impl std::any::Any + Send + Sync,
+    ) -> Self {
+        Prepared {
+            title,
+            locations,
+            access,
+            state: Box::new(state),
+        }
+    }
+
+    /// The state `prepare` left for `run`.
+    pub fn into_state<S: 'static>(self) -> Result<S, ToolError> {
+        self.state
+            .downcast()
+            .map(|state| *state)
+            .map_err(|_| ToolError("internal error: this call was prepared by another tool".into()))
+    }
+}
+
 /// A plan entry (`todo` tool → ACP `plan` update).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanEntry {
@@ -116,6 +151,12 @@ pub struct ToolError(pub String);
 impl std::fmt::Display for ToolError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
+    }
+}
+
+impl From<IoError> for ToolError {
+    fn from(error: IoError) -> Self {
+        ToolError(error.0)
     }
 }
 

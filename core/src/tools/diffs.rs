@@ -1,0 +1,97 @@
+//! What `write` and `edit` share: reading the current text, applying a prepared diff only if
+//! the file did not change since the user saw the diff, and reporting the change (an ACP
+//! `diff` block for the client, a compact unified diff for the model).
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+use similar::TextDiff;
+
+use super::bounds::cap;
+use super::paths::shown;
+use super::{Context, Diff, Output, ToolError};
+
+/// The unified diff shown to the model is cut past this size: it confirms the change, the
+/// model already knows what it asked for.
+const MAX_MODEL_DIFF_BYTES: usize = 8 * 1024;
+
+/// The file's current text, or `None` when it does not exist yet.
+pub async fn current_text(ctx: &Context, path: &Path) -> Result<Option<String>, ToolError> {
+    match ctx.io.read_text(path).await {
+        Ok(text) => Ok(Some(text)),
+        // Existence is checked on disk, as ACP has no stat: a client may fail to read a file
+        // for another reason, which must not turn an overwrite into a "new file" diff.
+        Err(_) if !tokio::fs::try_exists(path).await.unwrap_or(true) => Ok(None),
+        Err(e) => Err(ToolError(e.0)),
+    }
+}
+
+/// Writes `diff.new_text`, unless the file changed since the diff was computed (the user
+/// approved that diff, not another one).
+pub async fn apply(ctx: &Context, diff: &Diff) -> Result<(), ToolError> {
+    if current_text(ctx, &diff.path).await? != diff.old_text {
+        return Err(ToolError(format!(
+            "{} changed since this change was prepared; read it again and retry",
+            shown(ctx, &diff.path)
+        )));
+    }
+    ctx.io
+        .write_text(&diff.path, &diff.new_text)
+        .await
+        .map_err(|e| ToolError(e.0))
+}
+
+/// The ACP `diff` content block.
+pub fn content(diff: &Diff) -> Value {
+    json!({
+        "type": "diff",
+        "path": diff.path,
+        "oldText": diff.old_text,
+        "newText": diff.new_text,
+    })
+}
+
+/// The result of an applied change: `headline` and the unified diff for the model, the diff
+/// block for the client.
+pub fn output(ctx: &Context, diff: &Diff, headline: &str) -> Output {
+    let old = diff.old_text.as_deref().unwrap_or("");
+    let text_diff = TextDiff::from_lines(old, &diff.new_text);
+    let name = shown(ctx, &diff.path);
+    let unified = text_diff
+        .unified_diff()
+        .context_radius(2)
+        .header(&name, &name)
+        .to_string();
+    let (kept, cut) = cap(&unified, MAX_MODEL_DIFF_BYTES);
+    let mut for_model = format!("{headline}\n\n{kept}");
+    if cut {
+        for_model.push_str("\n… [diff cut; read the file to see the rest]\n");
+    }
+    let (added, removed) = line_counts(&text_diff);
+    Output {
+        for_model,
+        content: vec![content(diff)],
+        raw_output: Some(json!({ "path": diff.path, "added": added, "removed": removed })),
+        plan: None,
+    }
+}
+
+/// The 1-based line of the first difference between `old` and `new`.
+pub fn first_changed_line(old: &str, new: &str) -> u32 {
+    let same = old
+        .lines()
+        .zip(new.lines())
+        .take_while(|(a, b)| a == b)
+        .count();
+    u32::try_from(same + 1).unwrap_or(u32::MAX)
+}
+
+fn line_counts<'a>(diff: &TextDiff<'a, 'a, 'a, str>) -> (usize, usize) {
+    use similar::ChangeTag;
+    diff.iter_all_changes()
+        .fold((0, 0), |(added, removed), change| match change.tag() {
+            ChangeTag::Insert => (added + 1, removed),
+            ChangeTag::Delete => (added, removed + 1),
+            ChangeTag::Equal => (added, removed),
+        })
+}

@@ -1,0 +1,354 @@
+//! `edit`: exact-match replacements in one file, applied in order. Every replacement must
+//! match exactly once (or be marked `replace_all`), so the model never edits a place it did
+//! not mean.
+
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::bounds::plural;
+use super::diffs::{apply, first_changed_line, output};
+use super::input::parse;
+use super::paths::{resolve, shown};
+use super::{Access, Context, Diff, Kind, Location, Output, Prepared, Tool, ToolError};
+use crate::llm::ToolSpec;
+
+pub struct Edit;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Input {
+    path: String,
+    edits: Vec<Replacement>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Replacement {
+    old_text: String,
+    new_text: String,
+    #[serde(default)]
+    replace_all: bool,
+}
+
+/// What `prepare` leaves for `run`.
+struct Call {
+    diff: Diff,
+    replacements: usize,
+}
+
+impl Tool for Edit {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "edit".into(),
+            description: "Change parts of an existing file by exact text replacement. Each \
+                edit replaces `old_text` with `new_text`; edits apply in order, each to the \
+                result of the previous ones. `old_text` must match the file exactly, \
+                whitespace and indentation included, and only once: include enough \
+                surrounding lines to make it unique, or set `replace_all` to change every \
+                occurrence. Read the file first. Use `write` to create a file."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": {
+                        "type": "string",
+                        "description": "The file, absolute or relative to the working directory."
+                    },
+                    "edits": {
+                        "type": "array",
+                        "minItems": 1,
+                        "description": "The replacements, applied in order.",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "old_text": {
+                                    "type": "string",
+                                    "description": "The exact text to replace (not empty)."
+                                },
+                                "new_text": {
+                                    "type": "string",
+                                    "description": "The text to put in its place (may be empty to delete)."
+                                },
+                                "replace_all": {
+                                    "type": "boolean",
+                                    "description": "Replace every occurrence instead of requiring exactly one. Default: false."
+                                }
+                            },
+                            "required": ["old_text", "new_text"],
+                            "additionalProperties": false
+                        }
+                    }
+                },
+                "required": ["path", "edits"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    fn kind(&self) -> Kind {
+        Kind::Edit
+    }
+
+    fn prepare<'a>(
+        &'a self,
+        input: &'a Value,
+        ctx: &'a Context,
+    ) -> BoxFuture<'a, Result<Prepared, ToolError>> {
+        Box::pin(async move {
+            let input: Input = parse(input)?;
+            if input.edits.is_empty() {
+                return Err(ToolError(
+                    "`edits` is empty: give at least one replacement".into(),
+                ));
+            }
+            let path = resolve(ctx, &input.path)?;
+            let name = shown(ctx, &path);
+            let old_text = ctx.io.read_text(&path).await.map_err(|e| {
+                ToolError(format!(
+                    "cannot edit {name}: {e} (use `write` to create a file)"
+                ))
+            })?;
+            let edited = apply_edits(&old_text, &input.edits, &name)?;
+            let first_line = first_changed_line(&old_text, &edited.text);
+            let diff = Diff {
+                path: path.clone(),
+                old_text: Some(old_text),
+                new_text: edited.text,
+            };
+            Ok(Prepared::new(
+                format!(
+                    "Edit {name} ({})",
+                    plural(edited.replacements, "replacement")
+                ),
+                vec![Location {
+                    path,
+                    line: Some(first_line),
+                }],
+                Access::Edit(vec![diff.clone()]),
+                Call {
+                    diff,
+                    replacements: edited.replacements,
+                },
+            ))
+        })
+    }
+
+    fn run<'a>(
+        &'a self,
+        prepared: Prepared,
+        ctx: &'a Context,
+        _progress: UnboundedSender<String>,
+    ) -> BoxFuture<'a, Result<Output, ToolError>> {
+        Box::pin(async move {
+            let call: Call = prepared.into_state()?;
+            apply(ctx, &call.diff).await?;
+            let headline = format!(
+                "Edited {} ({}).",
+                shown(ctx, &call.diff.path),
+                plural(call.replacements, "replacement")
+            );
+            Ok(output(ctx, &call.diff, &headline))
+        })
+    }
+}
+
+struct Edited {
+    text: String,
+    replacements: usize,
+}
+
+/// Applies `edits` in order; an error names the edit (1-based) that failed and why.
+fn apply_edits(original: &str, edits: &[Replacement], name: &str) -> Result<Edited, ToolError> {
+    let mut text = original.to_owned();
+    let mut replacements = 0;
+    let crlf = text.contains("\r\n");
+    for (index, edit) in edits.iter().enumerate() {
+        let fail = |why: String| ToolError(format!("edit {} of {}: {why}", index + 1, edits.len()));
+        let (old, new) = line_endings(edit, crlf);
+        if old.is_empty() {
+            return Err(fail("`old_text` is empty".into()));
+        }
+        if old == new {
+            return Err(fail("`old_text` and `new_text` are the same".into()));
+        }
+        let count = text.matches(old.as_str()).count();
+        let later = if index > 0 {
+            " (after the earlier edits)"
+        } else {
+            ""
+        };
+        match count {
+            0 => {
+                return Err(fail(format!(
+                    "`old_text` was not found in {name}{later}. It must match exactly, \
+                     whitespace included; read the file again and copy the text."
+                )));
+            }
+            n if n > 1 && !edit.replace_all => {
+                return Err(fail(format!(
+                    "`old_text` occurs {n} times in {name}{later}. Include more surrounding \
+                     lines to make it unique, or set `replace_all`."
+                )));
+            }
+            n => {
+                text = text.replace(old.as_str(), &new);
+                replacements += n;
+            }
+        }
+    }
+    Ok(Edited { text, replacements })
+}
+
+/// The edit's texts with the file's line endings: models write `\n`, and a CRLF file should
+/// not make every multi-line edit fail.
+fn line_endings(edit: &Replacement, crlf: bool) -> (String, String) {
+    if crlf && !edit.old_text.contains('\r') {
+        (
+            edit.old_text.replace('\n', "\r\n"),
+            edit.new_text.replace('\n', "\r\n"),
+        )
+    } else {
+        (edit.old_text.clone(), edit.new_text.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::tools::testing::{call, context, prepare};
+
+    const SOURCE: &str = "fn a() {\n    old();\n}\n\nfn b() {\n    old();\n}\n";
+
+    fn project() -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lib.rs");
+        std::fs::write(&path, SOURCE).unwrap();
+        (dir, path)
+    }
+
+    #[tokio::test]
+    async fn applies_several_edits_in_order() {
+        let (dir, path) = project();
+        let ctx = context(dir.path());
+        let input = json!({ "path": "lib.rs", "edits": [
+            { "old_text": "fn b() {\n    old();", "new_text": "fn b() {\n    new();" },
+            { "old_text": "new()", "new_text": "newer()" },
+        ]});
+
+        let prepared = prepare(&Edit, input.clone(), &ctx).await.unwrap();
+        assert_eq!(prepared.title, "Edit lib.rs (2 replacements)");
+        assert_eq!(prepared.locations[0].line, Some(6));
+        let expected = SOURCE.replace("fn b() {\n    old();", "fn b() {\n    newer();");
+        let Access::Edit(diffs) = &prepared.access else {
+            panic!("not an edit")
+        };
+        assert_eq!(diffs[0].old_text.as_deref(), Some(SOURCE));
+        assert_eq!(diffs[0].new_text, expected);
+
+        let output = call(&Edit, input, &ctx).await.unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), expected);
+        assert!(
+            output
+                .for_model
+                .starts_with("Edited lib.rs (2 replacements).\n\n")
+        );
+        assert!(
+            output.for_model.contains("-    old();\n+    newer();\n"),
+            "{}",
+            output.for_model
+        );
+        assert_eq!(
+            output.content,
+            vec![json!({ "type": "diff", "path": path, "oldText": SOURCE, "newText": expected })]
+        );
+    }
+
+    #[tokio::test]
+    async fn replace_all_changes_every_occurrence() {
+        let (dir, path) = project();
+        let ctx = context(dir.path());
+        let input = json!({ "path": "lib.rs", "edits": [
+            { "old_text": "old()", "new_text": "new()", "replace_all": true },
+        ]});
+        assert_eq!(
+            prepare(&Edit, input.clone(), &ctx).await.unwrap().title,
+            "Edit lib.rs (2 replacements)"
+        );
+        call(&Edit, input, &ctx).await.unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            SOURCE.replace("old()", "new()")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_missing_or_ambiguous_match_names_the_edit() {
+        let (dir, path) = project();
+        let ctx = &context(dir.path());
+        let error = |edits: Value| async move {
+            let input = json!({ "path": "lib.rs", "edits": edits });
+            prepare(&Edit, input, ctx).await.err().unwrap().0
+        };
+
+        let ambiguous = error(json!([{ "old_text": "old();", "new_text": "x();" }])).await;
+        assert!(
+            ambiguous.starts_with("edit 1 of 1: `old_text` occurs 2 times in lib.rs."),
+            "{ambiguous}"
+        );
+        let missing = error(json!([
+            { "old_text": "fn a()", "new_text": "fn c()" },
+            { "old_text": "fn a()", "new_text": "fn d()" },
+        ]))
+        .await;
+        assert!(
+            missing.starts_with(
+                "edit 2 of 2: `old_text` was not found in lib.rs (after the earlier edits)."
+            ),
+            "{missing}"
+        );
+        assert!(
+            error(json!([{ "old_text": "", "new_text": "x" }]))
+                .await
+                .contains("`old_text` is empty")
+        );
+        assert!(
+            error(json!([{ "old_text": "fn", "new_text": "fn" }]))
+                .await
+                .contains("are the same")
+        );
+        assert!(error(json!([])).await.contains("`edits` is empty"));
+        let absent = prepare(
+            &Edit,
+            json!({ "path": "nope.rs", "edits": [{ "old_text": "a", "new_text": "b" }] }),
+            ctx,
+        )
+        .await
+        .err()
+        .unwrap();
+        assert!(
+            absent.0.starts_with("cannot edit nope.rs:") && absent.0.contains("use `write`"),
+            "{absent}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            SOURCE,
+            "nothing was written"
+        );
+    }
+
+    #[tokio::test]
+    async fn matches_lf_edits_in_a_crlf_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("win.txt");
+        std::fs::write(&path, "a\r\nb\r\nc\r\n").unwrap();
+        let ctx = context(dir.path());
+        let input =
+            json!({ "path": "win.txt", "edits": [{ "old_text": "a\nb\n", "new_text": "x\ny\n" }] });
+        call(&Edit, input, &ctx).await.unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "x\r\ny\r\nc\r\n");
+    }
+}

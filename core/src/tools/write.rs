@@ -1,0 +1,176 @@
+//! `write`: create a file or replace its whole text. The diff against the current text is
+//! worked out in `prepare`, so the permission request shows exactly what will change.
+
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::diffs::{apply, current_text, first_changed_line, output};
+use super::input::parse;
+use super::paths::{resolve, shown};
+use super::{Access, Context, Diff, Kind, Location, Output, Prepared, Tool, ToolError};
+use crate::llm::ToolSpec;
+
+pub struct Write;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Input {
+    path: String,
+    content: String,
+}
+
+impl Tool for Write {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "write".into(),
+            description: "Create a file, or replace the whole text of an existing one. Missing \
+                parent directories are created. To change part of an existing file, prefer \
+                `edit`, which does not need the whole text."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": {
+                        "type": "string",
+                        "description": "The file, absolute or relative to the working directory."
+                    },
+                    "content": {
+                        "type": "string",
+                        "description": "The complete new text of the file."
+                    }
+                },
+                "required": ["path", "content"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    fn kind(&self) -> Kind {
+        Kind::Edit
+    }
+
+    fn prepare<'a>(
+        &'a self,
+        input: &'a Value,
+        ctx: &'a Context,
+    ) -> BoxFuture<'a, Result<Prepared, ToolError>> {
+        Box::pin(async move {
+            let input: Input = parse(input)?;
+            let path = resolve(ctx, &input.path)?;
+            let old_text = current_text(ctx, &path).await?;
+            let verb = if old_text.is_some() {
+                "Write"
+            } else {
+                "Create"
+            };
+            let line = first_changed_line(old_text.as_deref().unwrap_or(""), &input.content);
+            let diff = Diff {
+                path: path.clone(),
+                old_text,
+                new_text: input.content,
+            };
+            Ok(Prepared::new(
+                format!("{verb} {}", shown(ctx, &path)),
+                vec![Location {
+                    path,
+                    line: Some(line),
+                }],
+                Access::Edit(vec![diff.clone()]),
+                diff,
+            ))
+        })
+    }
+
+    fn run<'a>(
+        &'a self,
+        prepared: Prepared,
+        ctx: &'a Context,
+        _progress: UnboundedSender<String>,
+    ) -> BoxFuture<'a, Result<Output, ToolError>> {
+        Box::pin(async move {
+            let diff: Diff = prepared.into_state()?;
+            apply(ctx, &diff).await?;
+            let headline = match diff.old_text {
+                None => format!("Created {}.", shown(ctx, &diff.path)),
+                Some(_) => format!("Wrote {}.", shown(ctx, &diff.path)),
+            };
+            Ok(output(ctx, &diff, &headline))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::tools::testing::{call, context, prepare};
+
+    #[tokio::test]
+    async fn creates_a_file_and_its_parents() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(dir.path());
+        let input = json!({ "path": "src/new/mod.rs", "content": "pub fn f() {}\n" });
+        let path = dir.path().join("src/new/mod.rs");
+
+        let prepared = prepare(&Write, input.clone(), &ctx).await.unwrap();
+        assert_eq!(prepared.title, "Create src/new/mod.rs");
+        let expected = Diff {
+            path: path.clone(),
+            old_text: None,
+            new_text: "pub fn f() {}\n".into(),
+        };
+        assert_eq!(prepared.access, Access::Edit(vec![expected]));
+
+        let output = call(&Write, input, &ctx).await.unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "pub fn f() {}\n");
+        assert!(output.for_model.starts_with("Created src/new/mod.rs.\n\n"));
+        assert!(output.for_model.contains("+pub fn f() {}"));
+        assert_eq!(
+            output.content,
+            vec![
+                json!({ "type": "diff", "path": path, "oldText": null, "newText": "pub fn f() {}\n" })
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn replaces_a_file_with_a_diff_of_the_old_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.txt");
+        std::fs::write(&path, "one\ntwo\n").unwrap();
+        let ctx = context(dir.path());
+        let input = json!({ "path": path, "content": "one\n2\n" });
+
+        let prepared = prepare(&Write, input.clone(), &ctx).await.unwrap();
+        assert_eq!(prepared.title, "Write a.txt");
+        assert_eq!(prepared.locations[0].line, Some(2));
+        let output = call(&Write, input, &ctx).await.unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "one\n2\n");
+        assert!(
+            output.for_model.contains("-two\n+2\n"),
+            "{}",
+            output.for_model
+        );
+        assert_eq!(output.content[0]["oldText"], "one\ntwo\n");
+        assert_eq!(output.raw_output.unwrap()["added"], 1);
+    }
+
+    #[tokio::test]
+    async fn refuses_to_overwrite_a_file_that_changed_after_prepare() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.txt");
+        std::fs::write(&path, "v1").unwrap();
+        let ctx = context(dir.path());
+        let prepared = prepare(&Write, json!({ "path": "a.txt", "content": "v2" }), &ctx)
+            .await
+            .unwrap();
+        std::fs::write(&path, "changed meanwhile").unwrap();
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let error = Write.run(prepared, &ctx, tx).await.unwrap_err();
+        assert!(error.0.contains("a.txt changed since"), "{error}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "changed meanwhile");
+    }
+}
