@@ -43,7 +43,7 @@ describe("session lifecycle", () => {
     for (const method of ["list", "delete", "resume", "close"]) {
       assert.ok(caps.sessionCapabilities?.[method], `sessionCapabilities.${method} advertised`);
     }
-    assert.equal(init.authMethods.length, 1);
+    assert.deepEqual(init.authMethods.map((m) => m.id), ["openai-api-key", "anthropic-api-key"]);
   });
 
   it("session/new gives a session id", async () => {
