@@ -17,12 +17,17 @@ fn schema() -> Arc<Schema> {
     SCHEMA.get_or_init(|| Arc::new(Schema::load())).clone()
 }
 
+/// Answers the agent's requests to the client: `(method, params) -> result`, or `None` to
+/// leave the request unanswered (the test answers it itself, or never).
+pub type Responder = Box<dyn FnMut(&str, &Value) -> Option<Value> + Send>;
+
 pub struct AcpClient<T: Transport> {
     pub transport: T,
     next_id: u64,
     methods: HashMap<String, String>,
     /// Every frame received, in arrival order.
     pub received: Vec<Value>,
+    responder: Option<Responder>,
 }
 
 impl<T: Transport> AcpClient<T> {
@@ -32,7 +37,28 @@ impl<T: Transport> AcpClient<T> {
             next_id: 1,
             methods: HashMap::new(),
             received: Vec::new(),
+            responder: None,
         }
+    }
+
+    /// Serves the agent's requests (permission, fs, terminal) from now on.
+    pub fn respond_with(&mut self, responder: impl FnMut(&str, &Value) -> Option<Value> + Send + 'static) {
+        self.responder = Some(Box::new(responder));
+    }
+
+    /// Answers an agent request by hand.
+    pub fn answer(&mut self, request: &Value, result: Value) {
+        let frame = json!({"jsonrpc": "2.0", "id": request["id"], "result": result});
+        self.transport.send(&frame.to_string());
+    }
+
+    /// The requests the agent sent to the client, in order.
+    pub fn agent_requests(&self, method: &str) -> Vec<Value> {
+        self.received
+            .iter()
+            .filter(|f| f["method"] == method && f.get("id").is_some())
+            .cloned()
+            .collect()
     }
 
     pub fn send_raw(&mut self, frame: &str) {
@@ -132,6 +158,12 @@ impl<T: Transport> AcpClient<T> {
             panic!("frame violates the ACP schema: {e}\n{frame}");
         }
         self.received.push(frame.clone());
+        if let (Some(method), Some(_)) = (frame["method"].as_str(), frame.get("id"))
+            && let Some(responder) = self.responder.as_mut()
+            && let Some(result) = responder(method, &frame["params"])
+        {
+            self.answer(&frame, result);
+        }
         Some(frame)
     }
 
