@@ -511,3 +511,22 @@ fn rate_limits_and_server_errors_are_retried_before_anything_streams() {
     assert_eq!(agent_text(&client.updates(&session)), "made it");
     assert_eq!(setup.mock.requests().len(), 3);
 }
+
+#[test]
+fn cancel_while_a_client_fs_request_is_pending_withdraws_it() {
+    let setup = Setup::new(json!({"responses": [call("r", "read", json!({"path": "slow.txt"})), text(&["after"])]}));
+    let cwd = workspace(&setup);
+    let mut client = AcpClient::new(InProcess::start(&setup.config()));
+    client.call("initialize", json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": true}}}));
+    let session = session(&mut client, &cwd);
+    let prompt = client.start_request("session/prompt", json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}));
+    let read = client.wait_for(Duration::from_secs(10), |f| f["method"] == "fs/read_text_file").expect("the agent asked the editor");
+    client.notify("session/cancel", json!({"sessionId": session}));
+    assert_eq!(client.response(&prompt)["result"]["stopReason"], "cancelled");
+    let withdrawn = client.received.iter().any(|f| f["method"] == "$/cancel_request" && f["params"]["requestId"] == read["id"]);
+    assert!(withdrawn, "the pending fs request was withdrawn with $/cancel_request");
+    assert_eq!(final_status(&client, &session), ["failed"]);
+    // The late answer is harmless.
+    client.answer(&read, json!({"content": "too late"}));
+    assert_eq!(client.prompt(&session, "again")["result"]["stopReason"], "end_turn");
+}

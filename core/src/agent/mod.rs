@@ -114,6 +114,7 @@ fn tool_context(
         let requests = SessionClient {
             shared: shared.clone(),
             session_id: session.id.clone(),
+            turn: token.clone(),
         };
         Arc::new(ClientIo::new(Arc::new(requests), abilities))
     };

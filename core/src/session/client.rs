@@ -14,6 +14,9 @@ use crate::rpc::RpcError;
 pub struct SessionClient {
     pub shared: Arc<Shared>,
     pub session_id: Arc<str>,
+    /// The running turn's token: cancelling the turn withdraws every pending request
+    /// (`$/cancel_request`), whatever token the caller passed.
+    pub turn: CancellationToken,
 }
 
 impl ClientRequests for SessionClient {

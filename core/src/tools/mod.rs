@@ -19,7 +19,10 @@ use crate::llm::ToolSpec;
 mod bounds;
 mod diffs;
 mod edit;
+mod glob;
+mod grep;
 mod input;
+mod list;
 mod paths;
 mod read;
 #[cfg(test)]

@@ -1,0 +1,202 @@
+//! `glob`: the files whose path matches a glob pattern, gitignore-aware.
+
+use std::path::PathBuf;
+
+use futures::future::BoxFuture;
+use globset::{GlobBuilder, GlobMatcher};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::bounds::push_list;
+use super::input::parse;
+use super::paths::{resolve_or_cwd, shown, shown_dir};
+use super::walk::{off_thread, relative, require_dir, walker};
+use super::{Access, Context, Kind, Location, Output, Prepared, Tool, ToolError};
+use crate::llm::ToolSpec;
+
+pub struct Glob;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Input {
+    pattern: String,
+    path: Option<String>,
+}
+
+struct Call {
+    root: PathBuf,
+    matcher: GlobMatcher,
+}
+
+impl Tool for Glob {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "glob".into(),
+            description: "Find files by path pattern, e.g. `**/*.rs`, `src/**/test_*.py`, \
+                `*.{json,toml}`. The pattern matches paths relative to `path`: `*` stays \
+                within one directory, `**` crosses directories. Files ignored by .gitignore \
+                are left out. Returns matching file paths (relative to the working \
+                directory), sorted."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "pattern": {
+                        "type": "string",
+                        "description": "The glob, relative to `path`."
+                    },
+                    "path": {
+                        "type": "string",
+                        "description": "The directory to search in. Default: the working directory."
+                    }
+                },
+                "required": ["pattern"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    fn kind(&self) -> Kind {
+        Kind::Search
+    }
+
+    fn prepare<'a>(
+        &'a self,
+        input: &'a Value,
+        ctx: &'a Context,
+    ) -> BoxFuture<'a, Result<Prepared, ToolError>> {
+        Box::pin(async move {
+            let input: Input = parse(input)?;
+            let root = resolve_or_cwd(ctx, input.path.as_deref())?;
+            let pattern = input.pattern.trim().trim_start_matches("./");
+            if pattern.starts_with('/') {
+                return Err(ToolError(
+                    "the pattern must be relative; put the directory in `path`".into(),
+                ));
+            }
+            let matcher = GlobBuilder::new(pattern)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| ToolError(format!("invalid glob pattern: {e}")))?
+                .compile_matcher();
+            let title = match shown(ctx, &root).as_str() {
+                "." => format!("Find `{pattern}`"),
+                _ => format!("Find `{pattern}` in {}", shown_dir(ctx, &root)),
+            };
+            Ok(Prepared::new(
+                title,
+                vec![Location {
+                    path: root.clone(),
+                    line: None,
+                }],
+                Access::Read(vec![root.clone()]),
+                Call { root, matcher },
+            ))
+        })
+    }
+
+    fn run<'a>(
+        &'a self,
+        prepared: Prepared,
+        ctx: &'a Context,
+        _progress: UnboundedSender<String>,
+    ) -> BoxFuture<'a, Result<Output, ToolError>> {
+        Box::pin(async move {
+            let call: Call = prepared.into_state()?;
+            require_dir(ctx, &call.root).await?;
+            let max = ctx.limits.search_max_results;
+            let (found, total) = off_thread(ctx, move |cancel| {
+                let mut found = Vec::new();
+                let mut total = 0;
+                for entry in walker(&call.root).build() {
+                    if cancel.is_cancelled() {
+                        break;
+                    }
+                    let Ok(entry) = entry else { continue };
+                    let is_file = entry.file_type().is_some_and(|t| t.is_file());
+                    if !is_file || !call.matcher.is_match(relative(&call.root, entry.path())) {
+                        continue;
+                    }
+                    total += 1;
+                    if found.len() < max {
+                        found.push(entry.into_path());
+                    }
+                }
+                Ok((found, total))
+            })
+            .await?;
+            let lines: Vec<String> = found.iter().map(|path| shown(ctx, path)).collect();
+            let mut for_model = String::new();
+            if lines.is_empty() {
+                for_model.push_str("No files match.\n");
+            }
+            push_list(&mut for_model, &lines, total, "files", "narrow the pattern or the path");
+            Ok(Output {
+                for_model,
+                raw_output: Some(json!({ "files": total })),
+                ..Output::default()
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::tools::testing::{call, context, prepare};
+
+    fn tree() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for file in ["build.rs", "src/main.rs", "src/a/lib.rs", "src/a/notes.md", "gen/out.rs"] {
+            let path = dir.path().join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "x").unwrap();
+        }
+        std::fs::write(dir.path().join(".gitignore"), "gen/\n").unwrap();
+        dir
+    }
+
+    #[tokio::test]
+    async fn matches_relative_paths_honouring_gitignore() {
+        let dir = tree();
+        let ctx = context(dir.path());
+        let all = call(&Glob, json!({ "pattern": "**/*.rs" }), &ctx).await.unwrap();
+        assert_eq!(all.for_model, "build.rs\nsrc/a/lib.rs\nsrc/main.rs\n");
+        let top = call(&Glob, json!({ "pattern": "*.rs" }), &ctx).await.unwrap();
+        assert_eq!(top.for_model, "build.rs\n");
+        let input = json!({ "pattern": "*/*.{rs,md}", "path": "src" });
+        assert_eq!(prepare(&Glob, input.clone(), &ctx).await.unwrap().title, "Find `*/*.{rs,md}` in src/");
+        let nested = call(&Glob, input, &ctx).await.unwrap();
+        assert_eq!(nested.for_model, "src/a/lib.rs\nsrc/a/notes.md\n");
+        let none = call(&Glob, json!({ "pattern": "*.py" }), &ctx).await.unwrap();
+        assert_eq!(none.for_model, "No files match.\n");
+    }
+
+    #[tokio::test]
+    async fn bounds_the_results() {
+        let dir = tempfile::tempdir().unwrap();
+        for n in 0..25 {
+            std::fs::write(dir.path().join(format!("f{n:02}.txt")), "").unwrap();
+        }
+        let mut ctx = context(dir.path());
+        ctx.limits.search_max_results = 5;
+        let output = call(&Glob, json!({ "pattern": "*.txt" }), &ctx).await.unwrap();
+        assert_eq!(
+            output.for_model,
+            "f00.txt\nf01.txt\nf02.txt\nf03.txt\nf04.txt\n… 20 more files (narrow the pattern or the path)\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn rejects_bad_patterns() {
+        let dir = tree();
+        let ctx = context(dir.path());
+        let error = prepare(&Glob, json!({ "pattern": "src/[a" }), &ctx).await.err().unwrap();
+        assert!(error.0.starts_with("invalid glob pattern"), "{error}");
+        let error = prepare(&Glob, json!({ "pattern": "/etc/*" }), &ctx).await.err().unwrap();
+        assert!(error.0.contains("put the directory in `path`"), "{error}");
+    }
+}

@@ -1,0 +1,209 @@
+//! `list`: the entries of a directory, a few levels deep, gitignore-aware.
+
+use std::path::PathBuf;
+
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::bounds::push_list;
+use super::input::parse;
+use super::paths::{resolve_or_cwd, shown, shown_dir};
+use super::walk::{off_thread, require_dir, walker};
+use super::{Access, Context, Kind, Location, Output, Prepared, Tool, ToolError};
+use crate::llm::ToolSpec;
+
+pub struct List;
+
+const DEFAULT_DEPTH: usize = 2;
+const MAX_DEPTH: usize = 10;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Input {
+    path: Option<String>,
+    depth: Option<usize>,
+}
+
+struct Call {
+    root: PathBuf,
+    depth: usize,
+}
+
+impl Tool for List {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "list".into(),
+            description: "List a directory's files and subdirectories (directories end with \
+                `/`), a few levels deep, sorted. Files ignored by .gitignore and the .git \
+                directory are left out. Paths are shown relative to the working directory."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": {
+                        "type": "string",
+                        "description": "The directory, absolute or relative to the working directory. Default: the working directory."
+                    },
+                    "depth": {
+                        "type": "integer", "minimum": 1, "maximum": MAX_DEPTH,
+                        "description": "How many levels to descend (1 = only the directory's own entries). Default: 2."
+                    }
+                },
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    fn kind(&self) -> Kind {
+        Kind::Read
+    }
+
+    fn prepare<'a>(
+        &'a self,
+        input: &'a Value,
+        ctx: &'a Context,
+    ) -> BoxFuture<'a, Result<Prepared, ToolError>> {
+        Box::pin(async move {
+            let input: Input = parse(input)?;
+            let root = resolve_or_cwd(ctx, input.path.as_deref())?;
+            let depth = input.depth.unwrap_or(DEFAULT_DEPTH).clamp(1, MAX_DEPTH);
+            Ok(Prepared::new(
+                format!("List {}", shown_dir(ctx, &root)),
+                vec![Location {
+                    path: root.clone(),
+                    line: None,
+                }],
+                Access::Read(vec![root.clone()]),
+                Call { root, depth },
+            ))
+        })
+    }
+
+    fn run<'a>(
+        &'a self,
+        prepared: Prepared,
+        ctx: &'a Context,
+        _progress: UnboundedSender<String>,
+    ) -> BoxFuture<'a, Result<Output, ToolError>> {
+        Box::pin(async move {
+            let call: Call = prepared.into_state()?;
+            require_dir(ctx, &call.root).await?;
+            let max = ctx.limits.search_max_results;
+            let root = call.root.clone();
+            let (entries, total) = off_thread(ctx, move |cancel| {
+                let mut entries = Vec::new();
+                let mut total = 0;
+                for entry in walker(&root).max_depth(Some(call.depth)).build() {
+                    if cancel.is_cancelled() {
+                        break;
+                    }
+                    let Ok(entry) = entry else { continue };
+                    if entry.depth() == 0 {
+                        continue;
+                    }
+                    total += 1;
+                    if entries.len() < max {
+                        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+                        entries.push((entry.into_path(), is_dir));
+                    }
+                }
+                Ok((entries, total))
+            })
+            .await?;
+            let lines: Vec<String> = entries
+                .iter()
+                .map(|(path, is_dir)| match is_dir {
+                    true => shown_dir(ctx, path),
+                    false => shown(ctx, path),
+                })
+                .collect();
+            let mut for_model = String::new();
+            if lines.is_empty() {
+                for_model.push_str("(empty directory)\n");
+            }
+            push_list(
+                &mut for_model,
+                &lines,
+                total,
+                "entries",
+                "list a subdirectory or lower the depth",
+            );
+            Ok(Output {
+                for_model,
+                raw_output: Some(json!({ "entries": total })),
+                ..Output::default()
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::tools::testing::{call, context, prepare};
+
+    fn tree() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for file in ["src/main.rs", "src/deep/er/x.rs", "target/debug/app", "README.md", ".github/ci.yml"] {
+            let path = dir.path().join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "x").unwrap();
+        }
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        std::fs::write(dir.path().join(".git/HEAD"), "ref").unwrap();
+        std::fs::write(dir.path().join(".gitignore"), "target/\n").unwrap();
+        dir
+    }
+
+    #[tokio::test]
+    async fn lists_sorted_entries_honouring_gitignore() {
+        let dir = tree();
+        let ctx = context(dir.path());
+        assert_eq!(prepare(&List, json!({}), &ctx).await.unwrap().title, "List .");
+        let output = call(&List, json!({}), &ctx).await.unwrap();
+        assert_eq!(
+            output.for_model,
+            ".github/\n.github/ci.yml\n.gitignore\nREADME.md\nsrc/\nsrc/deep/\nsrc/main.rs\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn lists_a_subdirectory_to_a_depth() {
+        let dir = tree();
+        let ctx = context(dir.path());
+        let input = json!({ "path": "src", "depth": 3 });
+        assert_eq!(prepare(&List, input.clone(), &ctx).await.unwrap().title, "List src/");
+        let output = call(&List, input, &ctx).await.unwrap();
+        assert_eq!(output.for_model, "src/deep/\nsrc/deep/er/\nsrc/deep/er/x.rs\nsrc/main.rs\n");
+    }
+
+    #[tokio::test]
+    async fn bounds_the_listing() {
+        let dir = tempfile::tempdir().unwrap();
+        for n in 0..30 {
+            std::fs::write(dir.path().join(format!("f{n:02}")), "").unwrap();
+        }
+        let mut ctx = context(dir.path());
+        ctx.limits.search_max_results = 10;
+        let output = call(&List, json!({}), &ctx).await.unwrap();
+        assert!(output.for_model.starts_with("f00\nf01\n"));
+        assert!(output.for_model.ends_with("f09\n… 20 more entries (list a subdirectory or lower the depth)\n"));
+    }
+
+    #[tokio::test]
+    async fn explains_a_missing_or_wrong_directory() {
+        let dir = tree();
+        let ctx = context(dir.path());
+        let missing = call(&List, json!({ "path": "nope" }), &ctx).await.unwrap_err();
+        assert_eq!(missing.0, "nope does not exist");
+        let file = call(&List, json!({ "path": "README.md" }), &ctx).await.unwrap_err();
+        assert_eq!(file.0, "README.md is a file, not a directory");
+        let empty = tempfile::tempdir().unwrap();
+        let output = call(&List, json!({}), &context(empty.path())).await.unwrap();
+        assert_eq!(output.for_model, "(empty directory)\n");
+    }
+}
