@@ -131,7 +131,13 @@ impl Tool for Glob {
             if lines.is_empty() {
                 for_model.push_str("No files match.\n");
             }
-            push_list(&mut for_model, &lines, total, "files", "narrow the pattern or the path");
+            push_list(
+                &mut for_model,
+                &lines,
+                total,
+                "files",
+                "narrow the pattern or the path",
+            );
             Ok(Output {
                 for_model,
                 raw_output: Some(json!({ "files": total })),
@@ -150,7 +156,13 @@ mod tests {
 
     fn tree() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
-        for file in ["build.rs", "src/main.rs", "src/a/lib.rs", "src/a/notes.md", "gen/out.rs"] {
+        for file in [
+            "build.rs",
+            "src/main.rs",
+            "src/a/lib.rs",
+            "src/a/notes.md",
+            "gen/out.rs",
+        ] {
             let path = dir.path().join(file);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, "x").unwrap();
@@ -163,15 +175,24 @@ mod tests {
     async fn matches_relative_paths_honouring_gitignore() {
         let dir = tree();
         let ctx = context(dir.path());
-        let all = call(&Glob, json!({ "pattern": "**/*.rs" }), &ctx).await.unwrap();
+        let all = call(&Glob, json!({ "pattern": "**/*.rs" }), &ctx)
+            .await
+            .unwrap();
         assert_eq!(all.for_model, "build.rs\nsrc/a/lib.rs\nsrc/main.rs\n");
-        let top = call(&Glob, json!({ "pattern": "*.rs" }), &ctx).await.unwrap();
+        let top = call(&Glob, json!({ "pattern": "*.rs" }), &ctx)
+            .await
+            .unwrap();
         assert_eq!(top.for_model, "build.rs\n");
         let input = json!({ "pattern": "*/*.{rs,md}", "path": "src" });
-        assert_eq!(prepare(&Glob, input.clone(), &ctx).await.unwrap().title, "Find `*/*.{rs,md}` in src/");
+        assert_eq!(
+            prepare(&Glob, input.clone(), &ctx).await.unwrap().title,
+            "Find `*/*.{rs,md}` in src/"
+        );
         let nested = call(&Glob, input, &ctx).await.unwrap();
         assert_eq!(nested.for_model, "src/a/lib.rs\nsrc/a/notes.md\n");
-        let none = call(&Glob, json!({ "pattern": "*.py" }), &ctx).await.unwrap();
+        let none = call(&Glob, json!({ "pattern": "*.py" }), &ctx)
+            .await
+            .unwrap();
         assert_eq!(none.for_model, "No files match.\n");
     }
 
@@ -183,7 +204,9 @@ mod tests {
         }
         let mut ctx = context(dir.path());
         ctx.limits.search_max_results = 5;
-        let output = call(&Glob, json!({ "pattern": "*.txt" }), &ctx).await.unwrap();
+        let output = call(&Glob, json!({ "pattern": "*.txt" }), &ctx)
+            .await
+            .unwrap();
         assert_eq!(
             output.for_model,
             "f00.txt\nf01.txt\nf02.txt\nf03.txt\nf04.txt\n… 20 more files (narrow the pattern or the path)\n"
@@ -194,9 +217,15 @@ mod tests {
     async fn rejects_bad_patterns() {
         let dir = tree();
         let ctx = context(dir.path());
-        let error = prepare(&Glob, json!({ "pattern": "src/[a" }), &ctx).await.err().unwrap();
+        let error = prepare(&Glob, json!({ "pattern": "src/[a" }), &ctx)
+            .await
+            .err()
+            .unwrap();
         assert!(error.0.starts_with("invalid glob pattern"), "{error}");
-        let error = prepare(&Glob, json!({ "pattern": "/etc/*" }), &ctx).await.err().unwrap();
+        let error = prepare(&Glob, json!({ "pattern": "/etc/*" }), &ctx)
+            .await
+            .err()
+            .unwrap();
         assert!(error.0.contains("put the directory in `path`"), "{error}");
     }
 }

@@ -239,9 +239,15 @@ mod tests {
         let dir = tree();
         let ctx = context(dir.path());
         let input = json!({ "pattern": "fn \\w+" });
-        assert_eq!(prepare(&Grep, input.clone(), &ctx).await.unwrap().title, "Search for `fn \\w+`");
+        assert_eq!(
+            prepare(&Grep, input.clone(), &ctx).await.unwrap().title,
+            "Search for `fn \\w+`"
+        );
         let output = call(&Grep, input, &ctx).await.unwrap();
-        assert_eq!(output.for_model, "src/lib.rs:1: pub fn helper() {}\nsrc/main.rs:1: fn main() {\n");
+        assert_eq!(
+            output.for_model,
+            "src/lib.rs:1: pub fn helper() {}\nsrc/main.rs:1: fn main() {\n"
+        );
     }
 
     #[tokio::test]
@@ -249,17 +255,40 @@ mod tests {
         let dir = tree();
         let ctx = context(dir.path());
         let input = json!({ "pattern": "main", "path": "src", "glob": "main.*" });
-        assert_eq!(prepare(&Grep, input.clone(), &ctx).await.unwrap().title, "Search for `main` in src/ (main.*)");
+        assert_eq!(
+            prepare(&Grep, input.clone(), &ctx).await.unwrap().title,
+            "Search for `main` in src/ (main.*)"
+        );
         let output = call(&Grep, input, &ctx).await.unwrap();
         assert_eq!(output.for_model, "src/main.rs:1: fn main() {\n");
 
-        let output = call(&Grep, json!({ "pattern": "^main", "case_insensitive": true }), &ctx).await.unwrap();
+        let output = call(
+            &Grep,
+            json!({ "pattern": "^main", "case_insensitive": true }),
+            &ctx,
+        )
+        .await
+        .unwrap();
         assert_eq!(output.for_model, "notes.md:1: Main ideas\n");
-        let output = call(&Grep, json!({ "pattern": "TODO", "path": "src/lib.rs" }), &ctx).await.unwrap();
+        let output = call(
+            &Grep,
+            json!({ "pattern": "TODO", "path": "src/lib.rs" }),
+            &ctx,
+        )
+        .await
+        .unwrap();
         assert_eq!(output.for_model, "src/lib.rs:2: // TODO: more\n");
-        let output = call(&Grep, json!({ "pattern": "helper", "glob": "!lib.rs" }), &ctx).await.unwrap();
+        let output = call(
+            &Grep,
+            json!({ "pattern": "helper", "glob": "!lib.rs" }),
+            &ctx,
+        )
+        .await
+        .unwrap();
         assert_eq!(output.for_model, "src/main.rs:2:     helper();\n");
-        let output = call(&Grep, json!({ "pattern": "nothing here" }), &ctx).await.unwrap();
+        let output = call(&Grep, json!({ "pattern": "nothing here" }), &ctx)
+            .await
+            .unwrap();
         assert_eq!(output.for_model, "No matches.\n");
     }
 
@@ -268,28 +297,48 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let many: String = (1..=50).map(|n| format!("hit {n}\n")).collect();
         std::fs::write(dir.path().join("many.txt"), many).unwrap();
-        std::fs::write(dir.path().join("wide.txt"), format!("hit {}\n", "x".repeat(1000))).unwrap();
+        std::fs::write(
+            dir.path().join("wide.txt"),
+            format!("hit {}\n", "x".repeat(1000)),
+        )
+        .unwrap();
         let mut ctx = context(dir.path());
         ctx.limits.search_max_results = 3;
-        let output = call(&Grep, json!({ "pattern": "hit", "glob": "many.txt" }), &ctx).await.unwrap();
+        let output = call(&Grep, json!({ "pattern": "hit", "glob": "many.txt" }), &ctx)
+            .await
+            .unwrap();
         assert_eq!(
             output.for_model,
             "many.txt:1: hit 1\nmany.txt:2: hit 2\nmany.txt:3: hit 3\n\
              [Showing the first 3 matches; there are more. Narrow the pattern, path or glob.]\n"
         );
-        let output = call(&Grep, json!({ "pattern": "hit", "glob": "wide.txt" }), &ctx).await.unwrap();
-        assert!(output.for_model.ends_with("… [704 more characters]\n"), "{}", output.for_model);
+        let output = call(&Grep, json!({ "pattern": "hit", "glob": "wide.txt" }), &ctx)
+            .await
+            .unwrap();
+        assert!(
+            output.for_model.ends_with("… [704 more characters]\n"),
+            "{}",
+            output.for_model
+        );
     }
 
     #[tokio::test]
     async fn reports_bad_input_clearly() {
         let dir = tree();
         let ctx = context(dir.path());
-        let error = prepare(&Grep, json!({ "pattern": "fn (" }), &ctx).await.err().unwrap();
+        let error = prepare(&Grep, json!({ "pattern": "fn (" }), &ctx)
+            .await
+            .err()
+            .unwrap();
         assert!(error.0.starts_with("invalid regular expression"), "{error}");
-        let error = prepare(&Grep, json!({ "pattern": "x", "glob": "[" }), &ctx).await.err().unwrap();
+        let error = prepare(&Grep, json!({ "pattern": "x", "glob": "[" }), &ctx)
+            .await
+            .err()
+            .unwrap();
         assert!(error.0.starts_with("invalid glob `[`"), "{error}");
-        let error = call(&Grep, json!({ "pattern": "x", "path": "nope" }), &ctx).await.unwrap_err();
+        let error = call(&Grep, json!({ "pattern": "x", "path": "nope" }), &ctx)
+            .await
+            .unwrap_err();
         assert_eq!(error.0, "nope does not exist");
     }
 }

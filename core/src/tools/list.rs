@@ -148,7 +148,13 @@ mod tests {
 
     fn tree() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
-        for file in ["src/main.rs", "src/deep/er/x.rs", "target/debug/app", "README.md", ".github/ci.yml"] {
+        for file in [
+            "src/main.rs",
+            "src/deep/er/x.rs",
+            "target/debug/app",
+            "README.md",
+            ".github/ci.yml",
+        ] {
             let path = dir.path().join(file);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, "x").unwrap();
@@ -163,7 +169,10 @@ mod tests {
     async fn lists_sorted_entries_honouring_gitignore() {
         let dir = tree();
         let ctx = context(dir.path());
-        assert_eq!(prepare(&List, json!({}), &ctx).await.unwrap().title, "List .");
+        assert_eq!(
+            prepare(&List, json!({}), &ctx).await.unwrap().title,
+            "List ."
+        );
         let output = call(&List, json!({}), &ctx).await.unwrap();
         assert_eq!(
             output.for_model,
@@ -176,9 +185,15 @@ mod tests {
         let dir = tree();
         let ctx = context(dir.path());
         let input = json!({ "path": "src", "depth": 3 });
-        assert_eq!(prepare(&List, input.clone(), &ctx).await.unwrap().title, "List src/");
+        assert_eq!(
+            prepare(&List, input.clone(), &ctx).await.unwrap().title,
+            "List src/"
+        );
         let output = call(&List, input, &ctx).await.unwrap();
-        assert_eq!(output.for_model, "src/deep/\nsrc/deep/er/\nsrc/deep/er/x.rs\nsrc/main.rs\n");
+        assert_eq!(
+            output.for_model,
+            "src/deep/\nsrc/deep/er/\nsrc/deep/er/x.rs\nsrc/main.rs\n"
+        );
     }
 
     #[tokio::test]
@@ -191,19 +206,29 @@ mod tests {
         ctx.limits.search_max_results = 10;
         let output = call(&List, json!({}), &ctx).await.unwrap();
         assert!(output.for_model.starts_with("f00\nf01\n"));
-        assert!(output.for_model.ends_with("f09\n… 20 more entries (list a subdirectory or lower the depth)\n"));
+        assert!(
+            output
+                .for_model
+                .ends_with("f09\n… 20 more entries (list a subdirectory or lower the depth)\n")
+        );
     }
 
     #[tokio::test]
     async fn explains_a_missing_or_wrong_directory() {
         let dir = tree();
         let ctx = context(dir.path());
-        let missing = call(&List, json!({ "path": "nope" }), &ctx).await.unwrap_err();
+        let missing = call(&List, json!({ "path": "nope" }), &ctx)
+            .await
+            .unwrap_err();
         assert_eq!(missing.0, "nope does not exist");
-        let file = call(&List, json!({ "path": "README.md" }), &ctx).await.unwrap_err();
+        let file = call(&List, json!({ "path": "README.md" }), &ctx)
+            .await
+            .unwrap_err();
         assert_eq!(file.0, "README.md is a file, not a directory");
         let empty = tempfile::tempdir().unwrap();
-        let output = call(&List, json!({}), &context(empty.path())).await.unwrap();
+        let output = call(&List, json!({}), &context(empty.path()))
+            .await
+            .unwrap();
         assert_eq!(output.for_model, "(empty directory)\n");
     }
 }

@@ -19,16 +19,23 @@ use crate::llm::ToolSpec;
 mod bounds;
 mod diffs;
 mod edit;
+mod fetch;
 mod glob;
 mod grep;
+mod html;
 mod input;
 mod list;
 mod paths;
 mod read;
+pub mod registry;
+mod run_command;
 #[cfg(test)]
 mod testing;
+mod todo;
 mod walk;
 mod write;
+
+pub use registry::{Registry, all};
 
 /// ACP `ToolKind` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,485 @@
+//! `fetch`: an HTTP(S) GET of a text resource (a documentation page, a JSON API, a raw
+//! file), capped in size and time. HTML comes back as readable text.
+
+use std::sync::OnceLock;
+
+use futures::future::BoxFuture;
+use reqwest::{Client, Url, header};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::html;
+use super::input::parse;
+use super::{Access, Context, Kind, Output, Prepared, Tool, ToolError};
+use crate::llm::ToolSpec;
+
+pub struct Fetch;
+
+/// How much of an error page is quoted back to the model.
+const ERROR_EXCERPT_BYTES: usize = 500;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Input {
+    url: String,
+}
+
+impl Tool for Fetch {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "fetch".into(),
+            description: "Fetch a web page or text resource with an HTTP GET: documentation, \
+                a JSON API response, a raw file. HTML is returned as plain text (no scripts, \
+                styles or markup); JSON and other text as is. Binary content (images, PDFs, \
+                archives) is refused. Large responses are cut."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "url": {
+                        "type": "string",
+                        "description": "An absolute http:// or https:// URL."
+                    }
+                },
+                "required": ["url"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    fn kind(&self) -> Kind {
+        Kind::Fetch
+    }
+
+    fn prepare<'a>(
+        &'a self,
+        input: &'a Value,
+        _ctx: &'a Context,
+    ) -> BoxFuture<'a, Result<Prepared, ToolError>> {
+        Box::pin(async move {
+            let input: Input = parse(input)?;
+            let url = Url::parse(input.url.trim())
+                .map_err(|e| ToolError(format!("`{}` is not a valid URL: {e}", input.url)))?;
+            if !matches!(url.scheme(), "http" | "https") {
+                return Err(ToolError(format!(
+                    "only http and https URLs can be fetched, not {}:",
+                    url.scheme()
+                )));
+            }
+            Ok(Prepared::new(
+                format!("Fetch {url}"),
+                Vec::new(),
+                Access::Network(url.to_string()),
+                url,
+            ))
+        })
+    }
+
+    fn run<'a>(
+        &'a self,
+        prepared: Prepared,
+        ctx: &'a Context,
+        _progress: UnboundedSender<String>,
+    ) -> BoxFuture<'a, Result<Output, ToolError>> {
+        Box::pin(async move {
+            let url: Url = prepared.into_state()?;
+            let timeout = ctx.limits.fetch_timeout;
+            let fetched = tokio::select! {
+                _ = ctx.cancel.cancelled() => return Err(ToolError("cancelled".into())),
+                fetched = tokio::time::timeout(timeout, get(&url, ctx.limits.fetch_max_bytes)) => fetched,
+            };
+            let page = fetched.map_err(|_| {
+                ToolError(format!(
+                    "{url} did not answer within {}",
+                    humantime::format_duration(timeout)
+                ))
+            })??;
+            page.into_output(&url)
+        })
+    }
+}
+
+/// The shared HTTP client, built on first use with the engine's TLS setup (rustls with the
+/// platform's verifier, never the process-wide default a host may rely on).
+fn client() -> Result<&'static Client, ToolError> {
+    static CLIENT: OnceLock<Result<Client, String>> = OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            Client::builder()
+                .tls_backend_preconfigured(crate::llm::tls::client_config()?)
+                .user_agent(concat!("hearth/", env!("CARGO_PKG_VERSION")))
+                .redirect(reqwest::redirect::Policy::limited(5))
+                .build()
+                .map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| ToolError(format!("cannot set up the HTTP client: {e}")))
+}
+
+/// How a body is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Html,
+    Text,
+    /// No content type: decided by looking at the bytes.
+    Unknown,
+}
+
+struct Page {
+    status: u16,
+    mime: String,
+    body: Vec<u8>,
+    truncated: bool,
+    format: Format,
+}
+
+async fn get(url: &Url, max_bytes: usize) -> Result<Page, ToolError> {
+    let failed = |e: reqwest::Error| ToolError(format!("fetching {url} failed: {e}"));
+    let mut response = client()?
+        .get(url.clone())
+        .header(
+            header::ACCEPT,
+            "text/html, text/plain;q=0.9, application/json;q=0.9, text/*;q=0.8, */*;q=0.1",
+        )
+        .send()
+        .await
+        .map_err(failed)?;
+    let status = response.status();
+    let mime = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .map(|mime| mime.trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    let format = classify(&mime);
+    let limit = if status.is_success() {
+        max_bytes
+    } else {
+        ERROR_EXCERPT_BYTES
+    };
+    let (body, truncated) = match format {
+        Some(_) => read_body(&mut response, limit).await.map_err(failed)?,
+        None => (Vec::new(), false),
+    };
+    let page = Page {
+        status: status.as_u16(),
+        mime,
+        body,
+        truncated,
+        format: format.unwrap_or(Format::Unknown),
+    };
+    if !status.is_success() {
+        return Err(ToolError(format!(
+            "{url} answered HTTP {status}: {}",
+            page.text().trim()
+        )));
+    }
+    if format.is_none() {
+        return Err(ToolError(format!(
+            "{url} is {}, which is not text; fetch reads HTML, JSON and other text",
+            page.mime
+        )));
+    }
+    Ok(page)
+}
+
+/// At most `limit` bytes of the body; `true` when there was more.
+async fn read_body(
+    response: &mut reqwest::Response,
+    limit: usize,
+) -> Result<(Vec<u8>, bool), reqwest::Error> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        let room = limit - body.len();
+        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if chunk.len() > room {
+            return Ok((body, true));
+        }
+    }
+    Ok((body, false))
+}
+
+/// The format of a declared content type; `None` for a type that is not text.
+fn classify(mime: &str) -> Option<Format> {
+    let text_like = mime.starts_with("text/")
+        || mime.ends_with("+json")
+        || mime.ends_with("+xml")
+        || matches!(
+            mime,
+            "application/json"
+                | "application/xml"
+                | "application/javascript"
+                | "application/x-javascript"
+                | "application/ecmascript"
+                | "application/yaml"
+                | "application/x-yaml"
+                | "application/toml"
+                | "application/x-sh"
+                | "application/sql"
+                | "application/graphql"
+        );
+    match mime {
+        "text/html" | "application/xhtml+xml" => Some(Format::Html),
+        "" => Some(Format::Unknown),
+        _ if text_like => Some(Format::Text),
+        _ => None,
+    }
+}
+
+impl Page {
+    fn format(&self) -> Result<Format, ToolError> {
+        match self.format {
+            Format::Unknown if self.body.contains(&0) => {
+                Err(ToolError("the response is binary, not text".into()))
+            }
+            Format::Unknown => {
+                let start = String::from_utf8_lossy(&self.body[..self.body.len().min(512)])
+                    .trim_start()
+                    .to_ascii_lowercase();
+                let html = start.starts_with("<!doctype html") || start.starts_with("<html");
+                Ok(if html { Format::Html } else { Format::Text })
+            }
+            known => Ok(known),
+        }
+    }
+
+    fn text(&self) -> String {
+        let raw = String::from_utf8_lossy(&self.body);
+        match self.format() {
+            Ok(Format::Html) => html::to_text(&raw),
+            _ => raw.into_owned(),
+        }
+    }
+
+    fn into_output(self, url: &Url) -> Result<Output, ToolError> {
+        self.format()?;
+        let text = self.text();
+        let mime = if self.mime.is_empty() {
+            "no content type"
+        } else {
+            &self.mime
+        };
+        let mut for_model = format!("{url} ({mime}, {} bytes)\n\n{text}", self.body.len());
+        if self.truncated {
+            for_model.push_str(&format!(
+                "\n… [cut after the first {} bytes of the response] …\n",
+                self.body.len()
+            ));
+        }
+        Ok(Output {
+            for_model,
+            raw_output: Some(json!({
+                "status": self.status,
+                "contentType": self.mime,
+                "bytes": self.body.len(),
+                "truncated": self.truncated,
+            })),
+            ..Output::default()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::json;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::{TcpListener, TcpStream};
+
+    use super::*;
+    use crate::tools::testing::{call, context, prepare};
+
+    /// A tiny HTTP/1.1 server with canned answers; returns its base URL.
+    async fn serve() -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                tokio::spawn(answer(socket));
+            }
+        });
+        base
+    }
+
+    async fn answer(mut socket: TcpStream) {
+        let mut request = Vec::new();
+        let mut chunk = [0; 1024];
+        while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+            match socket.read(&mut chunk).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => request.extend_from_slice(&chunk[..n]),
+            }
+        }
+        let request = String::from_utf8_lossy(&request).into_owned();
+        let path = request.split_whitespace().nth(1).unwrap_or("/");
+        let page = "<html><head><title>Guide</title><script>track()</script></head>\
+                    <body><h1>Hello</h1><p>a &lt;b&gt; c</p></body></html>";
+        let (status, mime, body): (&str, Option<&str>, Vec<u8>) = match path {
+            "/page.html" => ("200 OK", Some("text/html; charset=utf-8"), page.into()),
+            "/data.json" => (
+                "200 OK",
+                Some("application/json"),
+                br#"{"ok":true}"#.to_vec(),
+            ),
+            "/big.txt" => ("200 OK", Some("text/plain"), vec![b'a'; 100_000]),
+            "/image.png" => (
+                "200 OK",
+                Some("image/png"),
+                b"\x89PNG\r\n\x1a\n\0\0".to_vec(),
+            ),
+            "/untyped" => ("200 OK", None, b"just text".to_vec()),
+            "/untyped-binary" => ("200 OK", None, b"ab\0cd".to_vec()),
+            "/old" => ("301 Moved Permanently", Some("text/plain"), Vec::new()),
+            "/slow" => {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+                return;
+            }
+            _ => (
+                "404 Not Found",
+                Some("text/plain"),
+                b"nothing here".to_vec(),
+            ),
+        };
+        let mut head = format!(
+            "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n",
+            body.len()
+        );
+        if let Some(mime) = mime {
+            head.push_str(&format!("Content-Type: {mime}\r\n"));
+        }
+        if path == "/old" {
+            head.push_str("Location: /data.json\r\n");
+        }
+        head.push_str("\r\n");
+        let _ = socket.write_all(head.as_bytes()).await;
+        let _ = socket.write_all(&body).await;
+    }
+
+    #[tokio::test]
+    async fn fetches_html_as_text() {
+        let base = serve().await;
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(dir.path());
+        let url = format!("{base}/page.html");
+        let prepared = prepare(&Fetch, json!({ "url": url }), &ctx).await.unwrap();
+        assert_eq!(prepared.title, format!("Fetch {url}"));
+        assert_eq!(prepared.access, Access::Network(url.clone()));
+
+        let output = call(&Fetch, json!({ "url": url }), &ctx).await.unwrap();
+        assert!(
+            output.for_model.starts_with(&format!("{url} (text/html, ")),
+            "{}",
+            output.for_model
+        );
+        assert!(
+            output.for_model.ends_with("\n\nGuide\nHello\na <b> c"),
+            "{}",
+            output.for_model
+        );
+        assert_eq!(output.raw_output.unwrap()["status"], 200);
+    }
+
+    #[tokio::test]
+    async fn fetches_json_and_follows_redirects() {
+        let base = serve().await;
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(dir.path());
+        let output = call(&Fetch, json!({ "url": format!("{base}/old") }), &ctx)
+            .await
+            .unwrap();
+        assert!(
+            output
+                .for_model
+                .ends_with("(application/json, 11 bytes)\n\n{\"ok\":true}"),
+            "{}",
+            output.for_model
+        );
+        let output = call(&Fetch, json!({ "url": format!("{base}/untyped") }), &ctx)
+            .await
+            .unwrap();
+        assert!(
+            output
+                .for_model
+                .ends_with("(no content type, 9 bytes)\n\njust text"),
+            "{}",
+            output.for_model
+        );
+    }
+
+    #[tokio::test]
+    async fn caps_the_size() {
+        let base = serve().await;
+        let dir = tempfile::tempdir().unwrap();
+        let mut ctx = context(dir.path());
+        ctx.limits.fetch_max_bytes = 1000;
+        let output = call(&Fetch, json!({ "url": format!("{base}/big.txt") }), &ctx)
+            .await
+            .unwrap();
+        assert!(
+            output
+                .for_model
+                .contains(&format!("\n\n{}\n", "a".repeat(1000)))
+        );
+        assert!(
+            output
+                .for_model
+                .ends_with("… [cut after the first 1000 bytes of the response] …\n")
+        );
+        assert_eq!(output.raw_output.unwrap()["truncated"], true);
+    }
+
+    #[tokio::test]
+    async fn refuses_binary_errors_and_bad_urls() {
+        let base = serve().await;
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = &context(dir.path());
+        let error = |url: String| async move {
+            call(&Fetch, json!({ "url": url }), ctx)
+                .await
+                .unwrap_err()
+                .0
+        };
+
+        assert!(
+            error(format!("{base}/image.png")).await.ends_with(
+                "is image/png, which is not text; fetch reads HTML, JSON and other text"
+            )
+        );
+        assert_eq!(
+            error(format!("{base}/untyped-binary")).await,
+            "the response is binary, not text"
+        );
+        assert_eq!(
+            error(format!("{base}/gone")).await,
+            format!("{base}/gone answered HTTP 404 Not Found: nothing here")
+        );
+        assert!(
+            error("ftp://example.com/x".into())
+                .await
+                .starts_with("only http and https URLs")
+        );
+        assert!(
+            error("not a url".into())
+                .await
+                .starts_with("`not a url` is not a valid URL")
+        );
+    }
+
+    #[tokio::test]
+    async fn gives_up_after_the_timeout() {
+        let base = serve().await;
+        let dir = tempfile::tempdir().unwrap();
+        let mut ctx = context(dir.path());
+        ctx.limits.fetch_timeout = Duration::from_millis(300);
+        let error = call(&Fetch, json!({ "url": format!("{base}/slow") }), &ctx)
+            .await
+            .unwrap_err();
+        assert!(
+            error.0.ends_with("/slow did not answer within 300ms"),
+            "{error}"
+        );
+    }
+}

@@ -1,0 +1,113 @@
+//! The built-in tools, and lookup by name (the name the model calls).
+
+use std::sync::Arc;
+
+use super::Tool;
+use super::edit::Edit;
+use super::fetch::Fetch;
+use super::glob::Glob;
+use super::grep::Grep;
+use super::list::List;
+use super::read::Read;
+use super::run_command::RunCommand;
+use super::todo::Todo;
+use super::write::Write;
+use crate::llm::ToolSpec;
+
+/// Every built-in tool, in the order they are offered to the model.
+pub fn all() -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(Read),
+        Arc::new(List),
+        Arc::new(Glob),
+        Arc::new(Grep),
+        Arc::new(Edit),
+        Arc::new(Write),
+        Arc::new(RunCommand),
+        Arc::new(Fetch),
+        Arc::new(Todo),
+    ]
+}
+
+/// A set of tools, found by name. Built once per session (MCP tools can be added later).
+#[derive(Clone)]
+pub struct Registry {
+    tools: Vec<(String, Arc<dyn Tool>)>,
+}
+
+impl Registry {
+    pub fn new(tools: Vec<Arc<dyn Tool>>) -> Self {
+        let tools = tools
+            .into_iter()
+            .map(|tool| (tool.spec().name, tool))
+            .collect();
+        Registry { tools }
+    }
+
+    /// The built-in tools.
+    pub fn builtin() -> Self {
+        Registry::new(all())
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools
+            .iter()
+            .find(|(known, _)| known == name)
+            .map(|(_, tool)| tool.clone())
+    }
+
+    /// What the model is told about each tool.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools.iter().map(|(_, tool)| tool.spec()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::Kind;
+
+    #[test]
+    fn finds_every_builtin_tool_by_name() {
+        let registry = Registry::builtin();
+        let names: Vec<String> = registry.specs().into_iter().map(|s| s.name).collect();
+        assert_eq!(
+            names,
+            [
+                "read",
+                "list",
+                "glob",
+                "grep",
+                "edit",
+                "write",
+                "run_command",
+                "fetch",
+                "todo"
+            ]
+        );
+        assert_eq!(registry.get("run_command").unwrap().kind(), Kind::Execute);
+        assert_eq!(registry.get("edit").unwrap().kind(), Kind::Edit);
+        assert!(registry.get("rm").is_none());
+    }
+
+    #[test]
+    fn specs_are_closed_object_schemas_with_descriptions() {
+        for spec in Registry::builtin().specs() {
+            assert!(spec.description.len() > 40, "{}", spec.name);
+            assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
+            assert_eq!(
+                spec.parameters["additionalProperties"], false,
+                "{}",
+                spec.name
+            );
+            let properties = spec.parameters["properties"].as_object().unwrap();
+            for required in spec.parameters["required"].as_array().into_iter().flatten() {
+                assert!(
+                    properties.contains_key(required.as_str().unwrap()),
+                    "{}",
+                    spec.name
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,344 @@
+//! `run_command`: a shell command line in the working directory, its output streamed live,
+//! bounded, with a timeout; cancel, timeout and close stop the whole process tree (the I/O
+//! backend does that).
+
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::bounds::{cut_line, fence};
+use super::input::parse;
+use super::{Access, Context, Kind, Output, Prepared, Tool, ToolError};
+use crate::io::{CommandResult, CommandSpec};
+use crate::llm::ToolSpec;
+
+pub struct RunCommand;
+
+/// The longest a model may ask a command to run.
+const MAX_TIMEOUT: Duration = Duration::from_secs(60 * 60);
+/// Titles show at most this much of the command line.
+const TITLE_CHARS: usize = 80;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Input {
+    command: String,
+    timeout_secs: Option<u64>,
+}
+
+struct Call {
+    command: String,
+    timeout: Duration,
+}
+
+impl Tool for RunCommand {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "run_command".into(),
+            description: "Run a shell command (`sh -c`) in the working directory: builds, \
+                tests, git, scripts. stdout and stderr come back merged, with the exit code. \
+                There is no stdin, so interactive prompts fail: pass flags like `--yes`. Long \
+                output keeps its beginning and end. The command and everything it starts are \
+                stopped at the timeout or when the user cancels, and nothing keeps running in \
+                the background after the command returns."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "command": {
+                        "type": "string",
+                        "description": "The command line, e.g. `cargo test -p core 2>&1 | tail -50`."
+                    },
+                    "timeout_secs": {
+                        "type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT.as_secs(),
+                        "description": "Stop the command after this many seconds. Default: the configured command timeout (120 s unless changed)."
+                    }
+                },
+                "required": ["command"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    fn kind(&self) -> Kind {
+        Kind::Execute
+    }
+
+    fn prepare<'a>(
+        &'a self,
+        input: &'a Value,
+        ctx: &'a Context,
+    ) -> BoxFuture<'a, Result<Prepared, ToolError>> {
+        Box::pin(async move {
+            let input: Input = parse(input)?;
+            if input.command.trim().is_empty() {
+                return Err(ToolError("the command is empty".into()));
+            }
+            let timeout = input
+                .timeout_secs
+                .map(|secs| Duration::from_secs(secs.max(1)).min(MAX_TIMEOUT))
+                .unwrap_or(ctx.limits.command_timeout);
+            Ok(Prepared::new(
+                title(&input.command),
+                Vec::new(),
+                Access::Execute(input.command.clone()),
+                Call {
+                    command: input.command,
+                    timeout,
+                },
+            ))
+        })
+    }
+
+    fn run<'a>(
+        &'a self,
+        prepared: Prepared,
+        ctx: &'a Context,
+        progress: UnboundedSender<String>,
+    ) -> BoxFuture<'a, Result<Output, ToolError>> {
+        Box::pin(async move {
+            let call: Call = prepared.into_state()?;
+            let spec = CommandSpec {
+                command: call.command,
+                cwd: ctx.cwd.clone(),
+                timeout: call.timeout,
+                output_limit: ctx.limits.output_limit,
+            };
+            let result = ctx
+                .io
+                .run_command(spec, progress, ctx.cancel.clone())
+                .await?;
+            let status = status_line(&result, call.timeout, ctx.cancel.is_cancelled());
+            Ok(output(&result, &status))
+        })
+    }
+}
+
+/// "Run `cargo test`", the first line of the command, cut when long.
+fn title(command: &str) -> String {
+    let first = command.trim().lines().next().unwrap_or_default();
+    let more = if command.trim().lines().nth(1).is_some() {
+        " …"
+    } else {
+        ""
+    };
+    format!("Run `{}{more}`", cut_line(first, TITLE_CHARS))
+}
+
+fn status_line(result: &CommandResult, timeout: Duration, cancelled: bool) -> String {
+    if result.timed_out {
+        return format!(
+            "Timed out after {} s; the command and everything it started were stopped.",
+            timeout.as_secs()
+        );
+    }
+    if cancelled {
+        return "Cancelled by the user; the command and everything it started were stopped.".into();
+    }
+    match (result.exit_code, &result.signal) {
+        (Some(code), _) => format!("Exit code: {code}"),
+        (None, Some(signal)) => format!("Killed by signal {signal}"),
+        (None, None) => "The command ended without an exit status.".into(),
+    }
+}
+
+fn output(result: &CommandResult, status: &str) -> Output {
+    let shown = if result.output.is_empty() {
+        "(no output)".to_owned()
+    } else {
+        fence(&result.output)
+    };
+    let content = match &result.terminal_id {
+        Some(id) => json!({ "type": "terminal", "terminalId": id }),
+        None => json!({ "type": "content", "content": { "type": "text", "text": shown } }),
+    };
+    Output {
+        for_model: format!("{status}\n{shown}"),
+        content: vec![content],
+        raw_output: Some(json!({
+            "exitCode": result.exit_code,
+            "signal": result.signal,
+            "timedOut": result.timed_out,
+            "truncated": result.truncated,
+        })),
+        plan: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use futures::future::BoxFuture;
+    use serde_json::json;
+    use tokio::sync::mpsc::unbounded_channel;
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+    use crate::io::testing::{group_is_gone, live_group_members};
+    use crate::io::{Io, IoError};
+    use crate::tools::testing::{call, context, prepare};
+
+    #[tokio::test]
+    async fn titles_and_access_name_the_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(dir.path());
+        let prepared = prepare(&RunCommand, json!({ "command": "cargo test" }), &ctx)
+            .await
+            .unwrap();
+        assert_eq!(prepared.title, "Run `cargo test`");
+        assert_eq!(prepared.access, Access::Execute("cargo test".into()));
+        let long = prepare(
+            &RunCommand,
+            json!({ "command": "set -e\nmake\nmake install" }),
+            &ctx,
+        )
+        .await
+        .unwrap();
+        assert_eq!(long.title, "Run `set -e …`");
+        let empty = prepare(&RunCommand, json!({ "command": " " }), &ctx)
+            .await
+            .err()
+            .unwrap();
+        assert_eq!(empty.0, "the command is empty");
+    }
+
+    #[tokio::test]
+    async fn reports_exit_code_and_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(dir.path());
+        let output = call(
+            &RunCommand,
+            json!({ "command": "echo hi; echo oops >&2; exit 2" }),
+            &ctx,
+        )
+        .await
+        .unwrap();
+        assert_eq!(output.for_model, "Exit code: 2\n```\nhi\noops\n```");
+        assert_eq!(
+            output.content,
+            vec![
+                json!({ "type": "content", "content": { "type": "text", "text": "```\nhi\noops\n```" } })
+            ]
+        );
+        assert_eq!(
+            output.raw_output,
+            Some(json!({ "exitCode": 2, "signal": null, "timedOut": false, "truncated": false }))
+        );
+        let quiet = call(&RunCommand, json!({ "command": "true" }), &ctx)
+            .await
+            .unwrap();
+        assert_eq!(quiet.for_model, "Exit code: 0\n(no output)");
+    }
+
+    #[tokio::test]
+    async fn caps_long_output_with_a_marker() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ctx = context(dir.path());
+        ctx.limits.output_limit = 200;
+        let output = call(&RunCommand, json!({ "command": "seq 1 10000" }), &ctx)
+            .await
+            .unwrap();
+        assert!(output.for_model.starts_with("Exit code: 0\n```\n1\n2\n"));
+        assert!(output.for_model.contains("bytes of output omitted"));
+        assert!(output.for_model.ends_with("9999\n10000\n```"));
+        assert_eq!(output.raw_output.unwrap()["truncated"], true);
+    }
+
+    #[tokio::test]
+    async fn streams_progress_and_cancel_stops_the_whole_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(dir.path());
+        let input = json!({ "command": "echo $$; sleep 1000 & sleep 1000" });
+        let prepared = prepare(&RunCommand, input, &ctx).await.unwrap();
+        let (tx, mut rx) = unbounded_channel();
+        let running = RunCommand.run(prepared, &ctx, tx);
+        let watcher = async {
+            let first = rx.recv().await.unwrap();
+            let pgid: i32 = first.trim().parse().unwrap();
+            while live_group_members(pgid).len() < 2 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            ctx.cancel.cancel();
+            pgid
+        };
+        let (output, pgid) = tokio::join!(running, watcher);
+        let output = output.unwrap();
+        assert!(
+            output.for_model.starts_with("Cancelled by the user"),
+            "{}",
+            output.for_model
+        );
+        assert!(
+            group_is_gone(pgid).await,
+            "left: {:?}",
+            live_group_members(pgid)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_timeout_stops_the_whole_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(dir.path());
+        let input = json!({ "command": "echo $$; sleep 1000 & sleep 1000", "timeout_secs": 1 });
+        let output = call(&RunCommand, input, &ctx).await.unwrap();
+        assert!(
+            output.for_model.starts_with("Timed out after 1 s"),
+            "{}",
+            output.for_model
+        );
+        let pgid: i32 = output.for_model.lines().nth(2).unwrap().parse().unwrap();
+        assert!(
+            group_is_gone(pgid).await,
+            "left: {:?}",
+            live_group_members(pgid)
+        );
+        assert_eq!(output.raw_output.unwrap()["timedOut"], true);
+    }
+
+    /// A backend that ran the command in a client terminal.
+    struct TerminalIo;
+
+    impl Io for TerminalIo {
+        fn read_text<'a>(&'a self, _: &'a Path) -> BoxFuture<'a, Result<String, IoError>> {
+            unreachable!()
+        }
+        fn write_text<'a>(&'a self, _: &'a Path, _: &'a str) -> BoxFuture<'a, Result<(), IoError>> {
+            unreachable!()
+        }
+        fn run_command<'a>(
+            &'a self,
+            spec: CommandSpec,
+            _: UnboundedSender<String>,
+            _: CancellationToken,
+        ) -> BoxFuture<'a, Result<CommandResult, IoError>> {
+            Box::pin(async move {
+                Ok(CommandResult {
+                    exit_code: Some(0),
+                    output: format!("ran {}\n", spec.command),
+                    terminal_id: Some("term-7".into()),
+                    ..CommandResult::default()
+                })
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn embeds_a_client_terminal() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ctx = context(dir.path());
+        ctx.io = Arc::new(TerminalIo);
+        let output = call(&RunCommand, json!({ "command": "make" }), &ctx)
+            .await
+            .unwrap();
+        assert_eq!(
+            output.content,
+            vec![json!({ "type": "terminal", "terminalId": "term-7" })]
+        );
+        assert_eq!(output.for_model, "Exit code: 0\n```\nran make\n```");
+    }
+}

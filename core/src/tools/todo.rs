@@ -1,0 +1,215 @@
+//! `todo`: the model's plan for the task, shown to the user as an ACP `plan`. Each call sends
+//! the whole list, which replaces the previous one.
+
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::input::parse;
+use super::{Access, Context, Kind, Output, PlanEntry, Prepared, Tool, ToolError};
+use crate::llm::ToolSpec;
+
+pub struct Todo;
+
+const STATUSES: [&str; 3] = ["pending", "in_progress", "completed"];
+const PRIORITIES: [&str; 3] = ["high", "medium", "low"];
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Input {
+    todos: Vec<Item>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Item {
+    content: String,
+    status: String,
+    priority: Option<String>,
+}
+
+impl Tool for Todo {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "todo".into(),
+            description: "Keep a visible plan for a task of several steps. Send the whole \
+                list every time: it replaces the previous one. Mark a step `in_progress` \
+                when you start it (one at a time) and `completed` as soon as it is done; add \
+                steps you discover. Skip it for a single simple step."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "todos": {
+                        "type": "array",
+                        "description": "The complete plan, in order.",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "content": {
+                                    "type": "string",
+                                    "description": "What the step does, short and concrete."
+                                },
+                                "status": { "type": "string", "enum": STATUSES },
+                                "priority": {
+                                    "type": "string", "enum": PRIORITIES,
+                                    "description": "Default: medium."
+                                }
+                            },
+                            "required": ["content", "status"],
+                            "additionalProperties": false
+                        }
+                    }
+                },
+                "required": ["todos"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    fn kind(&self) -> Kind {
+        Kind::Think
+    }
+
+    fn prepare<'a>(
+        &'a self,
+        input: &'a Value,
+        _ctx: &'a Context,
+    ) -> BoxFuture<'a, Result<Prepared, ToolError>> {
+        Box::pin(async move {
+            let input: Input = parse(input)?;
+            let plan = input
+                .todos
+                .into_iter()
+                .enumerate()
+                .map(|(index, item)| entry(index, item))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(Prepared::new(
+                "Update plan".into(),
+                Vec::new(),
+                Access::None,
+                plan,
+            ))
+        })
+    }
+
+    fn run<'a>(
+        &'a self,
+        prepared: Prepared,
+        _ctx: &'a Context,
+        _progress: UnboundedSender<String>,
+    ) -> BoxFuture<'a, Result<Output, ToolError>> {
+        Box::pin(async move {
+            let plan: Vec<PlanEntry> = prepared.into_state()?;
+            let count = |status: &str| plan.iter().filter(|e| e.status == status).count();
+            let for_model = format!(
+                "Plan updated: {} steps ({} completed, {} in progress, {} pending).",
+                plan.len(),
+                count("completed"),
+                count("in_progress"),
+                count("pending")
+            );
+            Ok(Output {
+                for_model,
+                plan: Some(plan),
+                ..Output::default()
+            })
+        })
+    }
+}
+
+fn entry(index: usize, item: Item) -> Result<PlanEntry, ToolError> {
+    let fail = |why: String| ToolError(format!("todo {}: {why}", index + 1));
+    if item.content.trim().is_empty() {
+        return Err(fail("`content` is empty".into()));
+    }
+    if !STATUSES.contains(&item.status.as_str()) {
+        return Err(fail(format!(
+            "unknown status `{}` (use {})",
+            item.status,
+            STATUSES.join(", ")
+        )));
+    }
+    let priority = item.priority.unwrap_or_else(|| "medium".into());
+    if !PRIORITIES.contains(&priority.as_str()) {
+        return Err(fail(format!(
+            "unknown priority `{priority}` (use {})",
+            PRIORITIES.join(", ")
+        )));
+    }
+    Ok(PlanEntry {
+        content: item.content.trim().to_owned(),
+        priority,
+        status: item.status,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::tools::testing::{call, context, prepare};
+
+    #[tokio::test]
+    async fn returns_the_whole_plan() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(dir.path());
+        let input = json!({ "todos": [
+            { "content": "Read the code", "status": "completed" },
+            { "content": "Fix the bug", "status": "in_progress", "priority": "high" },
+            { "content": "Add a test", "status": "pending", "priority": "low" },
+        ]});
+        let prepared = prepare(&Todo, input.clone(), &ctx).await.unwrap();
+        assert_eq!(
+            (prepared.title.as_str(), &prepared.access),
+            ("Update plan", &Access::None)
+        );
+        let output = call(&Todo, input, &ctx).await.unwrap();
+        assert_eq!(
+            output.for_model,
+            "Plan updated: 3 steps (1 completed, 1 in progress, 1 pending)."
+        );
+        let plan = output.plan.unwrap();
+        assert_eq!(
+            plan[0],
+            PlanEntry {
+                content: "Read the code".into(),
+                priority: "medium".into(),
+                status: "completed".into()
+            }
+        );
+        assert_eq!(
+            (plan[1].priority.as_str(), plan[2].status.as_str()),
+            ("high", "pending")
+        );
+    }
+
+    #[tokio::test]
+    async fn rejects_unknown_values_naming_the_item() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(dir.path());
+        let bad = json!({ "todos": [
+            { "content": "ok", "status": "pending" },
+            { "content": "x", "status": "done" },
+        ]});
+        let error = prepare(&Todo, bad, &ctx).await.err().unwrap();
+        assert_eq!(
+            error.0,
+            "todo 2: unknown status `done` (use pending, in_progress, completed)"
+        );
+        let bad =
+            json!({ "todos": [{ "content": "x", "status": "pending", "priority": "urgent" }] });
+        assert!(
+            prepare(&Todo, bad, &ctx)
+                .await
+                .err()
+                .unwrap()
+                .0
+                .starts_with("todo 1: unknown priority")
+        );
+        let empty = call(&Todo, json!({ "todos": [] }), &ctx).await.unwrap();
+        assert_eq!(empty.plan, Some(Vec::new()));
+    }
+}
