@@ -12,7 +12,7 @@ mod retry;
 mod sse;
 #[cfg(test)]
 mod testing;
-mod tls;
+pub(crate) mod tls;
 
 pub use providers::Providers;
 
