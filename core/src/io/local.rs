@@ -63,6 +63,10 @@ async fn read_text(path: &Path) -> Result<String, IoError> {
     if meta.is_dir() {
         return Err(IoError(format!("{} is a directory", path.display())));
     }
+    // A FIFO or a device would block the read forever or never end.
+    if !meta.is_file() {
+        return Err(IoError(format!("{} is not a regular file", path.display())));
+    }
     if meta.len() > MAX_TEXT_FILE_BYTES {
         return Err(IoError(format!(
             "{} is too large to read as text ({} bytes; the limit is {MAX_TEXT_FILE_BYTES})",
@@ -115,7 +119,7 @@ async fn run_command(
     cancel: CancellationToken,
 ) -> Result<CommandResult, IoError> {
     let (mut child, mut reader) = spawn(&spec)?;
-    let mut group = ProcessGroup::led_by(child.id().unwrap_or(0));
+    let mut group = ProcessGroup::led_by(child.id());
     let mut sink = OutputSink::new(&spec, output);
     let deadline = Instant::now() + spec.timeout;
 
@@ -123,7 +127,7 @@ async fn run_command(
         tokio::select! {
             biased;
             _ = cancel.cancelled() => break Ending::Cancelled,
-            status = child.wait() => break Ending::Exited(status.map_err(|e| IoError(format!("waiting for the command: {e}")))?),
+            status = child.wait() => break Ending::Exited(status.map_err(wait_failed)?),
             _ = sleep_until(deadline) => break Ending::TimedOut,
             // End of file only means every writer closed the pipe; the command may go on.
             _ = sink.read_from(&mut reader), if !sink.eof => {}
@@ -158,6 +162,10 @@ async fn run_command(
         timed_out: matches!(ending, Ending::TimedOut),
         terminal_id: None,
     })
+}
+
+fn wait_failed(error: std::io::Error) -> IoError {
+    IoError(format!("waiting for the command failed: {error}"))
 }
 
 /// Starts `sh -c command` as the leader of a new process group, both output streams on one

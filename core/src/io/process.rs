@@ -19,8 +19,12 @@ pub struct ProcessGroup {
 
 impl ProcessGroup {
     /// The group led by the process `leader` (spawned with `process_group(0)`).
-    pub fn led_by(leader: u32) -> Self {
-        let pgid = i32::try_from(leader).ok().map(Pid::from_raw);
+    pub fn led_by(leader: Option<u32>) -> Self {
+        // Never 0 (or negative): `killpg(0)` would signal the engine's own group.
+        let pgid = leader
+            .and_then(|pid| i32::try_from(pid).ok())
+            .filter(|&pid| pid > 0)
+            .map(Pid::from_raw);
         ProcessGroup { pgid }
     }
 

@@ -38,6 +38,8 @@ async fn reads_text_and_explains_failures() {
     assert!(missing.0.ends_with("nope does not exist"), "{missing}");
     let directory = LocalIo.read_text(dir.path()).await.unwrap_err();
     assert!(directory.0.ends_with("is a directory"), "{directory}");
+    let device = LocalIo.read_text(Path::new("/dev/zero")).await.unwrap_err();
+    assert!(device.0.ends_with("is not a regular file"), "{device}");
 
     std::fs::write(&file, b"ab\0cd").unwrap();
     let binary = LocalIo.read_text(&file).await.unwrap_err();
