@@ -7,7 +7,8 @@ use hearth_testkit::cargo_bin;
 use serde_json::{Value, json};
 
 fn mock(responses: Value) -> MockLlm {
-    MockLlm::start(serde_json::from_value::<Script>(json!({ "responses": responses })).unwrap()).unwrap()
+    MockLlm::start(serde_json::from_value::<Script>(json!({ "responses": responses })).unwrap())
+        .unwrap()
 }
 
 fn call(id: &str, name: &str, arguments: Value) -> Value {
@@ -25,7 +26,14 @@ fn run(mock: &MockLlm, dir: &std::path::Path, extra: &[&str], env: &[(&str, &str
     let config_path = dir.join("config.json");
     std::fs::write(&config_path, config.to_string()).unwrap();
     let mut command = Command::new(cargo_bin("hearth"));
-    command.arg("run").arg("--config").arg(&config_path).arg("--cwd").arg(dir).args(extra).stdin(Stdio::null());
+    command
+        .arg("run")
+        .arg("--config")
+        .arg(&config_path)
+        .arg("--cwd")
+        .arg(dir)
+        .args(extra)
+        .stdin(Stdio::null());
     for (k, v) in env {
         command.env(k, v);
     }
@@ -44,37 +52,70 @@ fn stderr(out: &Output) -> String {
 fn text_output_prints_the_answer_and_the_tool_activity() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.txt"), "alpha").unwrap();
-    let mock = mock(json!([call("r", "read", json!({"path": "a.txt"})), text("It reads alpha.")]));
+    let mock = mock(json!([
+        call("r", "read", json!({"path": "a.txt"})),
+        text("It reads alpha.")
+    ]));
     let out = run(&mock, dir.path(), &["-p", "what is in a.txt?"], &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out).trim(), "It reads alpha.");
-    assert!(stderr(&out).contains("Read"), "tool activity on stderr: {}", stderr(&out));
+    assert!(
+        stderr(&out).contains("Read"),
+        "tool activity on stderr: {}",
+        stderr(&out)
+    );
 }
 
 #[test]
 fn jsonl_output_is_one_update_per_line() {
     let dir = tempfile::tempdir().unwrap();
     let mock = mock(json!([text("hi")]));
-    let out = run(&mock, dir.path(), &["-p", "hello", "--output", "jsonl"], &[]);
+    let out = run(
+        &mock,
+        dir.path(),
+        &["-p", "hello", "--output", "jsonl"],
+        &[],
+    );
     assert!(out.status.success());
-    let updates: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect();
-    assert!(updates.iter().any(|u| u["sessionUpdate"] == "agent_message_chunk" && u["content"]["text"] == "hi"));
+    let updates: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert!(
+        updates
+            .iter()
+            .any(|u| u["sessionUpdate"] == "agent_message_chunk" && u["content"]["text"] == "hi")
+    );
     assert!(updates.iter().all(|u| u["sessionUpdate"].is_string()));
 }
 
 #[test]
 fn without_a_terminal_permission_requests_are_rejected_and_mode_decides() {
     let dir = tempfile::tempdir().unwrap();
-    let mock1 = mock(json!([call("w", "write", json!({"path": "out.txt", "content": "x"})), text("ok")]));
+    let mock1 = mock(json!([
+        call("w", "write", json!({"path": "out.txt", "content": "x"})),
+        text("ok")
+    ]));
     let out = run(&mock1, dir.path(), &["-p", "write it"], &[]);
     assert!(out.status.success());
     assert!(!dir.path().join("out.txt").exists());
     assert!(stderr(&out).contains("rejected"), "{}", stderr(&out));
 
-    let mock2 = mock(json!([call("w", "write", json!({"path": "out.txt", "content": "x"})), text("ok")]));
-    let out = run(&mock2, dir.path(), &["-p", "write it", "--mode", "accept_edits"], &[]);
+    let mock2 = mock(json!([
+        call("w", "write", json!({"path": "out.txt", "content": "x"})),
+        text("ok")
+    ]));
+    let out = run(
+        &mock2,
+        dir.path(),
+        &["-p", "write it", "--mode", "accept_edits"],
+        &[],
+    );
     assert!(out.status.success());
-    assert_eq!(std::fs::read_to_string(dir.path().join("out.txt")).unwrap(), "x");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("out.txt")).unwrap(),
+        "x"
+    );
 }
 
 #[test]
@@ -84,21 +125,46 @@ fn errors_exit_non_zero_with_the_reason() {
     let out = run(&mock, dir.path(), &["-p", "hi"], &[]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("model on fire"), "{}", stderr(&out));
-    let out = Command::new(cargo_bin("hearth")).args(["run", "-p", "x", "--mode", "yolo"]).output().unwrap();
+    let out = Command::new(cargo_bin("hearth"))
+        .args(["run", "-p", "x", "--mode", "yolo"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
 }
 
 #[test]
 fn the_credential_never_reaches_the_database_or_the_logs() {
     let dir = tempfile::tempdir().unwrap();
-    let mock = mock(json!([call("c", "run_command", json!({"command": "echo $OPENAI_API_KEY"})), text("done")]));
-    let out = run(&mock, dir.path(), &["-p", "hi", "--mode", "bypass"], &[("RUST_LOG", "trace")]);
+    let mock = mock(json!([
+        call(
+            "c",
+            "run_command",
+            json!({"command": "echo $OPENAI_API_KEY"})
+        ),
+        text("done")
+    ]));
+    let out = run(
+        &mock,
+        dir.path(),
+        &["-p", "hi", "--mode", "bypass"],
+        &[("RUST_LOG", "trace")],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).len() > 1000, "trace logging was on");
-    assert_eq!(mock.requests()[0].headers["authorization"], "Bearer sk-test-SECRET-4242", "it was used");
-    assert!(!stderr(&out).contains("SECRET-4242"), "the key leaked into the logs");
+    assert_eq!(
+        mock.requests()[0].headers["authorization"],
+        "Bearer sk-test-SECRET-4242",
+        "it was used"
+    );
+    assert!(
+        !stderr(&out).contains("SECRET-4242"),
+        "the key leaked into the logs"
+    );
     for file in std::fs::read_dir(dir.path().join("data")).unwrap() {
         let bytes = std::fs::read(file.unwrap().path()).unwrap();
-        assert!(!String::from_utf8_lossy(&bytes).contains("SECRET-4242"), "the key reached the store");
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains("SECRET-4242"),
+            "the key reached the store"
+        );
     }
 }

@@ -20,7 +20,7 @@ use crate::rpc::outgoing::Outgoing;
 use crate::rpc::{RequestId, RpcError};
 use crate::session::registry::Sessions;
 use crate::store::Store;
-use crate::tools::Tool;
+use crate::tools::Registry;
 
 /// Why `Engine::start` or a call on a running engine failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,7 +74,7 @@ pub struct Shared {
     pub store: Arc<Store>,
     pub outbox: Outbox,
     pub providers: Providers,
-    pub tools: Vec<Arc<dyn Tool>>,
+    pub tools: Registry,
     pub outgoing: Outgoing,
     pub inflight: Inflight,
     pub sessions: Sessions,
@@ -141,7 +141,7 @@ impl Engine {
             store,
             outbox,
             providers,
-            tools: Vec::new(),
+            tools: Registry::builtin(),
             outgoing: Outgoing::default(),
             inflight: Inflight::default(),
             sessions: Sessions::default(),

@@ -87,21 +87,13 @@ pub fn decide(
     rules: &[Rule],
 ) -> Decision {
     let pattern = rule_pattern(access);
-    if let Some(rule) = pattern
+    let rule = pattern
         .as_ref()
-        .and_then(|p| rules.iter().find(|r| r.tool == tool && r.pattern == *p))
-    {
-        if !rule.allow {
-            return Decision::Deny(
-                "Refused by a rule the user chose earlier (reject always).".into(),
-            );
-        }
+        .and_then(|p| rules.iter().find(|r| r.tool == tool && r.pattern == *p));
+    if rule.is_some_and(|r| !r.allow) {
+        return Decision::Deny("Refused by a rule the user chose earlier (reject always).".into());
     }
-    let allowed_by_rule = pattern.as_ref().is_some_and(|p| {
-        rules
-            .iter()
-            .any(|r| r.tool == tool && r.pattern == *p && r.allow)
-    });
+    let allowed_by_rule = rule.is_some();
     match access {
         Access::None => Decision::Allow,
         Access::Read(paths) => match outside(paths.iter(), roots) {

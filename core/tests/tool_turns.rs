@@ -71,7 +71,10 @@ fn permission_answer(option: &str) -> Value {
 }
 
 /// Answers every permission request with `option` and counts them.
-fn always_answer(client: &mut AcpClient<InProcess>, option: &'static str) -> Arc<Mutex<Vec<Value>>> {
+fn always_answer(
+    client: &mut AcpClient<InProcess>,
+    option: &'static str,
+) -> Arc<Mutex<Vec<Value>>> {
     let asked = Arc::new(Mutex::new(Vec::new()));
     let seen = asked.clone();
     client.respond_with(move |method, params| {
@@ -85,24 +88,40 @@ fn always_answer(client: &mut AcpClient<InProcess>, option: &'static str) -> Arc
 
 #[test]
 fn a_read_runs_without_asking_and_its_result_reaches_the_model() {
-    let setup = Setup::new(json!({"responses": [call("c1", "read", json!({"path": "notes.txt"})), text(&["It says hi."])]}));
+    let setup = Setup::new(
+        json!({"responses": [call("c1", "read", json!({"path": "notes.txt"})), text(&["It says hi."])]}),
+    );
     let cwd = workspace(&setup);
     std::fs::write(cwd.join("notes.txt"), "hi there\n").unwrap();
     let mut client = start(&setup, json!({}));
     let session = session(&mut client, &cwd);
-    assert_eq!(client.prompt(&session, "what does it say?")["result"]["stopReason"], "end_turn");
+    assert_eq!(
+        client.prompt(&session, "what does it say?")["result"]["stopReason"],
+        "end_turn"
+    );
     let updates = tool_updates(&client, &session);
     assert_eq!(updates[0]["sessionUpdate"], "tool_call");
     assert_eq!(updates[0]["kind"], "read");
     assert_eq!(updates[0]["status"], "pending");
-    assert_eq!(updates[0]["locations"][0]["path"], cwd.join("notes.txt").to_str().unwrap());
+    assert_eq!(
+        updates[0]["locations"][0]["path"],
+        cwd.join("notes.txt").to_str().unwrap()
+    );
     assert_eq!(updates[0]["rawInput"]["path"], "notes.txt");
     assert_eq!(final_status(&client, &session), ["completed"]);
-    assert!(client.agent_requests("session/request_permission").is_empty());
+    assert!(
+        client
+            .agent_requests("session/request_permission")
+            .is_empty()
+    );
     assert!(tool_results(&setup, 1)[0].contains("hi there"));
     assert_eq!(agent_text(&client.updates(&session)), "It says hi.");
     // The model's tool call and its result are in the context, in the right order.
-    let roles: Vec<String> = setup.model_messages(1).iter().map(|m| m["role"].as_str().unwrap().to_string()).collect();
+    let roles: Vec<String> = setup
+        .model_messages(1)
+        .iter()
+        .map(|m| m["role"].as_str().unwrap().to_string())
+        .collect();
     assert_eq!(roles, ["system", "user", "assistant", "tool"]);
     assert_eq!(setup.model_messages(1)[2]["tool_calls"][0]["id"], "c1");
 }
@@ -118,17 +137,41 @@ fn an_edit_asks_with_its_diff_and_allow_once_applies_it() {
     let mut client = start(&setup, json!({}));
     let asked = always_answer(&mut client, "allow_once");
     let session = session(&mut client, &cwd);
-    assert_eq!(client.prompt(&session, "translate")["result"]["stopReason"], "end_turn");
-    assert_eq!(std::fs::read_to_string(cwd.join("a.txt")).unwrap(), "uno two\n");
+    assert_eq!(
+        client.prompt(&session, "translate")["result"]["stopReason"],
+        "end_turn"
+    );
+    assert_eq!(
+        std::fs::read_to_string(cwd.join("a.txt")).unwrap(),
+        "uno two\n"
+    );
     let asked = asked.lock().unwrap();
     assert_eq!(asked.len(), 1);
     let diff = &asked[0]["toolCall"]["content"][0];
-    assert_eq!((diff["type"].as_str(), diff["oldText"].as_str(), diff["newText"].as_str()), (Some("diff"), Some("one two\n"), Some("uno two\n")));
-    let options: Vec<&str> = asked[0]["options"].as_array().unwrap().iter().map(|o| o["optionId"].as_str().unwrap()).collect();
-    assert_eq!(options, ["allow_once", "allow_always", "reject_once", "reject_always"]);
+    assert_eq!(
+        (
+            diff["type"].as_str(),
+            diff["oldText"].as_str(),
+            diff["newText"].as_str()
+        ),
+        (Some("diff"), Some("one two\n"), Some("uno two\n"))
+    );
+    let options: Vec<&str> = asked[0]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["optionId"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        options,
+        ["allow_once", "allow_always", "reject_once", "reject_always"]
+    );
     let call = &tool_updates(&client, &session)[0];
     assert_eq!(call["kind"], "edit");
-    assert_eq!(call["content"][0]["type"], "diff", "the tool call carries the diff too");
+    assert_eq!(
+        call["content"][0]["type"], "diff",
+        "the tool call carries the diff too"
+    );
     assert_eq!(final_status(&client, &session), ["completed"]);
 }
 
@@ -142,10 +185,17 @@ fn a_rejection_is_a_tool_error_and_the_turn_goes_on() {
     let mut client = start(&setup, json!({}));
     always_answer(&mut client, "reject_once");
     let session = session(&mut client, &cwd);
-    assert_eq!(client.prompt(&session, "write it")["result"]["stopReason"], "end_turn");
+    assert_eq!(
+        client.prompt(&session, "write it")["result"]["stopReason"],
+        "end_turn"
+    );
     assert!(!cwd.join("new.txt").exists());
     assert_eq!(final_status(&client, &session), ["failed"]);
-    assert!(tool_results(&setup, 1)[0].contains("rejected"), "{:?}", tool_results(&setup, 1));
+    assert!(
+        tool_results(&setup, 1)[0].contains("rejected"),
+        "{:?}",
+        tool_results(&setup, 1)
+    );
     assert_eq!(agent_text(&client.updates(&session)), "OK, I won't.");
 }
 
@@ -156,7 +206,7 @@ fn always_answers_are_remembered_across_a_restart() {
         write("a", "one.txt"), text(&["1"]),
         write("b", "two.txt"), text(&["2"]),
         call("c", "run_command", json!({"command": "echo hi"})), text(&["3"]),
-        call("d", "run_command", json!({"command": "echo again"})), text(&["4"]),
+        call("d", "run_command", json!({"command": "echo hi again"})), text(&["4"]),
     ]}));
     let cwd = workspace(&setup);
     {
@@ -166,7 +216,15 @@ fn always_answers_are_remembered_across_a_restart() {
         client.respond_with(move |method, params| {
             (method == "session/request_permission").then(|| {
                 *count.lock().unwrap() += 1;
-                let choice = if params["toolCall"]["title"].as_str().unwrap_or("").contains("echo") { "reject_always" } else { "allow_always" };
+                let choice = if params["toolCall"]["title"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("echo")
+                {
+                    "reject_always"
+                } else {
+                    "allow_always"
+                };
                 permission_answer(choice)
             })
         });
@@ -182,7 +240,10 @@ fn always_answers_are_remembered_across_a_restart() {
     let asked = always_answer(&mut client, "allow_once");
     let session = session(&mut client, &cwd);
     client.prompt(&session, "fourth");
-    assert!(asked.lock().unwrap().is_empty(), "the stored reject rule answered");
+    assert!(
+        asked.lock().unwrap().is_empty(),
+        "the stored reject rule answered"
+    );
     assert_eq!(final_status(&client, &session), ["failed"]);
 }
 
@@ -197,7 +258,10 @@ fn plan_mode_refuses_edits_and_commands_without_asking() {
     let mut client = start(&setup, json!({"permissionMode": "plan"}));
     let asked = always_answer(&mut client, "allow_once");
     let session = session(&mut client, &cwd);
-    assert_eq!(client.prompt(&session, "do it")["result"]["stopReason"], "end_turn");
+    assert_eq!(
+        client.prompt(&session, "do it")["result"]["stopReason"],
+        "end_turn"
+    );
     assert!(asked.lock().unwrap().is_empty());
     assert!(!cwd.join("x.txt").exists() && !cwd.join("y.txt").exists());
     assert_eq!(final_status(&client, &session), ["failed", "failed"]);
@@ -220,9 +284,22 @@ fn accept_edits_edits_inside_but_asks_outside_and_for_commands() {
     assert!(cwd.join("inside.txt").exists());
     assert!(!setup.dir.path().join("outside.txt").exists());
     let asked = asked.lock().unwrap();
-    assert_eq!(asked.len(), 2, "outside the workspace and the command asked");
-    let outside_options: Vec<&str> = asked[0]["options"].as_array().unwrap().iter().map(|o| o["kind"].as_str().unwrap()).collect();
-    assert_eq!(outside_options, ["allow_once", "reject_once"], "no 'always' for a path outside the workspace");
+    assert_eq!(
+        asked.len(),
+        2,
+        "outside the workspace and the command asked"
+    );
+    let outside_options: Vec<&str> = asked[0]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        outside_options,
+        ["allow_once", "reject_once"],
+        "no 'always' for a path outside the workspace"
+    );
 }
 
 #[test]
@@ -237,7 +314,12 @@ fn bypass_runs_everything_but_still_asks_outside_the_workspace() {
     let asked = always_answer(&mut client, "reject_once");
     let session = session(&mut client, &cwd);
     client.prompt(&session, "go");
-    assert_eq!(std::fs::read_to_string(cwd.join("made.txt")).unwrap().trim(), "bypassed");
+    assert_eq!(
+        std::fs::read_to_string(cwd.join("made.txt"))
+            .unwrap()
+            .trim(),
+        "bypassed"
+    );
     assert_eq!(asked.lock().unwrap().len(), 1);
     assert!(!setup.dir.path().join("escape.txt").exists());
 }
@@ -255,7 +337,11 @@ fn dangerous_commands_ask_even_with_an_allow_rule() {
     client.prompt(&session, "go");
     let asked = asked.lock().unwrap();
     assert_eq!(asked.len(), 1);
-    assert_eq!(asked[0]["options"].as_array().unwrap().len(), 2, "no 'always' for a dangerous command");
+    assert_eq!(
+        asked[0]["options"].as_array().unwrap().len(),
+        2,
+        "no 'always' for a dangerous command"
+    );
 }
 
 #[test]
@@ -271,10 +357,18 @@ fn command_output_streams_as_deltas_and_ends_bounded() {
     let deltas: Vec<String> = client
         .updates(&session)
         .iter()
-        .filter_map(|u| u.pointer("/_meta/terminal_output/data").and_then(Value::as_str).map(str::to_string))
+        .filter_map(|u| {
+            u.pointer("/_meta/terminal_output/data")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
         .collect();
     assert!(deltas.len() >= 2, "output arrived in pieces: {deltas:?}");
-    assert_eq!(deltas.concat(), "first\nsecond\n", "deltas, never accumulated output");
+    assert_eq!(
+        deltas.concat(),
+        "first\nsecond\n",
+        "deltas, never accumulated output"
+    );
     let last = tool_updates(&client, &session).last().unwrap().clone();
     assert_eq!(last["status"], "completed");
     assert_eq!(last["rawOutput"]["exitCode"], 3);
@@ -282,7 +376,10 @@ fn command_output_streams_as_deltas_and_ends_bounded() {
 }
 
 fn process_gone(marker: &str) -> bool {
-    let out = std::process::Command::new("pgrep").args(["-f", marker]).output().unwrap();
+    let out = std::process::Command::new("pgrep")
+        .args(["-f", marker])
+        .output()
+        .unwrap();
     out.stdout.is_empty()
 }
 
@@ -290,52 +387,91 @@ fn process_gone(marker: &str) -> bool {
 fn cancel_while_a_command_runs_kills_its_process_tree() {
     let marker = format!("sleep 7{}", std::process::id() % 1000);
     let command = format!("{marker} & {marker}; echo never");
-    let setup = Setup::new(json!({"responses": [call("c", "run_command", json!({"command": command})), text(&["unused"])]}));
+    let setup = Setup::new(
+        json!({"responses": [call("c", "run_command", json!({"command": command})), text(&["unused"])]}),
+    );
     let cwd = workspace(&setup);
     let mut client = start(&setup, json!({"permissionMode": "bypass"}));
     let session = session(&mut client, &cwd);
-    let prompt = client.start_request("session/prompt", json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}));
-    client.wait_for(Duration::from_secs(10), |f| f["params"]["update"]["status"] == "in_progress").expect("running");
+    let prompt = client.start_request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
+    );
+    client
+        .wait_for(Duration::from_secs(10), |f| {
+            f["params"]["update"]["status"] == "in_progress"
+        })
+        .expect("running");
     let deadline = Instant::now() + Duration::from_secs(5);
     while process_gone(&marker) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(!process_gone(&marker), "the command started");
     client.notify("session/cancel", json!({"sessionId": session}));
-    assert_eq!(client.response(&prompt)["result"]["stopReason"], "cancelled");
-    assert!(process_gone(&marker), "no process of the tree survives the cancel");
-    assert_eq!(final_status(&client, &session), ["failed"], "the open tool call got a final status");
+    assert_eq!(
+        client.response(&prompt)["result"]["stopReason"],
+        "cancelled"
+    );
+    assert!(
+        process_gone(&marker),
+        "no process of the tree survives the cancel"
+    );
+    assert_eq!(
+        final_status(&client, &session),
+        ["failed"],
+        "the open tool call got a final status"
+    );
     // The next prompt works and its context is valid (the call has a result).
     client.respond_with(|_, _| None);
 }
 
 #[test]
 fn cancel_while_permission_is_pending_answers_cancelled() {
-    let setup = Setup::new(json!({"responses": [call("w", "write", json!({"path": "x.txt", "content": "x"})), text(&["after"])]}));
+    let setup = Setup::new(
+        json!({"responses": [call("w", "write", json!({"path": "x.txt", "content": "x"})), text(&["after"])]}),
+    );
     let cwd = workspace(&setup);
     let mut client = start(&setup, json!({}));
     let session = session(&mut client, &cwd);
-    let prompt = client.start_request("session/prompt", json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}));
-    let request = client.wait_for(Duration::from_secs(10), |f| f["method"] == "session/request_permission").expect("asked");
+    let prompt = client.start_request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
+    );
+    let request = client
+        .wait_for(Duration::from_secs(10), |f| {
+            f["method"] == "session/request_permission"
+        })
+        .expect("asked");
     client.notify("session/cancel", json!({"sessionId": session}));
     // The client answers its pending permission request as cancelled, as the spec requires.
     client.answer(&request, json!({"outcome": {"outcome": "cancelled"}}));
-    assert_eq!(client.response(&prompt)["result"]["stopReason"], "cancelled");
+    assert_eq!(
+        client.response(&prompt)["result"]["stopReason"],
+        "cancelled"
+    );
     assert!(!cwd.join("x.txt").exists());
     assert_eq!(final_status(&client, &session), ["failed"]);
     // The conversation stays valid: the next turn's context carries a result for the call.
-    assert_eq!(client.prompt(&session, "again")["result"]["stopReason"], "end_turn");
+    assert_eq!(
+        client.prompt(&session, "again")["result"]["stopReason"],
+        "end_turn"
+    );
     assert_eq!(tool_results(&setup, 1).len(), 1);
 }
 
 #[test]
 fn the_step_limit_stops_a_looping_model() {
-    let looping: Vec<Value> = (0..5).map(|i| call(&format!("c{i}"), "list", json!({}))).collect();
+    let looping: Vec<Value> = (0..5)
+        .map(|i| call(&format!("c{i}"), "list", json!({})))
+        .collect();
     let setup = Setup::new(json!({"responses": looping}));
     let cwd = workspace(&setup);
     let mut client = start(&setup, json!({"maxTurnRequests": 3}));
     let session = session(&mut client, &cwd);
-    assert_eq!(client.prompt(&session, "loop")["result"]["stopReason"], "max_turn_requests");
+    assert_eq!(
+        client.prompt(&session, "loop")["result"]["stopReason"],
+        "max_turn_requests"
+    );
     assert_eq!(setup.mock.requests().len(), 3);
 }
 
@@ -353,12 +489,24 @@ fn tool_failures_go_back_to_the_model() {
     std::fs::write(cwd.join("f.txt"), "abc").unwrap();
     let mut client = start(&setup, json!({}));
     let session = session(&mut client, &cwd);
-    assert_eq!(client.prompt(&session, "go")["result"]["stopReason"], "end_turn");
+    assert_eq!(
+        client.prompt(&session, "go")["result"]["stopReason"],
+        "end_turn"
+    );
     let results = tool_results(&setup, 1);
     assert_eq!(results.len(), 3);
-    assert!(results[0].contains("no_such_tool") && results[1].contains("JSON"), "{results:?}");
-    assert!(results[2].to_lowercase().contains("zzz") || results[2].contains("not found"), "{results:?}");
-    assert_eq!(final_status(&client, &session), ["failed", "failed", "failed"]);
+    assert!(
+        results[0].contains("no_such_tool") && results[1].contains("JSON"),
+        "{results:?}"
+    );
+    assert!(
+        results[2].to_lowercase().contains("zzz") || results[2].contains("not found"),
+        "{results:?}"
+    );
+    assert_eq!(
+        final_status(&client, &session),
+        ["failed", "failed", "failed"]
+    );
 }
 
 #[test]
@@ -372,11 +520,25 @@ fn a_tool_using_session_replays_as_it_was_seen() {
     let mut client = start(&setup, json!({"permissionMode": "accept_edits"}));
     let session = session(&mut client, &cwd);
     client.prompt(&session, "write");
-    let live: Vec<Value> = client.updates(&session).into_iter().filter(|u| u.get("_meta").is_none()).collect();
+    let live: Vec<Value> = client
+        .updates(&session)
+        .into_iter()
+        .filter(|u| u.get("_meta").is_none())
+        .collect();
     let mut fresh = start(&setup, json!({}));
-    fresh.call("session/load", json!({"sessionId": session, "cwd": cwd, "mcpServers": []}));
-    let replayed: Vec<Value> = fresh.updates(&session).into_iter().filter(|u| u["sessionUpdate"] != "user_message_chunk").collect();
-    assert_eq!(replayed, live, "replay shows exactly what the client saw (chunks folded)");
+    fresh.call(
+        "session/load",
+        json!({"sessionId": session, "cwd": cwd, "mcpServers": []}),
+    );
+    let replayed: Vec<Value> = fresh
+        .updates(&session)
+        .into_iter()
+        .filter(|u| u["sessionUpdate"] != "user_message_chunk")
+        .collect();
+    assert_eq!(
+        replayed, live,
+        "replay shows exactly what the client saw (chunks folded)"
+    );
     assert!(replayed.iter().any(|u| u["sessionUpdate"] == "plan"));
     assert!(replayed.iter().any(|u| u["content"][0]["type"] == "diff"));
 }
@@ -406,15 +568,24 @@ fn the_client_serves_files_when_it_advertised_fs() {
     });
     let session = session(&mut client, &cwd);
     client.prompt(&session, "go");
-    assert!(tool_results(&setup, 1)[0].contains("unsaved buffer text"), "the model saw the editor's buffer");
+    assert!(
+        tool_results(&setup, 1)[0].contains("unsaved buffer text"),
+        "the model saw the editor's buffer"
+    );
     assert_eq!(written.lock().unwrap()[0]["content"], "saved by the editor");
-    assert_eq!(std::fs::read_to_string(cwd.join("buf.txt")).unwrap(), "on disk", "the editor writes, not Hearth");
+    assert_eq!(
+        std::fs::read_to_string(cwd.join("buf.txt")).unwrap(),
+        "on disk",
+        "the editor writes, not Hearth"
+    );
     assert!(client.agent_requests("terminal/create").is_empty());
 }
 
 #[test]
 fn without_fs_capabilities_the_client_is_never_asked_for_files() {
-    let setup = Setup::new(json!({"responses": [call("r", "read", json!({"path": "f.txt"})), text(&["ok"])]}));
+    let setup = Setup::new(
+        json!({"responses": [call("r", "read", json!({"path": "f.txt"})), text(&["ok"])]}),
+    );
     let cwd = workspace(&setup);
     std::fs::write(cwd.join("f.txt"), "local").unwrap();
     let mut client = start(&setup, json!({}));
@@ -426,12 +597,17 @@ fn without_fs_capabilities_the_client_is_never_asked_for_files() {
 
 #[test]
 fn commands_run_in_the_client_terminal_when_it_has_one() {
-    let setup = Setup::new(json!({"responses": [call("c", "run_command", json!({"command": "make test"})), text(&["ok"])]}));
+    let setup = Setup::new(
+        json!({"responses": [call("c", "run_command", json!({"command": "make test"})), text(&["ok"])]}),
+    );
     let cwd = workspace(&setup);
     let mut config: Value = serde_json::from_str(&setup.config()).unwrap();
     config["permissionMode"] = json!("bypass");
     let mut client = AcpClient::new(InProcess::start(&config.to_string()));
-    client.call("initialize", json!({"protocolVersion": 1, "clientCapabilities": {"terminal": true}}));
+    client.call(
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {"terminal": true}}),
+    );
     let calls = Arc::new(Mutex::new(Vec::new()));
     let log = calls.clone();
     client.respond_with(move |method, params| {
@@ -446,13 +622,25 @@ fn commands_run_in_the_client_terminal_when_it_has_one() {
     });
     let session = session(&mut client, &cwd);
     client.prompt(&session, "test");
-    let methods: Vec<String> = calls.lock().unwrap().iter().map(|(m, _)| m.clone()).collect();
+    let methods: Vec<String> = calls
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(m, _)| m.clone())
+        .collect();
     assert_eq!(methods.first().map(String::as_str), Some("terminal/create"));
-    assert_eq!(methods.last().map(String::as_str), Some("terminal/release"), "{methods:?}");
+    assert_eq!(
+        methods.last().map(String::as_str),
+        Some("terminal/release"),
+        "{methods:?}"
+    );
     let create = &calls.lock().unwrap()[0].1;
     assert_eq!(create["sessionId"], session.as_str());
     let last = tool_updates(&client, &session).last().unwrap().clone();
-    assert_eq!(last["content"][0], json!({"type": "terminal", "terminalId": "term-1"}));
+    assert_eq!(
+        last["content"][0],
+        json!({"type": "terminal", "terminalId": "term-1"})
+    );
     assert!(tool_results(&setup, 1)[0].contains("all tests passed"));
 }
 
@@ -469,22 +657,32 @@ fn anthropic_thinking_round_trips_with_its_signature_inside_a_tool_loop() {
     let cwd = workspace(&setup);
     let mut config: Value = serde_json::from_str(&setup.config()).unwrap();
     config["model"] = json!("claude-test");
-    config["providers"]["anthropic"] = json!({"baseUrl": setup.mock.base_url(), "apiKey": "anthropic-test-key", "maxRetries": 0});
+    config["providers"]["anthropic"] =
+        json!({"baseUrl": setup.mock.base_url(), "apiKey": "anthropic-test-key", "maxRetries": 0});
     let mut client = AcpClient::new(InProcess::start(&config.to_string()));
     client.initialize();
     let session = session(&mut client, &cwd);
-    assert_eq!(client.prompt(&session, "look around")["result"]["stopReason"], "end_turn");
+    assert_eq!(
+        client.prompt(&session, "look around")["result"]["stopReason"],
+        "end_turn"
+    );
     let requests = setup.mock.requests();
     assert_eq!(requests[0].path, "/v1/messages");
     assert_eq!(requests[0].headers["x-api-key"], "anthropic-test-key");
-    assert_eq!(requests[0].body["thinking"]["type"], "enabled", "claude models think at the default level");
+    assert_eq!(
+        requests[0].body["thinking"]["type"], "enabled",
+        "claude models think at the default level"
+    );
     let assistant = &requests[1].body["messages"][1];
     assert_eq!(assistant["role"], "assistant");
     let blocks = assistant["content"].as_array().unwrap();
     assert_eq!(blocks[0]["type"], "thinking");
     assert_eq!(blocks[0]["thinking"], "Let me look.");
     assert_eq!(blocks[0]["signature"], "sig-abc");
-    assert_eq!(blocks[1], json!({"type": "redacted_thinking", "data": "opaque-blob"}));
+    assert_eq!(
+        blocks[1],
+        json!({"type": "redacted_thinking", "data": "opaque-blob"})
+    );
     assert_eq!(blocks[2]["type"], "tool_use");
     assert_eq!(blocks[2]["id"], "toolu_1");
     let results = &requests[1].body["messages"][2];
@@ -507,26 +705,53 @@ fn rate_limits_and_server_errors_are_retried_before_anything_streams() {
     let mut client = AcpClient::new(InProcess::start(&config.to_string()));
     client.initialize();
     let session = session(&mut client, &cwd);
-    assert_eq!(client.prompt(&session, "hi")["result"]["stopReason"], "end_turn");
+    assert_eq!(
+        client.prompt(&session, "hi")["result"]["stopReason"],
+        "end_turn"
+    );
     assert_eq!(agent_text(&client.updates(&session)), "made it");
     assert_eq!(setup.mock.requests().len(), 3);
 }
 
 #[test]
 fn cancel_while_a_client_fs_request_is_pending_withdraws_it() {
-    let setup = Setup::new(json!({"responses": [call("r", "read", json!({"path": "slow.txt"})), text(&["after"])]}));
+    let setup = Setup::new(
+        json!({"responses": [call("r", "read", json!({"path": "slow.txt"})), text(&["after"])]}),
+    );
     let cwd = workspace(&setup);
     let mut client = AcpClient::new(InProcess::start(&setup.config()));
-    client.call("initialize", json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": true}}}));
+    client.call(
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": true}}}),
+    );
     let session = session(&mut client, &cwd);
-    let prompt = client.start_request("session/prompt", json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}));
-    let read = client.wait_for(Duration::from_secs(10), |f| f["method"] == "fs/read_text_file").expect("the agent asked the editor");
+    let prompt = client.start_request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
+    );
+    let read = client
+        .wait_for(Duration::from_secs(10), |f| {
+            f["method"] == "fs/read_text_file"
+        })
+        .expect("the agent asked the editor");
     client.notify("session/cancel", json!({"sessionId": session}));
-    assert_eq!(client.response(&prompt)["result"]["stopReason"], "cancelled");
-    let withdrawn = client.received.iter().any(|f| f["method"] == "$/cancel_request" && f["params"]["requestId"] == read["id"]);
-    assert!(withdrawn, "the pending fs request was withdrawn with $/cancel_request");
+    assert_eq!(
+        client.response(&prompt)["result"]["stopReason"],
+        "cancelled"
+    );
+    let withdrawn = client
+        .received
+        .iter()
+        .any(|f| f["method"] == "$/cancel_request" && f["params"]["requestId"] == read["id"]);
+    assert!(
+        withdrawn,
+        "the pending fs request was withdrawn with $/cancel_request"
+    );
     assert_eq!(final_status(&client, &session), ["failed"]);
     // The late answer is harmless.
     client.answer(&read, json!({"content": "too late"}));
-    assert_eq!(client.prompt(&session, "again")["result"]["stopReason"], "end_turn");
+    assert_eq!(
+        client.prompt(&session, "again")["result"]["stopReason"],
+        "end_turn"
+    );
 }

@@ -52,11 +52,10 @@ pub async fn run_all(turn: &Turn<'_>, calls: Vec<ModelCall>) -> Vec<ToolResult> 
 }
 
 fn is_read_only(turn: &Turn<'_>, name: &str) -> bool {
-    find(turn, name).is_some_and(|t| matches!(t.kind(), Kind::Read | Kind::Search | Kind::Think))
-}
-
-fn find<'t>(turn: &'t Turn<'_>, name: &str) -> Option<&'t Arc<dyn Tool>> {
-    turn.shared.tools.iter().find(|t| t.spec().name == name)
+    turn.shared
+        .tools
+        .get(name)
+        .is_some_and(|t| matches!(t.kind(), Kind::Read | Kind::Search | Kind::Think))
 }
 
 async fn run_one(turn: &Turn<'_>, call: ModelCall) -> ToolResult {
@@ -117,8 +116,10 @@ async fn execute(turn: &Turn<'_>, id: &str, call: &ModelCall) -> Result<Output, 
 type Ready = (Arc<dyn Tool>, Value, Prepared);
 
 async fn prepare(turn: &Turn<'_>, call: &ModelCall) -> Result<Ready, String> {
-    let tool = find(turn, &call.name)
-        .cloned()
+    let tool = turn
+        .shared
+        .tools
+        .get(&call.name)
         .ok_or_else(|| format!("There is no tool named `{}`.", call.name))?;
     let input: Value = serde_json::from_str(if call.arguments.trim().is_empty() {
         "{}"

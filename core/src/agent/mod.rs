@@ -177,7 +177,7 @@ async fn build_request(shared: &Arc<Shared>, session: &Session) -> Result<ChatRe
         model: state.settings.model,
         system: context::system_prompt(&state.cwd, &state.additional_dirs),
         messages: context::messages(&events),
-        tools: shared.tools.iter().map(|t| t.spec()).collect(),
+        tools: shared.tools.specs(),
     })
 }
 

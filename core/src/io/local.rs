@@ -183,6 +183,11 @@ fn spawn(spec: &CommandSpec) -> Result<(Child, pipe::Receiver), IoError> {
         .stderr(writer)
         .process_group(0)
         .kill_on_drop(true);
+    // The model's commands must not be able to read the engine's provider credentials (and
+    // echo them into the log).
+    for secret in crate::config::CREDENTIAL_ENV {
+        command.env_remove(secret);
+    }
     let child = command.spawn().map_err(|e| {
         if !spec.cwd.is_dir() {
             IoError(format!(

@@ -14,7 +14,7 @@ use crate::rpc::RpcError;
 pub struct SessionClient {
     pub shared: Arc<Shared>,
     pub session_id: Arc<str>,
-    /// The running turn's token: cancelling the turn withdraws every pending request
+    /// The running turn's token: cancelling the turn withdraws pending file requests
     /// (`$/cancel_request`), whatever token the caller passed.
     pub turn: CancellationToken,
 }
@@ -32,10 +32,25 @@ impl ClientRequests for SessionClient {
     ) -> BoxFuture<'a, Result<Value, RpcError>> {
         Box::pin(async move {
             let shared = &self.shared;
-            shared
+            // File requests die with the turn. Terminal requests keep the caller's token:
+            // after a cancel the terminal flow kills and releases its terminal itself, and
+            // those requests must not be withdrawn.
+            let token = if method.starts_with("fs/") {
+                self.turn.child_token()
+            } else {
+                CancellationToken::new()
+            };
+            let request = shared
                 .outgoing
-                .request(&shared.outbox, method, params, cancel)
-                .await
+                .request(&shared.outbox, method, params, &token);
+            tokio::pin!(request);
+            tokio::select! {
+                answer = &mut request => answer,
+                () = cancel.cancelled() => {
+                    token.cancel();
+                    request.await
+                }
+            }
         })
     }
 }

@@ -35,20 +35,17 @@ mod todo;
 mod walk;
 mod write;
 
-pub use registry::{Registry, all};
+pub use registry::Registry;
 
 /// ACP `ToolKind` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Read,
     Edit,
-    Delete,
-    Move,
     Search,
     Execute,
     Think,
     Fetch,
-    Other,
 }
 
 impl Kind {
@@ -56,13 +53,10 @@ impl Kind {
         match self {
             Kind::Read => "read",
             Kind::Edit => "edit",
-            Kind::Delete => "delete",
-            Kind::Move => "move",
             Kind::Search => "search",
             Kind::Execute => "execute",
             Kind::Think => "think",
             Kind::Fetch => "fetch",
-            Kind::Other => "other",
         }
     }
 }
