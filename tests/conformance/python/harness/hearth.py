@@ -11,6 +11,7 @@ import acp
 from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation, InitializeResponse
 
 from .paths import binary
+from .permissions import PermissionDesk
 from .transcript import RecordingTransport, Transcript
 from .updates import UpdateLog
 
@@ -24,30 +25,37 @@ _LINE_LIMIT = 32 * 1024 * 1024
 
 
 class RecordingClient:
-    """The client the SDK dispatches to. It only receives ``session/update``: Hearth is told
-    the client has no fs or terminal, and nothing here needs a permission prompt."""
+    """The client the SDK dispatches to: ``session/update`` and ``session/request_permission``.
+    Hearth is told the client has no fs or terminal, so nothing else arrives."""
 
-    def __init__(self, updates: UpdateLog) -> None:
+    def __init__(self, updates: UpdateLog, permissions: PermissionDesk) -> None:
         self._updates = updates
+        self._permissions = permissions
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self._updates.push(session_id, update.model_dump(mode="json", by_alias=True, exclude_none=True))
 
+    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any) -> Any:
+        return self._permissions.answer(session_id, tool_call, options)
 
-def _write_config(path: Path, data_dir: Path, base_url: str) -> None:
+
+def _write_config(path: Path, data_dir: Path, base_url: str, extra: dict[str, Any]) -> None:
+    """``extra``: scenario-specific keys from the fixture (e.g. ``permissionMode``)."""
     config = {"dataDir": str(data_dir), "model": MODEL, "providers": {"openai": {"baseUrl": base_url, "apiKey": API_KEY}}}
-    path.write_text(json.dumps(config, indent=2))
+    path.write_text(json.dumps({**config, **extra}, indent=2))
 
 
 class Hearth:
     """Use :meth:`launch`. ``conn`` is the official ``ClientSideConnection``."""
 
     def __init__(self, stack: contextlib.AsyncExitStack, process: Any, transcript: Transcript,
-                 updates: UpdateLog, conn: Any, stderr_path: Path) -> None:
+                 updates: UpdateLog, permissions: PermissionDesk, conn: Any, stderr_path: Path) -> None:
         self._stack = stack
         self.process = process
         self.transcript = transcript
         self.updates = updates
+        #: Answers Hearth's ``session/request_permission`` requests as the test queued.
+        self.permissions = permissions
         self.conn = conn
         #: Hearth's logs, for diagnosing a failure.
         self.stderr_path = stderr_path
@@ -55,26 +63,30 @@ class Hearth:
         self.killed = False
 
     @classmethod
-    async def launch(cls, work_dir: Path, data_dir: Path, base_url: str, label: str) -> Hearth:
-        """Starts ``hearth acp`` with a config pointing at the mock and a data dir, and connects
-        the official client through a transport that records every byte.
+    async def launch(
+        cls, work_dir: Path, data_dir: Path, base_url: str, label: str, config: dict[str, Any] | None = None
+    ) -> Hearth:
+        """Starts ``hearth acp`` with a config pointing at the mock and a data dir (plus the
+        ``config`` keys given), and connects the official client through a transport that
+        records every byte.
 
         ``acp.spawn_stdio_transport`` starts it with the SDK's trimmed environment, so no
         provider variable of the caller's leaks in: the config file is the only source.
         """
-        config = work_dir / f"hearth-{label}.json"
-        _write_config(config, data_dir, base_url)
+        config_file = work_dir / f"hearth-{label}.json"
+        _write_config(config_file, data_dir, base_url, config or {})
         stderr_path = work_dir / f"hearth-{label}.stderr.log"
         stack = contextlib.AsyncExitStack()
         with stderr_path.open("wb") as stderr:
             reader, writer, process = await stack.enter_async_context(
                 acp.spawn_stdio_transport(
-                    str(binary("hearth")), "acp", "--config", str(config), stderr=stderr.fileno(), limit=_LINE_LIMIT
+                    str(binary("hearth")), "acp", "--config", str(config_file), stderr=stderr.fileno(), limit=_LINE_LIMIT
                 )
             )
-        transcript, updates = Transcript(), UpdateLog()
-        conn = acp.connect_to_agent(RecordingClient(updates), RecordingTransport(reader, writer, transcript))
-        return cls(stack, process, transcript, updates, conn, stderr_path)
+        transcript, updates, permissions = Transcript(), UpdateLog(), PermissionDesk()
+        client = RecordingClient(updates, permissions)
+        conn = acp.connect_to_agent(client, RecordingTransport(reader, writer, transcript))
+        return cls(stack, process, transcript, updates, permissions, conn, stderr_path)
 
     async def initialize(self) -> InitializeResponse:
         """``initialize`` as a client without fs or terminal support."""

@@ -12,6 +12,19 @@ from urllib.parse import urlsplit
 from .paths import binary
 
 
+def content_text(message: dict[str, Any]) -> str:
+    """The text of an OpenAI chat message, whether its content is a string or parts."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content or [])
+
+
+def tool_results(request: dict[str, Any], call_id: str) -> list[dict[str, Any]]:
+    """The ``tool`` messages of a recorded model request answering the call with this id."""
+    return [m for m in request["body"]["messages"] if m.get("role") == "tool" and m.get("tool_call_id") == call_id]
+
+
 class MockLlm:
     def __init__(self, process: asyncio.subprocess.Process, base_url: str) -> None:
         self._process = process

@@ -30,15 +30,18 @@ class Scenario:
         self.passed = False
 
     @classmethod
-    async def start(cls, fixture_name: str) -> Scenario:
+    async def start(cls, fixture_name: str, variables: dict[str, str] | None = None) -> Scenario:
+        """``variables``: values for the fixture's ``{{name}}`` placeholders."""
         work_dir = Path(tempfile.mkdtemp(prefix="hearth-conformance-"))
-        fixture = load_fixture(fixture_name)
+        fixture = load_fixture(fixture_name, variables)
         mock = await MockLlm.start(fixture.script, work_dir)
         return cls(work_dir, fixture, mock)
 
     async def hearth(self) -> Hearth:
-        """Starts a Hearth on this scenario's data dir."""
-        hearth = await Hearth.launch(self.work_dir, self.data_dir, self.mock.base_url, str(len(self.hearths) + 1))
+        """Starts a Hearth on this scenario's data dir, with the fixture's extra config."""
+        hearth = await Hearth.launch(
+            self.work_dir, self.data_dir, self.mock.base_url, str(len(self.hearths) + 1), self.fixture.config
+        )
         self.hearths.append(hearth)
         return hearth
 

@@ -71,3 +71,14 @@ def messages(updates: list[Update]) -> list[tuple[str, str]]:
         else:
             folded.append([key, _text(u)])
     return [(kind, text) for (kind, _), text in folded]
+
+
+def tool_call_updates(updates: list[Update], tool_call_id: str) -> list[Update]:
+    """The ``tool_call`` and ``tool_call_update``s of one tool call, in order."""
+    kinds = ("tool_call", "tool_call_update")
+    return [u for u in updates if u.get("sessionUpdate") in kinds and u.get("toolCallId") == tool_call_id]
+
+
+def tool_call_statuses(updates: list[Update], tool_call_id: str) -> list[str]:
+    """The statuses one tool call went through, in order (updates without a status skipped)."""
+    return [u["status"] for u in tool_call_updates(updates, tool_call_id) if u.get("status") is not None]

@@ -11,9 +11,10 @@ from harness.scenario import Scenario
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def story(request):
-    """The module's scenario (fixture file named by the module's ``FIXTURE``) and a mutable
-    namespace its tests share, in file order (session id, what was streamed...)."""
-    scenario = await Scenario.start(request.module.FIXTURE)
+    """The module's scenario (fixture file named by the module's ``FIXTURE``, placeholders
+    filled from its optional ``FIXTURE_VARS``) and a mutable namespace its tests share, in
+    file order (session id, what was streamed...)."""
+    scenario = await Scenario.start(request.module.FIXTURE, getattr(request.module, "FIXTURE_VARS", None))
     try:
         yield SimpleNamespace(scenario=scenario, fixture=scenario.fixture)
     finally:

@@ -10,18 +10,11 @@ from acp import RequestError
 from acp.schema import TextContentBlock
 
 from harness.hearth import API_KEY, MODEL
+from harness.mock_llm import content_text
 from harness.updates import messages, of_kind, text_of
 
 FIXTURE = "lifecycle"
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-
-
-def content_text(message: dict) -> str:
-    """The text of an OpenAI chat message, whether its content is a string or parts."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    return "".join(part.get("text", "") for part in content or [])
 
 
 async def prompt(story, text: str, session_id: str | None = None):

@@ -19,6 +19,17 @@ def chunk(update):
     return {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": update}}
 
 
+def ask_permission(params):
+    """The agent asking the client: a request in the agent's own id space."""
+    return {"jsonrpc": "2.0", "id": 0, "method": "session/request_permission", "params": params}
+
+
+DIFF = {"type": "diff", "path": "/w/a.txt", "oldText": None, "newText": "hi"}
+ALLOW_ONCE = {"optionId": "allow_once", "name": "Allow", "kind": "allow_once"}
+PENDING_CALL = {"toolCallId": "tc", "title": "Create a.txt", "status": "pending", "content": [DIFF]}
+DIFF_WITHOUT_NEW_TEXT = {k: v for k, v in DIFF.items() if k != "newText"}
+
+
 def test_derives_the_definitions_from_x_method_and_x_side():
     assert schema.notifications["session/update"] == "SessionNotification"
     assert schema.responses["session/prompt"] == "PromptResponse"
@@ -32,6 +43,11 @@ def test_accepts_valid_frames():
     assert schema.problems(chunk(text), prompt_request) == []
     not_found = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32002, "message": "no", "data": {"sessionId": "s"}}}
     assert schema.problems(not_found, prompt_request) == []
+    ask = ask_permission({"sessionId": "s", "toolCall": PENDING_CALL, "options": [ALLOW_ONCE]})
+    assert schema.problems(ask, lambda _id: None) == []
+    output = {"terminal_output": {"terminal_id": "tc", "data": "hi\n"}}
+    update = {"sessionUpdate": "tool_call_update", "toolCallId": "tc", "_meta": output}
+    assert schema.problems(chunk(update), prompt_request) == []
 
 
 @pytest.mark.parametrize(
@@ -44,6 +60,14 @@ def test_accepts_valid_frames():
         {"jsonrpc": "2.0", "id": 1, "error": {"code": "oops", "message": "x"}},
         {"jsonrpc": "1.0", "id": 1, "result": {"stopReason": "end_turn"}},
         {"jsonrpc": "2.0", "method": "session/unknown", "params": {}},
+        {"jsonrpc": "2.0", "id": 0, "method": "session/unknown", "params": {}},
+        ask_permission({"sessionId": "s", "toolCall": PENDING_CALL}),
+        ask_permission({"sessionId": "s", "toolCall": PENDING_CALL, "options": [{**ALLOW_ONCE, "kind": "allow_forever"}]}),
+        ask_permission(
+            {"sessionId": "s", "toolCall": {**PENDING_CALL, "content": [DIFF_WITHOUT_NEW_TEXT]}, "options": [ALLOW_ONCE]}
+        ),
+        chunk({"sessionUpdate": "tool_call_update", "toolCallId": "tc", "_meta": "terminal output"}),
+        chunk({"sessionUpdate": "tool_call_update", "toolCallId": "tc", "status": "stopped"}),
     ],
 )
 def test_rejects_frames_that_break_the_schema(frame):

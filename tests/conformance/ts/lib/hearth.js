@@ -7,6 +7,7 @@ import path from "node:path";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { binary } from "./paths.js";
+import { PermissionDesk } from "./permissions.js";
 import { Transcript } from "./transcript.js";
 import { UpdateLog } from "./updates.js";
 
@@ -22,8 +23,9 @@ function cleanEnv() {
   return env;
 }
 
-function writeConfig(file, { dataDir, baseUrl }) {
-  const config = { dataDir, model: MODEL, providers: { openai: { baseUrl, apiKey: API_KEY } } };
+/** `extra`: scenario-specific keys from the fixture (e.g. `permissionMode`). */
+function writeConfig(file, { dataDir, baseUrl, extra = {} }) {
+  const config = { dataDir, model: MODEL, providers: { openai: { baseUrl, apiKey: API_KEY } }, ...extra };
   writeFileSync(file, JSON.stringify(config, null, 2));
 }
 
@@ -31,11 +33,12 @@ export class Hearth {
   /**
    * Starts `hearth acp` with a config pointing at the mock and a data dir, and connects
    * the official client to its stdio through a tee that records every byte.
-   * @param {{ workDir: string, dataDir: string, baseUrl: string, label: string }} options
+   * @param {{ workDir: string, dataDir: string, baseUrl: string, label: string, config?: object }} options
+   *   `config`: extra keys for Hearth's config file
    */
-  static launch({ workDir, dataDir, baseUrl, label }) {
+  static launch({ workDir, dataDir, baseUrl, label, config }) {
     const configFile = path.join(workDir, `hearth-${label}.json`);
-    writeConfig(configFile, { dataDir, baseUrl });
+    writeConfig(configFile, { dataDir, baseUrl, extra: config });
     const stderrPath = path.join(workDir, `hearth-${label}.stderr.log`);
     const stderr = openSync(stderrPath, "w");
     const child = spawn(binary("hearth"), ["acp", "--config", configFile], {
@@ -55,6 +58,8 @@ export class Hearth {
     this.exited = once(child, "exit").then(([code, signal]) => ({ code, signal }));
     this.transcript = new Transcript();
     this.updates = new UpdateLog();
+    /** Answers Hearth's `session/request_permission` requests as the test queued. */
+    this.permissions = new PermissionDesk();
     const stream = acp.ndJsonStream(
       this.transcript.teeOutgoing(Writable.toWeb(child.stdin)),
       this.transcript.teeIncoming(Readable.toWeb(child.stdout)),
@@ -62,6 +67,7 @@ export class Hearth {
     this.connection = acp
       .client({ name: "hearth-conformance-ts" })
       .onNotification(acp.methods.client.session.update, ({ params }) => this.updates.push(params))
+      .onRequest(acp.methods.client.session.requestPermission, ({ params }) => this.permissions.answer(params))
       .connect(stream);
   }
 

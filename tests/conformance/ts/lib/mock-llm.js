@@ -7,6 +7,17 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { binary } from "./paths.js";
 
+/** The text of an OpenAI chat message, whether its content is a string or parts. */
+export function contentText(message) {
+  if (typeof message.content === "string") return message.content;
+  return (message.content ?? []).map((part) => part.text ?? "").join("");
+}
+
+/** The `tool` messages of a recorded model request answering the call with this id. */
+export function toolResults(request, callId) {
+  return request.body.messages.filter((m) => m.role === "tool" && m.tool_call_id === callId);
+}
+
 export class MockLlm {
   /**
    * Starts the mock with a script and waits for the one line it prints: its base URL.

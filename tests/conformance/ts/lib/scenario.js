@@ -17,10 +17,13 @@ function acpSchema() {
 }
 
 export class Scenario {
-  /** @param {string} fixtureName */
-  static async start(fixtureName) {
+  /**
+   * @param {string} fixtureName
+   * @param {Record<string, string>} vars values for the fixture's `{{name}}` placeholders
+   */
+  static async start(fixtureName, vars = {}) {
     const workDir = mkdtempSync(path.join(tmpdir(), "hearth-conformance-"));
-    const fixture = loadFixture(fixtureName);
+    const fixture = loadFixture(fixtureName, vars);
     const mock = await MockLlm.start(fixture.script, workDir);
     return new Scenario(workDir, fixture, mock);
   }
@@ -39,13 +42,14 @@ export class Scenario {
     this.passed = false;
   }
 
-  /** Starts a Hearth on this scenario's data dir and initializes it with the official client. */
+  /** Starts a Hearth on this scenario's data dir, with the fixture's extra config. */
   async hearth() {
     const hearth = Hearth.launch({
       workDir: this.workDir,
       dataDir: this.dataDir,
       baseUrl: this.mock.baseUrl,
       label: String(this.hearths.length + 1),
+      config: this.fixture.config,
     });
     this.hearths.push(hearth);
     return hearth;

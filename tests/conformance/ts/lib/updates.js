@@ -70,3 +70,17 @@ export function messages(updates) {
   }
   return folded.map(({ kind, text }) => ({ kind, text }));
 }
+
+/** The `tool_call` and `tool_call_update`s of one tool call, in order. */
+export function toolCallUpdates(updates, toolCallId) {
+  return updates.filter(
+    (u) => (u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update") && u.toolCallId === toolCallId,
+  );
+}
+
+/** The statuses one tool call went through, in order (updates without a status skipped). */
+export function toolCallStatuses(updates, toolCallId) {
+  return toolCallUpdates(updates, toolCallId)
+    .map((u) => u.status)
+    .filter((status) => status != null);
+}

@@ -5,16 +5,11 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import * as acp from "@agentclientprotocol/sdk";
 import { API_KEY, MODEL } from "../lib/hearth.js";
+import { contentText } from "../lib/mock-llm.js";
 import { Scenario } from "../lib/scenario.js";
 import { messages, ofKind, textOf } from "../lib/updates.js";
 
 const { agent: methods } = acp.methods;
-
-/** The text of an OpenAI chat message, whether its content is a string or parts. */
-function contentText(message) {
-  if (typeof message.content === "string") return message.content;
-  return (message.content ?? []).map((part) => part.text ?? "").join("");
-}
 
 describe("session lifecycle", () => {
   /** @type {Scenario} */ let scenario;

@@ -9,6 +9,12 @@ import { Transcript } from "../lib/transcript.js";
 const schema = AcpSchema.load();
 const promptRequest = () => "session/prompt";
 const chunk = (update) => ({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "s", update } });
+/** The agent asking the client: a request in the agent's own id space. */
+const askPermission = (params) => ({ jsonrpc: "2.0", id: 0, method: "session/request_permission", params });
+const diff = { type: "diff", path: "/w/a.txt", oldText: null, newText: "hi" };
+const allowOnce = { optionId: "allow_once", name: "Allow", kind: "allow_once" };
+const pendingCall = { toolCallId: "tc", title: "Create a.txt", status: "pending", content: [diff] };
+const { newText: _, ...diffWithoutNewText } = diff;
 
 describe("ACP schema validator", () => {
   it("derives the definitions from x-method / x-side", () => {
@@ -24,6 +30,10 @@ describe("ACP schema validator", () => {
     assert.deepEqual(schema.problems(chunk(text), promptRequest), []);
     const notFound = { jsonrpc: "2.0", id: 1, error: { code: -32002, message: "no", data: { sessionId: "s" } } };
     assert.deepEqual(schema.problems(notFound, promptRequest), []);
+    const ask = askPermission({ sessionId: "s", toolCall: pendingCall, options: [allowOnce] });
+    assert.deepEqual(schema.problems(ask, () => undefined), []);
+    const output = { terminal_output: { terminal_id: "tc", data: "hi\n" } };
+    assert.deepEqual(schema.problems(chunk({ sessionUpdate: "tool_call_update", toolCallId: "tc", _meta: output }), promptRequest), []);
   });
 
   it("rejects frames that break the schema", () => {
@@ -35,6 +45,12 @@ describe("ACP schema validator", () => {
       { jsonrpc: "2.0", id: 1, error: { code: "oops", message: "x" } },
       { jsonrpc: "1.0", id: 1, result: { stopReason: "end_turn" } },
       { jsonrpc: "2.0", method: "session/unknown", params: {} },
+      { jsonrpc: "2.0", id: 0, method: "session/unknown", params: {} },
+      askPermission({ sessionId: "s", toolCall: pendingCall }),
+      askPermission({ sessionId: "s", toolCall: pendingCall, options: [{ ...allowOnce, kind: "allow_forever" }] }),
+      askPermission({ sessionId: "s", toolCall: { ...pendingCall, content: [diffWithoutNewText] }, options: [allowOnce] }),
+      chunk({ sessionUpdate: "tool_call_update", toolCallId: "tc", _meta: "terminal output" }),
+      chunk({ sessionUpdate: "tool_call_update", toolCallId: "tc", status: "stopped" }),
     ];
     for (const frame of bad) {
       assert.notDeepEqual(schema.problems(frame, promptRequest), [], JSON.stringify(frame));
