@@ -168,3 +168,42 @@ fn the_credential_never_reaches_the_database_or_the_logs() {
         );
     }
 }
+
+#[test]
+fn on_a_terminal_the_user_is_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = mock(json!([
+        call(
+            "w",
+            "write",
+            json!({"path": "t.txt", "content": "approved"})
+        ),
+        text("written")
+    ]));
+    let config = json!({"dataDir": ":memory:", "providers": {"openai": {"baseUrl": mock.base_url(), "apiKey": "k", "maxRetries": 0}}});
+    let config_path = dir.path().join("config.json");
+    std::fs::write(&config_path, config.to_string()).unwrap();
+    // `script` gives hearth a pseudo-terminal; the answer `y` arrives on it.
+    let line = format!(
+        "{} run -p 'write it' --config {} --cwd {}",
+        cargo_bin("hearth").display(),
+        config_path.display(),
+        dir.path().display()
+    );
+    let mut child = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("`script` (util-linux) runs");
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(b"y\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{screen}");
+    assert!(screen.contains("Allow Create t.txt?"), "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("t.txt")).unwrap(),
+        "approved"
+    );
+}

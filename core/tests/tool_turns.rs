@@ -755,3 +755,32 @@ fn cancel_while_a_client_fs_request_is_pending_withdraws_it() {
         "end_turn"
     );
 }
+
+#[test]
+fn usage_is_reported_against_the_context_window_and_replayed() {
+    let setup = Setup::new(
+        json!({"responses": [{"events": [{"text": "hi"}, {"usage": {"input": 1200, "output": 34}}]}]}),
+    );
+    let cwd = workspace(&setup);
+    let mut client = start(
+        &setup,
+        json!({"models": [{"id": "mock-model", "contextWindow": 32000}]}),
+    );
+    let session = session(&mut client, &cwd);
+    client.prompt(&session, "hello");
+    let usage: Vec<Value> = client
+        .updates(&session)
+        .into_iter()
+        .filter(|u| u["sessionUpdate"] == "usage_update")
+        .collect();
+    assert_eq!(
+        usage,
+        [json!({"sessionUpdate": "usage_update", "used": 1234, "size": 32000})]
+    );
+    let mut fresh = start(&setup, json!({}));
+    fresh.call(
+        "session/load",
+        json!({"sessionId": session, "cwd": cwd, "mcpServers": []}),
+    );
+    assert!(fresh.updates(&session).contains(&usage[0]));
+}
