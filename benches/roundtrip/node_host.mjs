@@ -1,0 +1,77 @@
+// node_host.mjs — the in-process Node host: the `hearth-acp` package (bindings/node, its
+// public Engine class) over the release addon, sequential `initialize` round trips.
+//
+//   NAPI_RS_NATIVE_LIBRARY_PATH=/abs/hearth_node.node node node_host.mjs REQUESTS WARMUP SAMPLES_FILE CONFIG_FILE
+//
+// The command line, the request and what is timed are those of every driver (bench.h).
+// run.sh points NAPI_RS_NATIVE_LIBRARY_PATH (honoured by napi-rs's generated loader) at the
+// release addon, so the debug addon the Node tests load from bindings/node stays untouched.
+//
+// The response reaches JS the way it reaches any Node host: the engine's delivery thread
+// queues it on a threadsafe function, libuv wakes the event loop, onFrame runs on the JS
+// thread and resolves the Promise the request is awaiting. The clock stops when `await`
+// resumes, so the figure includes that microtask hop, as it would for real code.
+
+import { createRequire } from 'node:module'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+
+const [requests, warmup] = process.argv.slice(2, 4).map(Number)
+const [samplesPath, configPath] = process.argv.slice(4, 6)
+if (process.argv.length !== 6 || !Number.isInteger(requests) || !Number.isInteger(warmup)) {
+  console.error('usage: node node_host.mjs REQUESTS WARMUP SAMPLES_FILE CONFIG_FILE')
+  process.exit(2)
+}
+if (!process.env.NAPI_RS_NATIVE_LIBRARY_PATH) {
+  // Without it the loader would silently pick up the debug addon in bindings/node.
+  console.error('node_host: set NAPI_RS_NATIVE_LIBRARY_PATH to the release addon (run.sh does)')
+  process.exit(2)
+}
+
+// The package directory, not its name: bindings/node is not installed anywhere, and this
+// resolves through its package.json `main` like an installed package would.
+const require = createRequire(import.meta.url)
+const { Engine } = require(fileURLToPath(new URL('../../bindings/node', import.meta.url)))
+
+// Same check as bench.h's response_id: a prefix, no JSON parser, so no host pays for one.
+const PREFIX = '{"jsonrpc":"2.0","id":'
+function responseId(frame) {
+  if (!frame.startsWith(PREFIX)) return -1
+  const comma = frame.indexOf(',', PREFIX.length)
+  if (comma < 0 || !frame.startsWith(',"result":', comma)) return -1
+  const id = Number(frame.slice(PREFIX.length, comma))
+  return Number.isInteger(id) ? id : -1
+}
+
+let waiting = null // { id, resolve } of the request in flight
+const engine = new Engine(readFileSync(configPath, 'utf8'), (frame) => {
+  if (waiting === null || responseId(frame) !== waiting.id) {
+    console.error(`node_host: unexpected frame: ${frame}`)
+    process.exit(1)
+  }
+  const { resolve } = waiting
+  waiting = null
+  resolve()
+})
+
+function request(id) {
+  return `{"jsonrpc":"2.0","id":${id},"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`
+}
+
+function roundTrip(id, frame) {
+  const answered = new Promise((resolve) => (waiting = { id, resolve }))
+  engine.send(frame)
+  return answered
+}
+
+let id = 1
+for (let i = 0; i < warmup; i++, id++) await roundTrip(id, request(id))
+const samples = new Array(requests)
+for (let i = 0; i < requests; i++, id++) {
+  const frame = request(id) // built before the clock starts
+  const start = process.hrtime.bigint()
+  await roundTrip(id, frame)
+  samples[i] = process.hrtime.bigint() - start
+}
+writeFileSync(samplesPath, samples.join('\n') + '\n')
+await engine.close()
