@@ -107,7 +107,7 @@ fn main() -> ExitCode {
             init_logging(command.config.log_level.as_deref());
             command.config.load().and_then(|mut config| {
                 if let Some(mode) = &command.mode {
-                    config.permission_mode = serde_json::from_value(serde_json::json!(mode)).ok();
+                    config.permission_mode = hearth_core::Mode::parse(mode);
                 }
                 let args = run::RunArgs {
                     prompt: command.prompt,

@@ -27,7 +27,8 @@ pub fn serve(config: Config) -> Result<(), String> {
     let host = Arc::new(StdoutHost {
         out: Mutex::new(BufWriter::new(io::stdout())),
     });
-    let engine = Engine::start(config, host).map_err(|e| e.to_string())?;
+    let engine = Arc::new(Engine::start(config, host).map_err(|e| e.to_string())?);
+    close_on_signals(engine.clone());
     let mut stdin = io::stdin().lock();
     let mut line = Vec::new();
     loop {
@@ -50,6 +51,20 @@ pub fn serve(config: Config) -> Result<(), String> {
         }
     }
     engine.close().map_err(|e| e.to_string())
+}
+
+/// An editor that kills its agent (SIGTERM, SIGHUP, Ctrl-C) must not leave command trees
+/// running: close the engine — which kills them — before exiting.
+fn close_on_signals(engine: Arc<Engine>) {
+    let installed = ctrlc::set_handler(move || {
+        if let Err(e) = engine.close() {
+            tracing::error!(error = %e, "closing on a signal failed");
+        }
+        std::process::exit(0);
+    });
+    if let Err(e) = installed {
+        tracing::warn!(error = %e, "cannot handle termination signals");
+    }
 }
 
 fn trim_line_end(line: &[u8]) -> &[u8] {

@@ -240,3 +240,51 @@ fn is_root() -> bool {
         .map(|m| m.uid() == 0)
         .unwrap_or(false)
 }
+
+#[test]
+fn sigterm_closes_the_engine_and_kills_running_commands() {
+    let marker = format!("sleep 41{}", std::process::id() % 1000);
+    let arguments = json!({"command": format!("{marker} & {marker}")}).to_string();
+    let mock = mock(
+        json!({"responses": [{"events": [{"toolCall": {"id": "c", "name": "run_command", "arguments": arguments}}]}]}),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut config: Value = serde_json::from_str(&config(&mock, dir.path())).unwrap();
+    config["permissionMode"] = json!("bypass");
+    let mut client = hearth(&config.to_string(), dir.path());
+    client.initialize();
+    let session = client.new_session(dir.path().to_str().unwrap());
+    client.start_request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "sleep"}]}),
+    );
+    client
+        .wait_for(Duration::from_secs(10), |f| {
+            f["params"]["update"]["status"] == "in_progress"
+        })
+        .expect("running");
+    let running = || {
+        !Command::new("pgrep")
+            .args(["-f", &marker])
+            .output()
+            .unwrap()
+            .stdout
+            .is_empty()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !running() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(running(), "the command started");
+    let pid = client.transport.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let status = client.transport.child.wait().unwrap();
+    assert!(status.success(), "a clean exit on SIGTERM, got {status}");
+    assert!(!running(), "no command outlives the agent");
+}

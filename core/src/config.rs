@@ -196,15 +196,9 @@ impl Config {
         if json.trim().is_empty() {
             return Ok(Config::default());
         }
-        let mut de = serde_json::Deserializer::from_str(json);
-        let config: Config = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            let path = e.path().to_string();
-            let inner = e.into_inner();
-            if path == "." {
-                ConfigError(format!("invalid config: {inner}"))
-            } else {
-                ConfigError(format!("invalid config key `{path}`: {inner}"))
-            }
+        let config: Config = crate::json_path::from_str(json).map_err(|e| match &e.path {
+            Some(path) => ConfigError(format!("invalid config key `{path}`: {}", e.message)),
+            None => ConfigError(format!("invalid config: {}", e.message)),
         })?;
         config.validate()?;
         Ok(config)
@@ -235,6 +229,22 @@ impl Config {
             {
                 return Err(ConfigError(format!(
                     "invalid config key `providers.{name}.baseUrl`: `{url}` is not an http(s) URL"
+                )));
+            }
+        }
+        let tools = &self.tools;
+        for (key, value) in [
+            (
+                "tools.commandTimeoutSecs",
+                tools.command_timeout_secs.map(|v| v as usize),
+            ),
+            ("tools.outputLimitBytes", tools.output_limit_bytes),
+            ("tools.readMaxLines", tools.read_max_lines),
+            ("tools.fetchMaxBytes", tools.fetch_max_bytes),
+        ] {
+            if value == Some(0) {
+                return Err(ConfigError(format!(
+                    "invalid config key `{key}`: must be at least 1"
                 )));
             }
         }

@@ -180,35 +180,37 @@ pub fn outside<'a>(paths: impl Iterator<Item = &'a PathBuf>, roots: &[PathBuf]) 
         .find(|p| !roots.iter().any(|root| p.starts_with(root)))
 }
 
-/// The real location of `path`: `..` folded, then symlinks followed as far as the path
-/// exists (a new file's parent directory may itself be a link).
+/// The real location of `path`, as the kernel would find it: each component's symlinks are
+/// followed — dangling ones too, since writing through a dangling link creates its target —
+/// and `..` applies to what a link pointed at.
 pub fn resolve(path: &Path) -> PathBuf {
-    let lexical = normalize(path);
-    let mut existing = lexical.as_path();
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = existing.canonicalize() {
-            return rest.iter().rev().fold(real, |acc, part| acc.join(part));
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                existing = parent;
-            }
-            _ => return lexical,
-        }
-    }
+    resolve_links(path, &mut 0)
 }
 
-fn normalize(path: &Path) -> PathBuf {
+/// Links followed before giving up (the kernel's limit): a loop resolves to where it stopped.
+const MAX_LINKS: usize = 40;
+
+fn resolve_links(path: &Path, followed: &mut usize) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {
+            Component::CurDir => {}
             Component::ParentDir => {
                 out.pop();
             }
-            Component::CurDir => {}
-            other => out.push(other),
+            Component::Normal(name) => {
+                let candidate = out.join(name);
+                let is_link =
+                    std::fs::symlink_metadata(&candidate).is_ok_and(|m| m.file_type().is_symlink());
+                match std::fs::read_link(&candidate) {
+                    Ok(target) if is_link && *followed < MAX_LINKS => {
+                        *followed += 1;
+                        out = resolve_links(&out.join(target), followed);
+                    }
+                    _ => out = candidate,
+                }
+            }
+            root => out.push(root),
         }
     }
     out
@@ -436,6 +438,28 @@ mod tests {
         assert!(outside([through_link].iter(), &roots).is_some());
         let honest = root.path().join("sub/new.txt");
         assert!(outside([honest].iter(), &roots).is_none());
+    }
+
+    #[test]
+    fn dangling_links_and_dot_dot_through_links_resolve_where_the_kernel_goes() {
+        let root = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let roots = [root.path().to_path_buf()];
+        // A dangling link: writing to it creates its (outside) target.
+        std::os::unix::fs::symlink(
+            elsewhere.path().join("not-yet"),
+            root.path().join("dangling"),
+        )
+        .unwrap();
+        assert!(outside([root.path().join("dangling")].iter(), &roots).is_some());
+        // `..` after a link climbs from the link's target, not from the link.
+        std::fs::create_dir(elsewhere.path().join("deep")).unwrap();
+        std::os::unix::fs::symlink(elsewhere.path().join("deep"), root.path().join("hop")).unwrap();
+        assert!(outside([root.path().join("hop/../x")].iter(), &roots).is_some());
+        // A link that stays inside is fine.
+        std::fs::create_dir(root.path().join("real")).unwrap();
+        std::os::unix::fs::symlink(root.path().join("real"), root.path().join("alias")).unwrap();
+        assert!(outside([root.path().join("alias/new.txt")].iter(), &roots).is_none());
     }
 
     #[test]

@@ -76,13 +76,5 @@ impl Drop for Call {
 
 /// Parses params into the ACP type; the error names the offending field.
 pub fn params<T: DeserializeOwned>(params: Value) -> Result<T, RpcError> {
-    serde_path_to_error::deserialize(params).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        if path == "." {
-            RpcError::invalid_params(inner.to_string())
-        } else {
-            RpcError::invalid_params(format!("`{path}`: {inner}"))
-        }
-    })
+    crate::json_path::from_value(params).map_err(|e| RpcError::invalid_params(e.to_string()))
 }

@@ -80,7 +80,7 @@ pub fn authenticate(call: Call, raw: Value) {
         None => Err(RpcError::invalid_params(format!(
             "unknown auth method `{method}`"
         ))),
-        Some((_, provider, _)) if call.shared().providers.for_model(provider).has_credential() => {
+        Some((_, provider, _)) if call.shared().providers.by_name(provider).has_credential() => {
             Ok(json!({}))
         }
         Some((_, provider, _)) => Err(RpcError::auth_required(Providers::credential_hint(

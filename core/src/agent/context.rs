@@ -4,7 +4,7 @@
 use agent_client_protocol_schema::v1::{ContentBlock, EmbeddedResourceResource};
 use serde_json::Value;
 
-use crate::llm::Message;
+use crate::llm::{AssistantPart, Message, ToolResult};
 use crate::store::Event;
 
 pub fn system_prompt(cwd: &str, additional_dirs: &[String]) -> String {
@@ -61,6 +61,48 @@ pub fn messages(events: &[Event]) -> Vec<Message> {
             }
         }
     }
+    answer_interrupted_calls(out)
+}
+
+/// Every tool call needs a result before the conversation goes on, or providers refuse it.
+/// A turn cut short by a crash or a shutdown can leave calls without one: give them one.
+fn answer_interrupted_calls(messages: Vec<Message>) -> Vec<Message> {
+    let mut out = Vec::with_capacity(messages.len());
+    let mut iter = messages.into_iter().peekable();
+    while let Some(message) = iter.next() {
+        let calls: Vec<(String, String)> = match &message {
+            Message::Assistant { parts } => parts
+                .iter()
+                .filter_map(|p| match p {
+                    AssistantPart::ToolCall { id, name, .. } => Some((id.clone(), name.clone())),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        out.push(message);
+        if calls.is_empty() {
+            continue;
+        }
+        let mut results = match iter.peek() {
+            Some(Message::ToolResults { .. }) => match iter.next() {
+                Some(Message::ToolResults { results }) => results,
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        for (id, name) in calls {
+            if !results.iter().any(|r| r.call_id == id) {
+                results.push(ToolResult {
+                    call_id: id,
+                    name,
+                    content: "Not run: the turn was interrupted.".into(),
+                    is_error: true,
+                });
+            }
+        }
+        out.push(Message::ToolResults { results });
+    }
     out
 }
 
@@ -83,13 +125,55 @@ pub fn block_text(block: &ContentBlock) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::AssistantPart;
     use serde_json::json;
 
     fn chunk(kind: &str, id: &str, text: &str) -> Event {
         Event::update(
             json!({"sessionUpdate": kind, "messageId": id, "content": {"type": "text", "text": text}}),
         )
+    }
+
+    #[test]
+    fn interrupted_tool_calls_get_a_result() {
+        let call = |id: &str| AssistantPart::ToolCall {
+            id: id.into(),
+            name: "read".into(),
+            arguments: "{}".into(),
+        };
+        let model = |m: Message| Event {
+            update: None,
+            model: Some(json!({"message": m})),
+        };
+        let log = vec![
+            chunk("user_message_chunk", "u1", "go"),
+            model(Message::Assistant {
+                parts: vec![call("a"), call("b")],
+            }),
+            model(Message::ToolResults {
+                results: vec![ToolResult {
+                    call_id: "a".into(),
+                    name: "read".into(),
+                    content: "ok".into(),
+                    is_error: false,
+                }],
+            }),
+            model(Message::Assistant {
+                parts: vec![call("c")],
+            }),
+            chunk("user_message_chunk", "u2", "again"),
+        ];
+        let messages = messages(&log);
+        let results: Vec<Vec<&str>> = messages
+            .iter()
+            .filter_map(|m| match m {
+                Message::ToolResults { results } => {
+                    Some(results.iter().map(|r| r.call_id.as_str()).collect())
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(results, vec![vec!["a", "b"], vec!["c"]]);
+        assert!(matches!(messages.last(), Some(Message::User { .. })));
     }
 
     #[test]

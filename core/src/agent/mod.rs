@@ -51,17 +51,9 @@ pub async fn run_turn(
             Step::Stopped(stop) => stop,
             Step::Failed(error) => return Err(error),
         };
+        // Calls that will never run get their results when the context is next built
+        // (`context::messages`), like calls a crash interrupted.
         if answer.calls.is_empty() || stop == StopReason::Cancelled {
-            // Calls the model asked for but that will never run still need results.
-            if !answer.calls.is_empty() {
-                let results = answer.calls.iter().map(|c| ToolResult {
-                    call_id: c.id.clone(),
-                    name: c.name.clone(),
-                    content: "Not run: the user cancelled the turn.".into(),
-                    is_error: true,
-                });
-                log_results(shared, session, results.collect());
-            }
             return Ok(stop);
         }
         let results = calls::run_all(&turn, answer.calls).await;
@@ -85,7 +77,7 @@ pub fn check_credential(shared: &Shared, model: &str) -> Result<Arc<dyn Provider
         .iter()
         .find(|m| m.id == model)
         .map_or("openai", |m| m.provider.as_str());
-    let provider = shared.providers.for_model(provider_name);
+    let provider = shared.providers.by_name(provider_name);
     if provider.has_credential() {
         Ok(provider)
     } else {
@@ -226,19 +218,6 @@ async fn stream_answer(
         Step::Failed(_) => Vec::new(),
         _ => answer.tool_calls(),
     };
-    if let (Step::Failed(_), false) = (&outcome, answer.tool_calls().is_empty()) {
-        let results = answer
-            .tool_calls()
-            .into_iter()
-            .map(|c| ToolResult {
-                call_id: c.id,
-                name: c.name,
-                content: "Not run: the model's answer broke off.".into(),
-                is_error: true,
-            })
-            .collect();
-        log_results(shared, session, results);
-    }
     Ok(Streamed { outcome, calls })
 }
 

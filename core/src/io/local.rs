@@ -26,8 +26,6 @@ const TERMINATE_GRACE: Duration = Duration::from_secs(2);
 /// How long the pipe is drained after the group was killed. A process that left the group
 /// (`setsid`) may hold the pipe open forever; we stop listening to it.
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
-/// Live output is forwarded up to this many times the kept output limit.
-const STREAM_CAP_FACTOR: usize = 4;
 const READ_CHUNK: usize = 64 * 1024;
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -217,7 +215,11 @@ impl OutputSink {
     fn new(spec: &CommandSpec, output: UnboundedSender<String>) -> Self {
         OutputSink {
             kept: KeptOutput::new(spec.output_limit),
-            stream: DeltaStream::new(output, spec.output_limit.saturating_mul(STREAM_CAP_FACTOR)),
+            stream: DeltaStream::new(
+                output,
+                spec.output_limit
+                    .saturating_mul(super::output::STREAM_CAP_FACTOR),
+            ),
             decoder: Utf8Chunks::default(),
             eof: false,
         }

@@ -80,6 +80,10 @@ pub fn omitted_marker(bytes: u64) -> String {
     format!("\n… [{bytes} bytes of output omitted] …\n")
 }
 
+/// Live output is forwarded up to this many times the kept output limit: a command printing
+/// gigabytes must not flood the client, but a long build log should still stream.
+pub const STREAM_CAP_FACTOR: usize = 4;
+
 /// The live stream of output deltas, capped at `cap` bytes.
 pub struct DeltaStream {
     tx: UnboundedSender<String>,

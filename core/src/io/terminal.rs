@@ -21,8 +21,6 @@ const POLL_INTERVAL: Duration = Duration::from_millis(150);
 /// The longest we wait for the client on `kill`, the last `output` and `release`, which run
 /// with their own token because the turn's token may be the one that already fired.
 const CLEANUP_TIMEOUT: Duration = Duration::from_secs(5);
-/// Live output is forwarded up to this many times the kept output limit.
-const STREAM_CAP_FACTOR: usize = 4;
 /// How much of the previously seen output is looked for when the client dropped the start of
 /// its buffer.
 const ANCHOR_BYTES: usize = 256;
@@ -127,8 +125,11 @@ impl Terminal {
         output: UnboundedSender<String>,
         cancel: &CancellationToken,
     ) -> Result<CommandResult, IoError> {
-        let mut stream =
-            DeltaStream::new(output, spec.output_limit.saturating_mul(STREAM_CAP_FACTOR));
+        let mut stream = DeltaStream::new(
+            output,
+            spec.output_limit
+                .saturating_mul(super::output::STREAM_CAP_FACTOR),
+        );
         let mut cursor = Cursor::default();
         // Requests abandoned when another branch wins are simply dropped.
         let quiet = CancellationToken::new();

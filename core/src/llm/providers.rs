@@ -25,7 +25,7 @@ impl Providers {
 
     /// The provider called `provider_name` (`"openai"` or `"anthropic"`). Any other name
     /// gets the OpenAI-compatible provider: it is the one every other server speaks.
-    pub fn for_model(&self, provider_name: &str) -> Arc<dyn Provider> {
+    pub fn by_name(&self, provider_name: &str) -> Arc<dyn Provider> {
         match provider_name {
             "anthropic" => self.anthropic.clone(),
             _ => self.openai.clone(),

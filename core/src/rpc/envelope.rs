@@ -140,7 +140,6 @@ pub fn response_frame(id: &RequestId, outcome: &Result<Value, RpcError>) -> Stri
     frame.to_string()
 }
 
-#[cfg_attr(not(test), allow(dead_code))]
 pub fn request_frame(id: &RequestId, method: &str, params: &Value) -> String {
     json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string()
 }

@@ -18,8 +18,6 @@ use crate::outbox::Outbox;
 
 type Pending = oneshot::Sender<Result<Value, RpcError>>;
 
-// The first caller is the permission flow of the tools issue; until then only tests call it.
-#[cfg_attr(not(test), allow(dead_code))]
 pub struct Outgoing {
     next_id: AtomicU64,
     pending: Mutex<HashMap<u64, Pending>>,
@@ -34,7 +32,6 @@ impl Default for Outgoing {
     }
 }
 
-#[cfg_attr(not(test), allow(dead_code))]
 impl Outgoing {
     /// Sends `method` to the client and waits for its answer. If `cancel` fires first, the
     /// client is told with `$/cancel_request` and the call returns `-32800` at once; the late

@@ -32,13 +32,20 @@ impl ClientRequests for SessionClient {
     ) -> BoxFuture<'a, Result<Value, RpcError>> {
         Box::pin(async move {
             let shared = &self.shared;
-            // File requests die with the turn. Terminal requests keep the caller's token:
-            // after a cancel the terminal flow kills and releases its terminal itself, and
-            // those requests must not be withdrawn.
-            let token = if method.starts_with("fs/") {
-                self.turn.child_token()
-            } else {
-                CancellationToken::new()
+            let token = match method {
+                // File requests die with the turn, whatever the caller passed.
+                m if m.starts_with("fs/") => self.turn.child_token(),
+                // Never withdrawn: the client may already have started the command, and only
+                // a terminal id we hold can be killed and released.
+                "terminal/create" => {
+                    let never = CancellationToken::new();
+                    return shared
+                        .outgoing
+                        .request(&shared.outbox, method, params, &never)
+                        .await;
+                }
+                // Other terminal requests (kill, release after a cancel) follow the caller.
+                _ => CancellationToken::new(),
             };
             let request = shared
                 .outgoing

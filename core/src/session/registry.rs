@@ -96,8 +96,13 @@ impl Sessions {
             request,
         };
         if let Err(mpsc::error::SendError(job)) = handle.jobs.send(job) {
-            // The runtime is shutting down; the dropped Call answers -32800.
-            drop(job);
+            // The actor is gone (it panicked, or the runtime is shutting down): start a fresh
+            // one, which restores the session from the store. During shutdown the spawn
+            // fails too, and the dropped Call answers -32800.
+            let id: Arc<str> = Arc::from(id);
+            let fresh = spawn(shared, id.clone(), None);
+            map.insert(id, fresh.clone());
+            let _ = fresh.jobs.send(job);
         }
     }
 

@@ -12,11 +12,9 @@ pub struct Event {
     pub model: Option<Value>,
 }
 
-const CHUNK_KINDS: [&str; 3] = [
-    "user_message_chunk",
-    "agent_message_chunk",
-    "agent_thought_chunk",
-];
+/// Streamed kinds whose text deltas belong together. The user's prompt blocks are separate
+/// blocks (text, links, resources) and stay apart.
+const CHUNK_KINDS: [&str; 2] = ["agent_message_chunk", "agent_thought_chunk"];
 
 impl Event {
     pub fn update(update: Value) -> Self {

@@ -7,15 +7,8 @@ use serde_json::Value;
 use super::ToolError;
 
 pub fn parse<T: DeserializeOwned>(input: &Value) -> Result<T, ToolError> {
-    serde_path_to_error::deserialize(input).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        if path == "." {
-            ToolError(format!("invalid arguments: {inner}"))
-        } else {
-            ToolError(format!("invalid arguments: `{path}`: {inner}"))
-        }
-    })
+    crate::json_path::from_value(input.clone())
+        .map_err(|e| ToolError(format!("invalid arguments: {e}")))
 }
 
 #[cfg(test)]

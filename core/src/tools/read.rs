@@ -82,7 +82,7 @@ impl Tool for Read {
                     "Read {} (lines {}–{})",
                     shown(ctx, &path),
                     offset,
-                    offset + limit - 1
+                    offset.saturating_add(limit - 1)
                 ),
             };
             Ok(Prepared::new(
