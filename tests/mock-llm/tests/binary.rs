@@ -1,5 +1,7 @@
 //! The `hearth-mock-llm` binary, driven the way a Node or Python test would drive it.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -49,7 +51,7 @@ async fn prints_its_url_serves_the_script_and_exits_when_stdin_closes() {
         .unwrap_or_else(|| panic!("unexpected URL {url:?}"));
     port.parse::<u16>().unwrap();
 
-    let reply = reqwest::Client::new()
+    let reply = common::http()
         .post(format!("{url}/chat/completions"))
         .json(&json!({"model": "m"}))
         .send()

@@ -40,7 +40,7 @@ async fn an_exhausted_script_fails_loudly_in_each_dialect() {
 async fn control_routes_append_reject_and_reset() {
     let mock = MockLlm::start(Default::default()).unwrap();
     let control = root(&mock);
-    let client = reqwest::Client::new();
+    let client = common::http();
 
     let appended = post(
         &format!("{control}/_mock/script"),
@@ -100,7 +100,7 @@ async fn a_request_body_that_is_not_json_is_rejected_and_recorded() {
         responses: vec![Response::text("kept")],
     })
     .unwrap();
-    let reply = reqwest::Client::new()
+    let reply = common::http()
         .post(format!("{}/messages", mock.base_url()))
         .body("not json")
         .send()

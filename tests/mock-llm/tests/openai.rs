@@ -190,7 +190,7 @@ async fn records_what_the_client_sent() {
     let url = format!("{}/chat/completions", mock.base_url());
     let first =
         json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": "hi"}]});
-    let reply = reqwest::Client::new()
+    let reply = common::http()
         .post(&url)
         .bearer_auth("sk-test")
         .header("X-Custom", "Yes")

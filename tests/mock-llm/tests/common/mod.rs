@@ -46,13 +46,16 @@ pub fn root(mock: &MockLlm) -> String {
     mock.base_url().strip_suffix("/v1").unwrap().to_owned()
 }
 
-pub async fn post(url: &str, body: &Value) -> reqwest::Response {
+/// An HTTP client for the tests. In a workspace build reqwest is compiled with the engine's
+/// `rustls-no-provider` feature, which needs a process-wide crypto provider even for plain
+/// HTTP; installing one is harmless when the feature is off.
+pub fn http() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::new()
-        .post(url)
-        .json(body)
-        .send()
-        .await
-        .unwrap()
+}
+
+pub async fn post(url: &str, body: &Value) -> reqwest::Response {
+    http().post(url).json(body).send().await.unwrap()
 }
 
 pub fn script(json: Value) -> hearth_mock_llm::Script {
