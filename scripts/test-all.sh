@@ -46,7 +46,7 @@ rust_checks() {
 stage "system packages" install_system_packages
 stage "cargo build" cargo build --workspace --all-targets
 stage "cargo fmt + clippy" rust_checks
-stage "cargo test" cargo test --workspace
+stage "cargo test" cargo test --workspace --no-fail-fast
 stage "conformance (official TS + Python SDKs)" bash tests/conformance/run.sh
 stage "C ABI (shared, static, valgrind)" bash tests/c/run.sh
 stage "Node binding" bash bindings/node/run-tests.sh

@@ -1,6 +1,6 @@
 //! The stdio host: a thin loop between stdin/stdout and the engine.
 
-use std::io::{self, BufRead, BufWriter, Write};
+use std::io::{self, BufRead, BufWriter, Read, Write};
 use std::sync::{Arc, Mutex};
 
 use hearth_core::{Config, Engine, Host};
@@ -33,8 +33,21 @@ pub fn serve(config: Config) -> Result<(), String> {
     let mut line = Vec::new();
     loop {
         line.clear();
-        match stdin.read_until(b'\n', &mut line) {
+        // At most one byte past the cap is read, so a newline-less flood can't exhaust memory.
+        match (&mut stdin)
+            .take(MAX_FRAME_BYTES + 1)
+            .read_until(b'\n', &mut line)
+        {
             Ok(0) => break,
+            Ok(_) if line.len() as u64 > MAX_FRAME_BYTES => {
+                tracing::error!(
+                    limit = MAX_FRAME_BYTES,
+                    "dropping a frame larger than the limit"
+                );
+                if skip_line(&mut stdin).is_err() {
+                    break;
+                }
+            }
             Ok(_) => {
                 let frame = trim_line_end(&line);
                 if frame.iter().all(u8::is_ascii_whitespace) {
@@ -64,6 +77,26 @@ fn close_on_signals(engine: Arc<Engine>) {
     });
     if let Err(e) = installed {
         tracing::warn!(error = %e, "cannot handle termination signals");
+    }
+}
+
+/// The largest frame `hearth acp` reads (the official TS SDK's own cap is 32 MiB).
+const MAX_FRAME_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Discards the rest of an oversized line.
+fn skip_line(input: &mut impl BufRead) -> io::Result<()> {
+    loop {
+        let (done, used) = {
+            let buffer = input.fill_buf()?;
+            match buffer.iter().position(|b| *b == b'\n') {
+                Some(at) => (true, at + 1),
+                None => (buffer.is_empty(), buffer.len()),
+            }
+        };
+        input.consume(used);
+        if done {
+            return Ok(());
+        }
     }
 }
 

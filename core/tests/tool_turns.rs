@@ -784,3 +784,40 @@ fn usage_is_reported_against_the_context_window_and_replayed() {
     );
     assert!(fresh.updates(&session).contains(&usage[0]));
 }
+
+#[test]
+fn huge_edits_are_summarised_not_shipped_whole() {
+    let big = "x".repeat(600 * 1024);
+    let setup = Setup::new(
+        json!({"responses": [call("w", "write", json!({"path": "big.txt", "content": big})), text(&["ok"])]}),
+    );
+    let cwd = workspace(&setup);
+    let mut client = start(&setup, json!({}));
+    let asked = always_answer(&mut client, "allow_once");
+    let session = session(&mut client, &cwd);
+    client.prompt(&session, "write big");
+    assert_eq!(
+        std::fs::read_to_string(cwd.join("big.txt")).unwrap().len(),
+        600 * 1024,
+        "the write itself is whole"
+    );
+    let largest = client
+        .received
+        .iter()
+        .map(|f| f.to_string().len())
+        .max()
+        .unwrap();
+    assert!(
+        largest < 64 * 1024,
+        "no frame carries the whole file ({largest} bytes)"
+    );
+    let summary = asked.lock().unwrap()[0]["toolCall"]["content"][0]["content"]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(summary.contains("too large"), "{summary}");
+    assert_eq!(
+        tool_updates(&client, &session)[0]["rawInput"]["content"],
+        format!("<{} bytes>", 600 * 1024)
+    );
+}

@@ -271,13 +271,54 @@ async fn ask(
     }
 }
 
+/// Diffs larger than this go out as a one-line summary: a frame must stay well inside what
+/// clients accept (the TS SDK's cap is 32 MiB), and nobody reviews megabytes in a dialog.
+const MAX_DIFF_BYTES: usize = 256 * 1024;
+/// Strings in `rawInput` longer than this are replaced by their size (a `write` of a large
+/// file already shows as a diff).
+const MAX_RAW_STRING: usize = 4096;
+
 fn diff_content(access: &Access) -> Vec<Value> {
-    match access {
-        Access::Edit(diffs) => diffs
-            .iter()
-            .map(|d| json!({ "type": "diff", "path": d.path, "oldText": d.old_text, "newText": d.new_text }))
-            .collect(),
-        _ => Vec::new(),
+    let Access::Edit(diffs) = access else {
+        return Vec::new();
+    };
+    let content = diffs
+        .iter()
+        .map(|d| json!({ "type": "diff", "path": d.path, "oldText": d.old_text, "newText": d.new_text }))
+        .collect();
+    bounded(content)
+}
+
+/// Tool call content with every oversized diff replaced by a summary.
+fn bounded(content: Vec<Value>) -> Vec<Value> {
+    content
+        .into_iter()
+        .map(|item| {
+            let size = |key: &str| item[key].as_str().map_or(0, str::len);
+            if item["type"] != "diff" || size("oldText") + size("newText") <= MAX_DIFF_BYTES {
+                return item;
+            }
+            let kib = (size("oldText") + size("newText")) / 1024;
+            let path = item["path"].as_str().unwrap_or("a file");
+            text_content(&format!(
+                "{path}: a change of {kib} KiB, too large to show as a diff"
+            ))
+        })
+        .collect()
+}
+
+fn shrink_raw_input(input: &Value) -> Value {
+    match input {
+        Value::String(text) if text.len() > MAX_RAW_STRING => {
+            json!(format!("<{} bytes>", text.len()))
+        }
+        Value::Array(items) => Value::Array(items.iter().map(shrink_raw_input).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), shrink_raw_input(v)))
+                .collect(),
+        ),
+        other => other.clone(),
     }
 }
 
@@ -304,7 +345,7 @@ fn announce(
         "kind": tool.kind().as_str(),
         "status": "pending",
         "locations": locations,
-        "rawInput": input,
+        "rawInput": shrink_raw_input(input),
         "name": call.name,
     });
     let diffs = diff_content(&prepared.access);
@@ -344,7 +385,8 @@ fn update(turn: &Turn<'_>, id: &str, fields: Value) {
 fn finish(turn: &Turn<'_>, id: &str, outcome: Result<&Output, &String>) {
     match outcome {
         Ok(output) => {
-            let mut fields = json!({ "status": "completed", "content": output.content });
+            let mut fields =
+                json!({ "status": "completed", "content": bounded(output.content.clone()) });
             if let Some(raw) = &output.raw_output {
                 fields["rawOutput"] = raw.clone();
             }

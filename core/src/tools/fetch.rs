@@ -109,12 +109,30 @@ fn client() -> Result<&'static Client, ToolError> {
             Client::builder()
                 .tls_backend_preconfigured(crate::llm::tls::client_config()?)
                 .user_agent(concat!("hearth/", env!("CARGO_PKG_VERSION")))
-                .redirect(reqwest::redirect::Policy::limited(5))
+                .redirect(same_host_redirects())
                 .build()
                 .map_err(|e| e.to_string())
         })
         .as_ref()
         .map_err(|e| ToolError(format!("cannot set up the HTTP client: {e}")))
+}
+
+/// Up to 5 redirects, all on the approved host: permission was given for that host, and a
+/// redirect must not carry the request to another one (say, a cloud metadata address).
+fn same_host_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let first_host = attempt
+            .previous()
+            .first()
+            .and_then(|u| u.host_str().map(str::to_string));
+        if attempt.previous().len() > 5 {
+            attempt.error("too many redirects")
+        } else if attempt.url().host_str().map(str::to_string) != first_host {
+            attempt.stop()
+        } else {
+            attempt.follow()
+        }
+    })
 }
 
 /// How a body is read.
@@ -333,6 +351,7 @@ mod tests {
             "/untyped" => ("200 OK", None, b"just text".to_vec()),
             "/untyped-binary" => ("200 OK", None, b"ab\0cd".to_vec()),
             "/old" => ("301 Moved Permanently", Some("text/plain"), Vec::new()),
+            "/elsewhere" => ("302 Found", Some("text/plain"), b"moved".to_vec()),
             "/slow" => {
                 tokio::time::sleep(Duration::from_secs(3600)).await;
                 return;
@@ -352,6 +371,15 @@ mod tests {
         }
         if path == "/old" {
             head.push_str("Location: /data.json\r\n");
+        }
+        if path == "/elsewhere" {
+            // Same server, another host name: the redirect must not be followed.
+            let port = request
+                .split("Host: 127.0.0.1:")
+                .nth(1)
+                .and_then(|r| r.split("\r\n").next())
+                .unwrap_or("1");
+            head.push_str(&format!("Location: http://localhost:{port}/data.json\r\n"));
         }
         head.push_str("\r\n");
         let _ = socket.write_all(head.as_bytes()).await;
@@ -380,6 +408,23 @@ mod tests {
             output.for_model
         );
         assert_eq!(output.raw_output.unwrap()["status"], 200);
+    }
+
+    #[tokio::test]
+    async fn redirects_to_another_host_are_not_followed() {
+        let base = serve().await;
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(dir.path());
+        let outcome = call(&Fetch, json!({ "url": format!("{base}/elsewhere") }), &ctx).await;
+        let text = match outcome {
+            Ok(output) => output.for_model,
+            Err(e) => e.0,
+        };
+        assert!(
+            !text.contains("\"ok\":true"),
+            "followed the redirect: {text}"
+        );
+        assert!(text.contains("302"), "{text}");
     }
 
     #[tokio::test]
