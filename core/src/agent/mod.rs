@@ -199,16 +199,25 @@ async fn stream_answer(
         started = provider.stream(request) => started.map_err(provider_error)?,
     };
     let mut answer = stream::Answer::new();
+    // An event read ahead while merging deltas, to be handled next.
+    let mut ahead = None;
     let outcome = loop {
-        let next = tokio::select! {
-            biased;
-            () = token.cancelled() => break Step::Stopped(StopReason::Cancelled),
-            next = events.next() => next,
+        let next = match ahead.take() {
+            Some(next) => next,
+            None => tokio::select! {
+                biased;
+                () = token.cancelled() => break Step::Stopped(StopReason::Cancelled),
+                next = events.next() => next,
+            },
         };
         match next {
             None => break Step::Stopped(answer.stop_reason()),
             Some(Err(e)) => break Step::Failed(provider_error(e)),
-            Some(Ok(event)) => answer.take(shared, session, event),
+            Some(Ok(event)) => {
+                let (event, next) = stream::merge_ready(event, &mut events);
+                answer.take(shared, session, event);
+                ahead = next;
+            }
         }
     };
     // What streamed is part of the conversation even when the turn ends early.

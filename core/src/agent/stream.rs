@@ -5,12 +5,13 @@
 use agent_client_protocol_schema::v1::{
     ContentBlock, ContentChunk, MessageId, SessionUpdate, StopReason, TextContent,
 };
+use futures::{FutureExt, StreamExt};
 use serde_json::json;
 
 use super::calls::ModelCall;
 use super::new_id;
 use crate::engine::Shared;
-use crate::llm::{AssistantPart, FinishReason, Message, StreamEvent, Usage};
+use crate::llm::{AssistantPart, EventStream, FinishReason, LlmError, Message, StreamEvent, Usage};
 use crate::session::Session;
 
 pub struct Answer {
@@ -134,6 +135,38 @@ impl Answer {
             shared,
             json!({ "sessionUpdate": "usage_update", "used": used, "size": size }),
         );
+    }
+}
+
+/// Most deltas merged into one chunk: bounds a frame's size (and so the latency of its text).
+const MERGE_LIMIT: usize = 16 * 1024;
+
+/// Merges the text (or reasoning) deltas that are already waiting behind `first` into one,
+/// so a fast stream costs a frame per batch rather than per token — without waiting for
+/// anything. Returns the merged event and the first event that could not be merged (or the
+/// end of the stream), which the caller handles next.
+pub fn merge_ready(
+    first: StreamEvent,
+    events: &mut EventStream,
+) -> (StreamEvent, Option<Option<Result<StreamEvent, LlmError>>>) {
+    let mut merged = first;
+    loop {
+        let (StreamEvent::Text(text) | StreamEvent::Reasoning(text)) = &mut merged else {
+            return (merged, None);
+        };
+        if text.len() >= MERGE_LIMIT {
+            return (merged, None);
+        }
+        let Some(next) = events.next().now_or_never() else {
+            return (merged, None);
+        };
+        match (&mut merged, next) {
+            (StreamEvent::Text(text), Some(Ok(StreamEvent::Text(more))))
+            | (StreamEvent::Reasoning(text), Some(Ok(StreamEvent::Reasoning(more)))) => {
+                text.push_str(&more)
+            }
+            (_, other) => return (merged, Some(other)),
+        }
     }
 }
 
