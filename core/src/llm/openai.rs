@@ -1,6 +1,7 @@
 //! OpenAI-compatible chat completions, streamed (OpenAI, Ollama, vLLM, llama.cpp server,
 //! LM Studio, OpenRouter, Groq…).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
@@ -149,8 +150,12 @@ impl Decode for Decoder {
             }
             return Ok(Flow::Done);
         }
-        if !data.is_empty() {
-            self.chunk(&sse::json(event)?, out)?;
+        if data.is_empty() {
+            return Ok(Flow::More);
+        }
+        match serde_json::from_str::<TextChunk>(data) {
+            Ok(chunk) if chunk.is_plain() => chunk.emit(out),
+            _ => self.chunk(&sse::json(event)?, out)?,
         }
         Ok(Flow::More)
     }
@@ -161,6 +166,68 @@ impl Decode for Decoder {
             Ok(())
         } else {
             Err(sse::incomplete())
+        }
+    }
+}
+
+/// The common chunk — one text or reasoning delta and nothing else — read without building
+/// a JSON tree: the hot path of every streamed token. Anything else takes the general path.
+#[derive(serde::Deserialize)]
+struct TextChunk<'a> {
+    #[serde(borrow, default)]
+    choices: Vec<TextChoice<'a>>,
+    #[serde(default)]
+    usage: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(serde::Deserialize)]
+struct TextChoice<'a> {
+    #[serde(borrow)]
+    delta: Option<TextDelta<'a>>,
+    finish_reason: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(serde::Deserialize)]
+struct TextDelta<'a> {
+    #[serde(borrow)]
+    content: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    reasoning_content: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    reasoning: Option<Cow<'a, str>>,
+    tool_calls: Option<serde::de::IgnoredAny>,
+}
+
+impl TextChunk<'_> {
+    /// One choice whose delta holds only text, with no usage, error, finish or tool call.
+    fn is_plain(&self) -> bool {
+        let [choice] = self.choices.as_slice() else {
+            return false;
+        };
+        self.usage.is_none()
+            && self.error.is_none()
+            && choice.finish_reason.is_none()
+            && choice
+                .delta
+                .as_ref()
+                .is_some_and(|d| d.tool_calls.is_none())
+    }
+
+    fn emit(self, out: &mut VecDeque<StreamEvent>) {
+        let Some(delta) = self.choices.into_iter().next().and_then(|c| c.delta) else {
+            return;
+        };
+        if let Some(reasoning) = delta
+            .reasoning_content
+            .or(delta.reasoning)
+            .filter(|r| !r.is_empty())
+        {
+            out.push_back(StreamEvent::Reasoning(reasoning.into_owned()));
+        }
+        if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+            out.push_back(StreamEvent::Text(text.into_owned()));
         }
     }
 }
