@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The performance harness: every figure in one run, as markdown tables.
+#
+#   benches/run.sh [--quick]
+#
+# 1. in-process round trips per host vs `hearth acp` over pipes (benches/roundtrip);
+# 2. startup and memory (core/benches/startup.rs);
+# 3. engine overhead per streamed token and cancel latency (core/benches/turn.rs).
+# --quick runs each briefly, to prove the harness still works (CI); the numbers of a quick run
+# mean little. Benchmarks never assert timings: the machines are shared and noisy.
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+quick=()
+[[ "${1:-}" == "--quick" ]] && quick=(--quick)
+
+echo "Machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD)"
+echo
+echo "## Round trips"
+bash benches/roundtrip/run.sh "${quick[@]}" | sed -n '/^| host/,/^$/p'
+echo
+echo "## Startup and memory"
+cargo bench -q -p hearth-core --bench startup -- "${quick[@]}"
+echo
+echo "## Turns"
+cargo bench -q -p hearth-core --bench turn -- "${quick[@]}"
