@@ -4,6 +4,7 @@
 //! - [`long`] / [`scale`]: the bounded (CI) mode and the long mode (`HEARTH_RELIABILITY=long`);
 //! - [`Rng`]: a small seeded generator whose seed is printed, so a failing run can be repeated
 //!   with `HEARTH_RELIABILITY_SEED`;
+//! - [`build_hearth`]: `target/debug/hearth`, built from the current sources;
 //! - [`rss_kib`]: resident memory of a process from `/proc/<pid>/status`;
 //! - [`mock`], [`config`], [`reset_mock`]: the scripted mock LLM and an engine config for it;
 //! - [`fold`], [`check_replay`], [`tool_statuses`]: what the client saw live against what
@@ -15,6 +16,7 @@ use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
+use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use hearth_mock_llm::{MockLlm, Script};
@@ -103,6 +105,26 @@ pub fn rss_kib(pid: Option<u32>) -> (u64, u64) {
             .unwrap_or_else(|| panic!("no {name} in {path}"))
     };
     (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// Builds `target/debug/hearth` (the binary the testkit's `Stdio` starts) once per test
+/// process, so a crash or hostile-workspace run always drives the current sources — also
+/// when the suite itself runs with `--release`. A no-op build takes a fraction of a second.
+pub fn build_hearth() {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
+        let out = std::process::Command::new(cargo)
+            .args(["build", "--quiet", "-p", "hearth-cli", "--bin", "hearth"])
+            .current_dir(hearth_testkit::repo_root())
+            .output()
+            .expect("cargo runs");
+        assert!(
+            out.status.success(),
+            "cargo build -p hearth-cli failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    });
 }
 
 /// The number of threads of this process (`Threads:` in `/proc/self/status`).
