@@ -42,7 +42,10 @@ impl<T: Transport> AcpClient<T> {
     }
 
     /// Serves the agent's requests (permission, fs, terminal) from now on.
-    pub fn respond_with(&mut self, responder: impl FnMut(&str, &Value) -> Option<Value> + Send + 'static) {
+    pub fn respond_with(
+        &mut self,
+        responder: impl FnMut(&str, &Value) -> Option<Value> + Send + 'static,
+    ) {
         self.responder = Some(Box::new(responder));
     }
 
