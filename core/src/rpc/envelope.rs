@@ -3,7 +3,7 @@
 //! Every rejection carries the answer the JSON-RPC spec prescribes, with the request's id
 //! when one could be read, so the caller only has to deliver it.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::error::RpcError;
 
@@ -132,24 +132,67 @@ fn classify_response(
     }
 }
 
+/// An outbound message, serialized straight from borrowed parts: no JSON tree is built or
+/// copied for the envelope (frames are on every hot path).
+#[derive(serde::Serialize)]
+struct Frame<'a, P: serde::Serialize> {
+    jsonrpc: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a RequestId>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    method: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    params: Option<P>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a RpcError>,
+}
+
+impl<'a, P: serde::Serialize> Frame<'a, P> {
+    fn new() -> Self {
+        Frame {
+            jsonrpc: "2.0",
+            id: None,
+            method: None,
+            params: None,
+            result: None,
+            error: None,
+        }
+    }
+
+    fn write(&self) -> String {
+        // Serializing borrowed JSON values and plain strings cannot fail.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
 pub fn response_frame(id: &RequestId, outcome: &Result<Value, RpcError>) -> String {
-    let frame = match outcome {
-        Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
-        Err(error) => json!({ "jsonrpc": "2.0", "id": id, "error": error }),
-    };
-    frame.to_string()
+    let mut frame = Frame::<()>::new();
+    frame.id = Some(id);
+    match outcome {
+        Ok(result) => frame.result = Some(result),
+        Err(error) => frame.error = Some(error),
+    }
+    frame.write()
 }
 
 pub fn request_frame(id: &RequestId, method: &str, params: &Value) -> String {
-    json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string()
+    let mut frame = Frame::new();
+    (frame.id, frame.method, frame.params) = (Some(id), Some(method), Some(params));
+    frame.write()
 }
 
-pub fn notification_frame(method: &str, params: &Value) -> String {
-    json!({ "jsonrpc": "2.0", "method": method, "params": params }).to_string()
+pub fn notification_frame<P: serde::Serialize>(method: &str, params: P) -> String {
+    let mut frame = Frame::new();
+    (frame.method, frame.params) = (Some(method), Some(params));
+    frame.write()
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
     use crate::rpc::error::*;
 

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use agent_client_protocol_schema::v1::SessionUpdate;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::config::{Config, ModelInfo};
 use crate::engine::Shared;
@@ -150,8 +150,11 @@ impl Session {
 
 /// A `session/update` notification carrying an already serialized update (as stored).
 pub fn update_frame(session_id: &str, update: &Value) -> String {
-    crate::rpc::envelope::notification_frame(
-        "session/update",
-        &json!({ "sessionId": session_id, "update": update }),
-    )
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Params<'a> {
+        session_id: &'a str,
+        update: &'a Value,
+    }
+    crate::rpc::envelope::notification_frame("session/update", Params { session_id, update })
 }
