@@ -50,7 +50,7 @@ impl Outgoing {
         tokio::select! {
             answer = rx => answer.unwrap_or_else(|_| Err(RpcError::cancelled())),
             () = cancel.cancelled() => {
-                outbox.frame(notification_frame("$/cancel_request", &json!({ "requestId": id })));
+                outbox.frame(notification_frame("$/cancel_request", json!({ "requestId": id })));
                 Err(RpcError::cancelled())
             }
         }
