@@ -208,11 +208,6 @@ pub fn text_response(texts: &[&str]) -> Value {
     json!({"events": texts.iter().map(|t| json!({"text": t})).collect::<Vec<_>>()})
 }
 
-/// A mock response in which the model calls one tool.
-pub fn tool_response(id: &str, name: &str, arguments: &Value) -> Value {
-    json!({"events": [{"toolCall": {"id": id, "name": name, "arguments": arguments.to_string(), "chunks": 2}}]})
-}
-
 /// Whether an update is logged (and so replayed): everything except the live terminal
 /// output deltas, which the final tool call update summarises.
 pub fn is_logged(update: &Value) -> bool {

@@ -74,7 +74,6 @@ struct Tracked {
     /// Prompts sent without a cancel.
     uncancelled: usize,
     // This round:
-    prompt_id: Option<Value>,
     cancel: Cancel,
     cancel_sent: bool,
     answered: Option<String>,
@@ -249,7 +248,6 @@ fn many_sessions_many_prompts_with_tools_and_cancels_in_one_engine() {
                 cwd,
                 earlier_ids: BTreeSet::new(),
                 uncancelled: 0,
-                prompt_id: None,
                 cancel: Cancel::No,
                 cancel_sent: false,
                 answered: None,
@@ -292,7 +290,6 @@ fn many_sessions_many_prompts_with_tools_and_cancels_in_one_engine() {
                 json!({"sessionId": t.id, "prompt": [{"type": "text", "text": format!("round {round} for session {s}")}]}),
             );
             by_prompt.insert(id.to_string(), s);
-            t.prompt_id = Some(id);
             if t.cancel == Cancel::AtOnce {
                 client.notify("session/cancel", json!({"sessionId": t.id}));
                 t.cancel_sent = true;
