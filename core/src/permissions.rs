@@ -97,8 +97,8 @@ pub fn decide(
     match access {
         Access::None => Decision::Allow,
         Access::Read(paths) => match outside(paths.iter(), roots) {
-            Some(_) if mode != Mode::Bypass => Decision::Ask { remember: None },
-            _ => Decision::Allow,
+            Some(_) => Decision::Ask { remember: None },
+            None => Decision::Allow,
         },
         Access::Edit(diffs) => {
             if mode == Mode::Plan {
@@ -472,6 +472,13 @@ mod tests {
                 &[]
             ),
             Decision::Allow
+        );
+        let outside_read = Access::Read(vec!["/etc/passwd".into()]);
+        let decision = decide(Mode::Bypass, "read", &outside_read, &roots, &[]);
+        assert_eq!(
+            decision,
+            Decision::Ask { remember: None },
+            "outside the workspace asks even in bypass"
         );
     }
 

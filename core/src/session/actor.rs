@@ -40,6 +40,7 @@ pub async fn run(
     mut jobs: mpsc::UnboundedReceiver<Job>,
     initial: Option<SessionState>,
 ) {
+    let restored = initial.is_none();
     let state = match initial {
         Some(state) => state,
         None => match restore(&shared, &handle.id).await {
@@ -57,6 +58,9 @@ pub async fn run(
         },
     };
     let session = Arc::new(Session::new(handle.id.clone(), state));
+    if restored {
+        crate::session::recovery::close_interrupted_tool_calls(&shared, &session).await;
+    }
     let turns = Turns::start(&shared, &handle, &session);
     while let Some(job) = jobs.recv().await {
         match job.call {

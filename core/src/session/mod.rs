@@ -2,6 +2,7 @@
 
 pub mod actor;
 pub mod client;
+pub mod recovery;
 pub mod registry;
 pub mod turns;
 
@@ -132,6 +133,16 @@ impl Session {
             };
             shared.outbox.write(op, None);
         }
+    }
+
+    /// Appends an update that the client will see on the next replay, not now.
+    pub fn record_for_replay(&self, shared: &Shared, update: Value) {
+        let op = StoreOp::Append {
+            session_id: self.id.clone(),
+            event: Event::update(update),
+            at: now(),
+        };
+        shared.outbox.write(op, None);
     }
 
     /// Appends what only the model needs (its messages, tool results).

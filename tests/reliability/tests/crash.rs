@@ -308,7 +308,6 @@ fn kill_9_at_random_points_of_tool_using_turns_loses_nothing_the_client_saw() {
 /// After a restart, the replay must not leave it running forever: like a cancelled call, it
 /// needs a final status — at the latest once the session goes on.
 #[test]
-#[ignore = "HEARTH BUG: a tool call interrupted by kill -9 replays as in_progress forever, even after a restart and another turn"]
 fn a_tool_call_interrupted_by_kill_9_gets_a_final_status_after_restart() {
     let mock = mock(json!({"responses": [
         {"events": [{"text": "Running it."}, {"toolCall": {"id": "call_long", "name": "run_command", "arguments": json!({"command": "sleep 3"}).to_string()}}]},
