@@ -67,7 +67,7 @@ fn median(mut v: Vec<Duration>) -> Duration {
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let runs = if quick { 5 } else { 200 };
-    let sessions = if quick { 100 } else { 1000 };
+    let (sessions, many) = if quick { (100, 1000) } else { (1000, 10_000) };
 
     // Memory first, in a process that has not run an engine yet.
     let baseline = rss_kib();
@@ -80,6 +80,11 @@ fn main() {
     }
     std::thread::sleep(Duration::from_millis(200));
     let with_sessions = rss_kib();
+    for i in sessions..many {
+        call(&engine, &rx, 10 + i, "session/new", NEW);
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let with_many = rss_kib();
     engine.close().unwrap();
 
     let (mut to_init, mut to_new) = (Vec::new(), Vec::new());
@@ -118,6 +123,14 @@ fn main() {
     println!(
         "| RSS with {sessions} idle sessions (whole process) | {:.1} MiB |",
         with_sessions as f64 / 1024.0
+    );
+    println!(
+        "| RSS per idle session ({many} live sessions) | {:.1} KiB |",
+        with_many.saturating_sub(idle) as f64 / many as f64
+    );
+    println!(
+        "| RSS with {many} idle sessions (whole process) | {:.1} MiB |",
+        with_many as f64 / 1024.0
     );
 }
 

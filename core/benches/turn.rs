@@ -176,6 +176,47 @@ fn cancel_latency(runs: usize) -> (f64, f64) {
     (median(latencies.clone()), percentile(latencies, 0.99))
 }
 
+/// `session/load` of a session whose log holds `events` events (tool calls of one turn:
+/// `tool_call`, `in_progress`, `completed`, `plan` each), replayed by a fresh engine.
+fn replay(events: usize, runs: usize) -> (f64, usize) {
+    let calls = events / 4;
+    let todo = json!({"todos": [{"content": "step", "status": "pending"}]}).to_string();
+    let tool_calls: Vec<Value> = (0..calls)
+        .map(|i| json!({"toolCall": {"id": format!("c{i}"), "name": "todo", "arguments": todo}}))
+        .collect();
+    let responses = vec![
+        serde_json::from_value(json!({"events": tool_calls})).unwrap(),
+        serde_json::from_value(json!({"events": [{"text": "done"}]})).unwrap(),
+    ];
+    let mock = MockLlm::start(script(responses)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let session = {
+        let mut client = Client::start(&mock, dir.path());
+        let session = client.call("session/new", json!({"cwd": "/tmp", "mcpServers": []}))["result"]["sessionId"].clone();
+        client.call(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "plan"}]}),
+        );
+        client.engine.close().unwrap();
+        session
+    };
+    let mut times = Vec::new();
+    let mut replayed = 0;
+    for _ in 0..runs {
+        let mut client = Client::start(&mock, dir.path());
+        let started = Instant::now();
+        let id = client.send(
+            "session/load",
+            json!({"sessionId": session, "cwd": "/tmp", "mcpServers": []}),
+        );
+        let answer = format!(r#""id":{id},"result""#);
+        replayed = client.until(|f| f.contains(&answer)) - 1;
+        times.push(started.elapsed().as_secs_f64() * 1e3);
+        client.engine.close().unwrap();
+    }
+    (median(times), replayed)
+}
+
 fn median(v: Vec<f64>) -> f64 {
     percentile(v, 0.5)
 }
@@ -194,6 +235,7 @@ fn main() {
     };
     let (per_token, turn_ms, raw_ms) = token_overhead(tokens, runs);
     let (cancel_median, cancel_p99) = cancel_latency(cancels);
+    let (replay_ms, replayed) = replay(if quick { 400 } else { 10_000 }, if quick { 2 } else { 5 });
     println!("| Figure (in-process, file store, mock LLM) | Value |");
     println!("|---|---|");
     println!(
@@ -205,4 +247,7 @@ fn main() {
         "| `session/cancel` → `cancelled` with a live `sleep` tree (median of {cancels}) | {cancel_median:.2} ms |"
     );
     println!("| … p99 | {cancel_p99:.2} ms |");
+    println!(
+        "| `session/load` replaying {replayed} events (fresh engine, median of runs) | {replay_ms:.1} ms |"
+    );
 }
