@@ -55,6 +55,7 @@ pub fn new(call: Call, raw: Value) {
         updated_at: at,
         parent_id: None,
         config: state.settings.to_value(),
+        turn_running: false,
     };
     let settings = state.settings.clone();
     shared.sessions.create(&shared, id.clone(), state);

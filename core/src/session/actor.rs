@@ -40,11 +40,10 @@ pub async fn run(
     mut jobs: mpsc::UnboundedReceiver<Job>,
     initial: Option<SessionState>,
 ) {
-    let restored = initial.is_none();
-    let state = match initial {
-        Some(state) => state,
+    let (state, interrupted) = match initial {
+        Some(state) => (state, false),
         None => match restore(&shared, &handle.id).await {
-            Ok(Some(state)) => state,
+            Ok(Some(restored)) => restored,
             Ok(None) => {
                 return answer_rest(&shared, &handle, jobs, |job| not_found(job, &handle.id));
             }
@@ -58,7 +57,7 @@ pub async fn run(
         },
     };
     let session = Arc::new(Session::new(handle.id.clone(), state));
-    if restored {
+    if interrupted {
         crate::session::recovery::close_interrupted_tool_calls(&shared, &session).await;
     }
     let turns = Turns::start(&shared, &handle, &session);
@@ -94,15 +93,24 @@ pub async fn run(
     }
 }
 
-/// Reads the session's row, once every queued write is committed.
-async fn restore(shared: &Arc<Shared>, id: &Arc<str>) -> Result<Option<SessionState>, String> {
+/// Reads the session's row, once every queued write is committed: its state, and whether a
+/// turn was running when the engine last wrote it (it was interrupted).
+async fn restore(
+    shared: &Arc<Shared>,
+    id: &Arc<str>,
+) -> Result<Option<(SessionState, bool)>, String> {
     shared.outbox.flushed().await;
     let (store, id) = (shared.store.clone(), id.clone());
     let record = tokio::task::spawn_blocking(move || store.session(&id))
         .await
         .map_err(|e| e.to_string())?
         .map_err(|e| e.0)?;
-    Ok(record.map(|r| SessionState::from_record(&r, &shared.config, &shared.catalog)))
+    Ok(record.map(|r| {
+        (
+            SessionState::from_record(&r, &shared.config, &shared.catalog),
+            r.turn_running,
+        )
+    }))
 }
 
 /// Cancels the running and queued turns, waits until each has answered, and unregisters

@@ -11,7 +11,8 @@ use super::Session;
 use crate::engine::Shared;
 use crate::store::Event;
 
-/// Gives every tool call left open in the log a final `failed` status, for the next replay.
+/// Gives every tool call left open in the log a final `failed` status, for the next replay,
+/// and clears the session's `turn_running` flag.
 pub async fn close_interrupted_tool_calls(shared: &Arc<Shared>, session: &Session) {
     shared.outbox.flushed().await;
     let (store, id) = (shared.store.clone(), session.id.clone());
@@ -22,6 +23,13 @@ pub async fn close_interrupted_tool_calls(shared: &Arc<Shared>, session: &Sessio
             return;
         }
     };
+    shared.outbox.write(
+        crate::store::StoreOp::SetTurnRunning {
+            session_id: session.id.clone(),
+            running: false,
+        },
+        None,
+    );
     for id in open_tool_calls(&events) {
         let text = "Interrupted: Hearth stopped before this tool call finished.";
         session.record_for_replay(

@@ -13,6 +13,7 @@ use super::registry::SessionHandle;
 use crate::acp::call::Call;
 use crate::engine::Shared;
 use crate::rpc::RpcError;
+use crate::store::StoreOp;
 
 enum TurnJob {
     Prompt {
@@ -81,6 +82,7 @@ async fn run(
             request.reply(Ok(PromptResponse::new(StopReason::Cancelled)));
             continue;
         }
+        mark_running(&shared, &session, true);
         let turn = crate::agent::run_turn(&shared, &session, &token, prompt.prompt);
         let outcome = match AssertUnwindSafe(turn).catch_unwind().await {
             Ok(outcome) => outcome,
@@ -90,6 +92,17 @@ async fn run(
             }
         };
         handle.end_turn();
+        mark_running(&shared, &session, false);
         request.reply(outcome.map(PromptResponse::new));
     }
+}
+
+/// Keeps the row's `turn_running` flag, which tells a later restore whether this session was
+/// interrupted mid-turn.
+fn mark_running(shared: &Shared, session: &Session, running: bool) {
+    let op = StoreOp::SetTurnRunning {
+        session_id: session.id.clone(),
+        running,
+    };
+    shared.outbox.write(op, None);
 }

@@ -39,6 +39,11 @@ pub enum StoreOp {
     DeleteSession {
         session_id: Arc<str>,
     },
+    /// Marks a turn as running (or not) in the session's row.
+    SetTurnRunning {
+        session_id: Arc<str>,
+        running: bool,
+    },
     /// Replaces the session's config values (model, mode, thought level).
     SetConfig {
         session_id: Arc<str>,
@@ -235,6 +240,7 @@ fn op_name(op: &StoreOp) -> &'static str {
         StoreOp::SetDirs { .. } => "set_dirs",
         StoreOp::DeleteSession { .. } => "delete_session",
         StoreOp::SetConfig { .. } => "set_config",
+        StoreOp::SetTurnRunning { .. } => "set_turn_running",
         StoreOp::AddRule { .. } => "add_rule",
     }
 }

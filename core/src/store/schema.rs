@@ -42,6 +42,11 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (workspace, tool, pattern)
     );
     "#,
+    // 3: whether a turn was running — set when one starts, cleared when it ends, so a
+    // session restored with it set was interrupted and needs its open tool calls closed.
+    r#"
+    ALTER TABLE sessions ADD COLUMN turn_running INTEGER NOT NULL DEFAULT 0;
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -15,6 +15,8 @@ pub struct SessionRecord {
     pub updated_at: String,
     pub parent_id: Option<String>,
     pub config: Value,
+    /// A turn was running when the row was last written (see schema migration 3).
+    pub turn_running: bool,
 }
 
 #[derive(Debug)]
@@ -23,7 +25,8 @@ pub struct ListPage {
     pub next_cursor: Option<String>,
 }
 
-const COLUMNS: &str = "id, cwd, additional_dirs, title, created_at, updated_at, parent_id, config";
+const COLUMNS: &str =
+    "id, cwd, additional_dirs, title, created_at, updated_at, parent_id, config, turn_running";
 
 fn record(row: &Row<'_>) -> rusqlite::Result<SessionRecord> {
     let dirs: String = row.get(2)?;
@@ -37,6 +40,7 @@ fn record(row: &Row<'_>) -> rusqlite::Result<SessionRecord> {
         updated_at: row.get(5)?,
         parent_id: row.get(6)?,
         config: serde_json::from_str(&config).unwrap_or(Value::Null),
+        turn_running: row.get(8)?,
     })
 }
 
@@ -88,6 +92,13 @@ pub fn apply(tx: &Transaction<'_>, op: &StoreOp) -> rusqlite::Result<()> {
                     cwd,
                     serde_json::to_string(additional_dirs).unwrap_or_else(|_| "[]".into())
                 ])?;
+        }
+        StoreOp::SetTurnRunning {
+            session_id,
+            running,
+        } => {
+            tx.prepare_cached("UPDATE sessions SET turn_running = ?2 WHERE id = ?1")?
+                .execute(params![&**session_id, running])?;
         }
         StoreOp::SetConfig { session_id, config } => {
             tx.prepare_cached("UPDATE sessions SET config = ?2 WHERE id = ?1")?
