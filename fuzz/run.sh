@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Builds the cargo-fuzz targets and runs each for a bounded time; fails on any crash, hang
+# (a round not answered within 20 s, or libFuzzer's -timeout), leak or out-of-memory.
+#
+#   fuzz/run.sh                   each target 30 s (CI's bounded mode; scripts/reliability-ci.sh uses 20 s)
+#   fuzz/run.sh --seconds 1800    the long run: 30 min per target (about 1.5 h in all)
+#   fuzz/run.sh --target sse      only the named target(s) (repeatable)
+#   fuzz/run.sh --replay          no fuzzing: run every saved input (corpus + regressions) once
+#
+# Targets: send (arbitrary bytes, one frame per line), send_structured (valid ACP envelopes
+# with mutated params), sse (provider stream bodies through a real turn). See fuzz/README.md.
+#
+# Toolchain: cargo-fuzz needs nightly-only rustc flags (-Zsanitizer, sancov). With a
+# `nightly` rustup toolchain it is used; without one the script falls back to the default
+# (stable) toolchain with RUSTC_BOOTSTRAP=1, which accepts those flags. cargo-fuzz itself
+# is installed from crates.io at the pinned version when missing.
+#
+# Outputs (all git-ignored): fuzz/target/ (build), fuzz/corpus-work/<target>/ (what
+# libFuzzer learned, kept between runs and seeded from fuzz/corpus/<target>/),
+# fuzz/artifacts/<target>/ (crash-*, timeout-*, oom-* reproducers), fuzz/target/logs/.
+set -euo pipefail
+
+CARGO_FUZZ_VERSION=0.13.2
+seconds=30
+replay=0
+targets=()
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --seconds) seconds="$2"; shift 2 ;;
+        --seconds=*) seconds="${1#*=}"; shift ;;
+        --target) targets+=("$2"); shift 2 ;;
+        --replay) replay=1; shift ;;
+        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        *) echo "unknown argument: $1" >&2; exit 2 ;;
+    esac
+done
+[[ ${#targets[@]} -gt 0 ]] || targets=(send send_structured sse)
+
+fuzz_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$fuzz_dir"
+
+if ! cargo fuzz --version 2>/dev/null | grep -q "$CARGO_FUZZ_VERSION"; then
+    echo "== installing cargo-fuzz $CARGO_FUZZ_VERSION"
+    cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked
+fi
+
+if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
+    toolchain=(+nightly)
+    echo "== toolchain: nightly ($(rustc +nightly --version))"
+else
+    toolchain=()
+    export RUSTC_BOOTSTRAP=1
+    echo "== toolchain: no nightly installed; $(rustc --version) with RUSTC_BOOTSTRAP=1"
+fi
+
+# 16 codegen units: a much shorter build (this compiles the whole engine with coverage
+# instrumentation and ASan) for slightly slower fuzzing.
+build_flags=(-O --codegen-units 16)
+echo "== building ${targets[*]}"
+for target in "${targets[@]}"; do
+    cargo "${toolchain[@]}" fuzz build "${build_flags[@]}" "$target"
+done
+
+logs="$fuzz_dir/target/logs"
+mkdir -p "$logs"
+passed=0
+failed=0
+summary=()
+for target in "${targets[@]}"; do
+    work="$fuzz_dir/corpus-work/$target"
+    artifacts="$fuzz_dir/artifacts/$target"
+    mkdir -p "$work" "$artifacts"
+    log="$logs/$target.log"
+    dict=()
+    case "$target" in
+        send|send_structured) dict=(-dict="$fuzz_dir/dict/send.dict") ;;
+        sse) dict=(-dict="$fuzz_dir/dict/sse.dict") ;;
+    esac
+    seeds=("$fuzz_dir/corpus/$target")
+    [[ -d "$fuzz_dir/regressions/$target" ]] && seeds+=("$fuzz_dir/regressions/$target")
+    if [[ $replay -eq 1 ]]; then
+        mapfile -t inputs < <(find "${seeds[@]}" -type f | sort)
+        echo "== $target: replaying ${#inputs[@]} saved inputs"
+        args=("${inputs[@]}")
+    else
+        echo "== $target: fuzzing for ${seconds}s (log: $log)"
+        # -timeout: one input may take at most 60 s (the harness itself reports a round
+        # unanswered after 20 s); -rss_limit_mb: a leak shows as an OOM crash.
+        args=("$work" "${seeds[@]}" -max_total_time="$seconds" -timeout=60 -rss_limit_mb=4096
+              -max_len=65536 -print_final_stats=1 "${dict[@]}" -artifact_prefix="$artifacts/")
+    fi
+    set +e
+    cargo "${toolchain[@]}" fuzz run "${build_flags[@]}" "$target" -- "${args[@]}" >"$log" 2>&1
+    status=$?
+    set -e
+    runs="$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | tail -1 || true)"
+    execs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)"
+    cov="$(grep -o 'cov: [0-9]* ft: [0-9]*' "$log" | tail -1 || true)"
+    if [[ $status -eq 0 ]]; then
+        passed=$((passed + 1))
+        summary+=("ok    $target: ${runs:-$execs runs} ${cov:+($cov)}")
+    else
+        failed=$((failed + 1))
+        summary+=("FAIL  $target: exit $status; see $log; reproducers in $artifacts/")
+        echo "---- $target failed; the end of its log:" >&2
+        grep -v '^#[0-9]' "$log" | tail -n 60 >&2
+    fi
+done
+
+echo "== fuzz summary"
+printf '%s\n' "${summary[@]}"
+echo "fuzz: $passed passed, $failed failed"
+[[ $failed -eq 0 ]]
