@@ -74,7 +74,10 @@ asan_env=(
 lsan_self_check() {
     printf '#include <stdlib.h>\nint main(void){void *p = malloc(77); p = 0; return p != 0;}\n' >"$out/leak.c"
     "$cc" "${asan_flags[@]}" -g "$out/leak.c" -o "$out/leak"
-    if env "${asan_env[@]}" "$out/leak" 2>&1 | grep -q 'Direct leak of 77 byte'; then
+    # (The output is captured first: the program fails by design, which pipefail would see.)
+    local report
+    report="$(env "${asan_env[@]}" "$out/leak" 2>&1 || true)"
+    if grep -q 'Direct leak of 77 byte' <<<"$report"; then
         echo "LeakSanitizer self-check: a deliberate 77-byte leak is reported"
     else
         echo "LeakSanitizer self-check FAILED: leaks would go unreported here" >&2
@@ -117,6 +120,21 @@ for mode in "${modes[@]}"; do
             if ! rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
                 echo "== asan-rust: skipped, no nightly toolchain (-Zsanitizer=address is nightly-only)"
                 continue
+            fi
+            # Rust code instrumented by rustc (LLVM) runs on gcc's libasan here; prove that
+            # the pairing reports a heap overflow in Rust code before trusting a clean run.
+            printf '#[unsafe(no_mangle)]\npub extern "C" fn oob(i: usize) -> u8 { let v = vec![1u8; 8]; unsafe { *v.as_ptr().add(i) } }\n' \
+                >"$out/oob.rs"
+            printf '#include <stddef.h>\nunsigned char oob(size_t);\nint main(void) { return oob(8); }\n' >"$out/oob_main.c"
+            rustc +nightly --edition 2024 -Zsanitizer=address -Cpanic=abort --crate-type staticlib \
+                "$out/oob.rs" -o "$out/liboob.a"
+            "$cc" "${asan_flags[@]}" "$out/oob_main.c" "$out/liboob.a" -lpthread -ldl -lm -o "$out/oob_main"
+            report="$(env "${asan_env[@]}" "$out/oob_main" 2>&1 || true)"
+            if grep -q 'heap-buffer-overflow' <<<"$report"; then
+                echo "ASan self-check: a heap overflow in -Zsanitizer=address Rust code is reported"
+            else
+                echo "ASan self-check FAILED: Rust-side memory errors would go unreported" >&2
+                total_failed=$((total_failed + 1))
             fi
             asan_dir="$root/target/asan-ffi"
             triple="$(rustc -vV | sed -n 's/^host: //p')"

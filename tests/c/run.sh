@@ -51,3 +51,12 @@ echo "== shared library under valgrind"
 # of the process, which valgrind calls "possibly lost".
 valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite \
     "$out/test_hearth_shared" "$mock"
+
+# ---- FFI misuse (reliability suite, issue 5 item 4) ---------------------------------------
+# tests/c/test_misuse.c: NULLs, invalid UTF-8, 10 MB frames, re-entrant and cross-engine
+# sends, free from on_frame, sends during free, concurrent senders, many engines. Run plain,
+# under valgrind, and under ASan + LeakSanitizer (C instrumented, linked with libhearth.a;
+# test_hearth.c too). tests/c/misuse.sh asan-rust adds a libhearth built with
+# -Zsanitizer=address (nightly, several minutes to build); scripts/reliability-ci.sh runs it.
+echo "== FFI misuse"
+"$root/tests/c/misuse.sh" plain valgrind asan

@@ -157,6 +157,7 @@ static void react(host *h, const char *frame) {
         if (h->reacted++) break;
         hearth_engine_free(h->other);
         h->reaction_status = hearth_last_error() == NULL ? HEARTH_OK : -2;
+        snprintf(h->reaction_error, sizeof h->reaction_error, "%s", hearth_last_error() ? hearth_last_error() : "");
         break;
     case SEND_OTHER:
         if (h->reacted++) break;
@@ -462,6 +463,7 @@ static void test_free_from_callback(void) {
     CHECK(b.released == 1);
     hearth_engine_free(engine_a);
     CHECK(a.reaction_status == HEARTH_OK);
+    if (a.reaction_status != HEARTH_OK) fprintf(stderr, "  hearth_last_error after freeing B: %s\n", a.reaction_error);
     CHECK(a.released == 1);
     host_destroy(&a);
     host_destroy(&b);
@@ -479,8 +481,8 @@ static void test_cross_engine_send(void) {
     expect_frame(&b, "\"id\":\"cross\"");
     CHECK(send_text(engine_a, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"_x/none\"}") == HEARTH_OK);
     CHECK(wait_for(&b, "\"id\":\"cross\"") != NULL);
+    hearth_engine_free(engine_a); /* joins A's delivery thread: its reaction is over */
     CHECK(a.reaction_status == HEARTH_OK);
-    hearth_engine_free(engine_a);
     hearth_engine_free(engine_b);
     host_destroy(&a);
     host_destroy(&b);
