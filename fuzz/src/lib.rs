@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use hearth_core::{Config, Engine, Host};
+use hearth_core::{Config, Engine, EngineError, Host};
 use serde_json::{Value, json};
 
 /// How long a round may wait for its answers before it is declared a hang. Generous: the
@@ -208,6 +208,9 @@ impl Harness {
             session: String::new(),
             next_id: AtomicU64::new(1),
         };
+        // Send after close, once per process (restart checks it again every
+        // ROUNDS_PER_ENGINE rounds): the first restart closes this throwaway engine.
+        harness.restart();
         harness.restart();
         harness
     }
@@ -215,6 +218,12 @@ impl Harness {
     fn restart(&mut self) {
         if let Some(old) = self.engine.take() {
             old.close().expect("close failed");
+            let delivered = self.host.inbox.lock().unwrap().frames;
+            // After close: every send is refused, nothing is delivered any more.
+            assert_eq!(old.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#), Err(EngineError::Closed));
+            assert_eq!(old.send_bytes(b"\xff"), Err(EngineError::Closed));
+            assert_eq!(old.close(), Ok(()), "close is idempotent");
+            assert_eq!(self.host.inbox.lock().unwrap().frames, delivered, "a frame after close");
         }
         let config = Config::from_json(&self.config).expect("the fuzz config is valid");
         let engine = Arc::new(Engine::start(config, self.host.clone()).expect("engine starts"));
