@@ -77,7 +77,7 @@ for target in "${targets[@]}"; do
     work="$fuzz_dir/corpus-work/$target"
     artifacts="$fuzz_dir/artifacts/$target"
     mkdir -p "$work" "$artifacts"
-    log="$logs/$target.log"
+    log="$logs/$target$([[ $replay -eq 1 ]] && echo .replay).log"
     # Per target: dictionary and input size. send_structured starts at its full length
     # (-len_control=0): a few bytes of `arbitrary` input only make one or two ops.
     case "$target" in
@@ -101,10 +101,18 @@ for target in "${targets[@]}"; do
               -print_final_stats=1 "${extra[@]}" -artifact_prefix="$artifacts/")
     fi
     set +e
-    cargo "${toolchain[@]}" fuzz run "${build_flags[@]}" "$target" -- "${args[@]}" >"$log" 2>&1
+    if [[ $replay -eq 1 ]]; then
+        # The binary itself: `cargo fuzz run` would append the corpus directory, and
+        # libFuzzer runs a list of files once only when it holds no directory.
+        triple="$(rustc -vV | sed -n 's/^host: //p')"
+        "$fuzz_dir/target/$triple/release/$target" "${args[@]}" >"$log" 2>&1
+    else
+        cargo "${toolchain[@]}" fuzz run "${build_flags[@]}" "$target" -- "${args[@]}" >"$log" 2>&1
+    fi
     status=$?
     set -e
     runs="$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | tail -1 || true)"
+    [[ $replay -eq 1 ]] && runs="$(grep -c '^Executed' "$log" || true) inputs replayed"
     execs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)"
     cov="$(grep -o 'cov: [0-9]* ft: [0-9]*' "$log" | tail -1 || true)"
     if [[ $status -eq 0 ]]; then
