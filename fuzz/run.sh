@@ -77,7 +77,8 @@ for target in "${targets[@]}"; do
     work="$fuzz_dir/corpus-work/$target"
     artifacts="$fuzz_dir/artifacts/$target"
     mkdir -p "$work" "$artifacts"
-    log="$logs/$target$([[ $replay -eq 1 ]] && echo .replay).log"
+    log="$logs/$target.log"
+    [[ $replay -eq 0 ]] || log="$logs/$target.replay.log"
     # Per target: dictionary and input size. send_structured starts at its full length
     # (-len_control=0): a few bytes of `arbitrary` input only make one or two ops.
     case "$target" in
