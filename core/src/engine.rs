@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::config::{Config, ConfigError, ModelInfo};
+use crate::io::ClientAbilities;
 use crate::llm::Providers;
 use crate::outbox::{Host, Outbox};
 use crate::rpc::envelope;
@@ -63,7 +64,7 @@ impl From<ConfigError> for EngineError {
 #[derive(Debug, Default, Clone)]
 pub struct ClientInfo {
     pub initialized: bool,
-    pub capabilities: Value,
+    pub abilities: ClientAbilities,
 }
 
 /// Everything handlers share. Lives as long as any task holds it.

@@ -7,10 +7,15 @@
 //! - a frame is delivered only after the events it announces are committed, so whatever
 //!   the client saw survives a crash;
 //! - async workers never wait on SQLite — they only push onto the queue.
+//!
+//! The queue is a mutex-guarded deque and a condition variable rather than a channel: the
+//! thread takes a whole batch per lock, and a producer pays for a wake-up only when the
+//! thread is actually asleep. Both matter for the round trip of a small request, which is
+//! one push and one wake-up.
 
+use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
-use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle, ThreadId};
 
 use crate::store::{Store, StoreOp};
@@ -34,7 +39,24 @@ enum Item {
 
 #[derive(Clone)]
 pub struct Outbox {
-    tx: mpsc::Sender<Item>,
+    queue: Arc<Queue>,
+}
+
+#[derive(Default)]
+struct Queue {
+    state: Mutex<State>,
+    /// Signalled when an item arrives while the delivery thread sleeps.
+    arrived: Condvar,
+}
+
+#[derive(Default)]
+struct State {
+    items: VecDeque<Item>,
+    /// The delivery thread is waiting on `arrived`.
+    sleeping: bool,
+    /// The delivery thread has ended: items pushed now are dropped at once (a barrier's
+    /// sender with them, which tells its waiter that nothing more will be written).
+    ended: bool,
 }
 
 impl Outbox {
@@ -43,12 +65,13 @@ impl Outbox {
         store: Arc<Store>,
         host: Arc<dyn Host>,
     ) -> std::io::Result<(Outbox, JoinHandle<()>, ThreadId)> {
-        let (tx, rx) = mpsc::channel();
+        let queue = Arc::new(Queue::default());
+        let consumer = queue.clone();
         let handle = thread::Builder::new()
             .name("hearth-delivery".into())
-            .spawn(move || run(rx, &store, &*host))?;
+            .spawn(move || run(&consumer, &store, &*host))?;
         let id = handle.thread().id();
-        Ok((Outbox { tx }, handle, id))
+        Ok((Outbox { queue }, handle, id))
     }
 
     /// Queues a frame that carries nothing to persist.
@@ -76,21 +99,61 @@ impl Outbox {
     }
 
     fn push(&self, item: Item) {
-        // Fails only after shutdown, when there is no one left to deliver to.
-        let _ = self.tx.send(item);
+        let mut state = self.queue.lock();
+        if state.ended {
+            // After shutdown there is no one left to deliver to.
+            drop(state);
+            drop(item);
+            return;
+        }
+        state.items.push_back(item);
+        let wake = state.sleeping;
+        drop(state);
+        // Notified after unlocking, so the woken thread does not block at once on our lock.
+        if wake {
+            self.queue.arrived.notify_one();
+        }
     }
 }
 
-fn run(rx: mpsc::Receiver<Item>, store: &Store, host: &dyn Host) {
-    let mut batch = Vec::with_capacity(MAX_BATCH);
-    while let Ok(first) = rx.recv() {
-        batch.push(first);
-        while batch.len() < MAX_BATCH {
-            match rx.try_recv() {
-                Ok(item) => batch.push(item),
-                Err(_) => break,
-            }
+impl Queue {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Moves up to `MAX_BATCH` items into `batch`, sleeping until there is at least one.
+    fn take(&self, batch: &mut Vec<Item>) {
+        let mut state = self.lock();
+        while state.items.is_empty() {
+            state.sleeping = true;
+            state = self.arrived.wait(state).unwrap_or_else(|p| p.into_inner());
         }
+        state.sleeping = false;
+        let n = state.items.len().min(MAX_BATCH);
+        batch.extend(state.items.drain(..n));
+    }
+}
+
+/// Marks the queue ended when the delivery thread stops, however it stops, and drops what
+/// is left in it (waking any barrier's waiter).
+struct EndOnExit<'a>(&'a Queue);
+
+impl Drop for EndOnExit<'_> {
+    fn drop(&mut self) {
+        let left = {
+            let mut state = self.0.lock();
+            state.ended = true;
+            std::mem::take(&mut state.items)
+        };
+        drop(left);
+    }
+}
+
+fn run(queue: &Queue, store: &Store, host: &dyn Host) {
+    let _end = EndOnExit(queue);
+    let mut batch = Vec::with_capacity(MAX_BATCH);
+    loop {
+        queue.take(&mut batch);
         if !flush(&mut batch, store, host) {
             return;
         }

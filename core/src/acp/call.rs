@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::Shared;
@@ -42,6 +43,15 @@ impl Call {
         self.respond(outcome);
     }
 
+    /// Answers with a result already in wire form.
+    pub fn reply_raw(mut self, result: &RawValue) {
+        if let Some(id) = self.id.take() {
+            self.shared.inflight.end(&id);
+            let frame = crate::rpc::envelope::raw_result_frame(&id, result);
+            self.shared.outbox.frame(frame);
+        }
+    }
+
     /// Queues a store write whose commit must precede the answer.
     pub fn respond_after(mut self, op: crate::store::StoreOp, outcome: Result<Value, RpcError>) {
         if let Some(id) = self.id.take() {
@@ -75,6 +85,11 @@ impl Drop for Call {
 }
 
 /// Parses params into the ACP type; the error names the offending field.
-pub fn params<T: DeserializeOwned>(params: Value) -> Result<T, RpcError> {
-    crate::json_path::from_value(params).map_err(|e| RpcError::invalid_params(e.to_string()))
+pub fn params<T: DeserializeOwned>(params: &RawValue) -> Result<T, RpcError> {
+    crate::json_path::from_str(params.get()).map_err(|mut e| {
+        // The position would count from the start of `params`, not of the frame the client
+        // sent: the field path says where the problem is instead.
+        e.drop_position();
+        RpcError::invalid_params(e.to_string())
+    })
 }

@@ -1,5 +1,7 @@
 //! `initialize` and `authenticate`.
 
+use std::sync::LazyLock;
+
 use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::SessionAdditionalDirectoriesCapabilities;
 use agent_client_protocol_schema::v1::{
@@ -8,11 +10,14 @@ use agent_client_protocol_schema::v1::{
     SessionCapabilities, SessionCloseCapabilities, SessionDeleteCapabilities,
     SessionListCapabilities, SessionResumeCapabilities,
 };
-use serde_json::{Value, json};
+use serde_json::json;
+use serde_json::value::RawValue;
 
 use super::call::{Call, params};
+use crate::io::ClientAbilities;
 use crate::llm::Providers;
 use crate::rpc::RpcError;
+use crate::rpc::envelope::Params;
 
 /// One auth method per provider: `(method id, provider, name)`. The credential comes from
 /// the environment or from the host's config.
@@ -24,7 +29,7 @@ const AUTH_METHODS: [(&str, &str, &str); 2] = [
 /// Answers `protocolVersion: 1` whatever was asked (we speak only v1; the client decides),
 /// and advertises only what works. A second `initialize` is answered the same way and
 /// refreshes the client's capabilities.
-pub fn initialize(call: Call, raw: Value) {
+pub fn initialize(call: Call, raw: Params<'_>) {
     let request: InitializeRequest = match params(raw) {
         Ok(r) => r,
         Err(e) => return call.respond(Err(e)),
@@ -35,12 +40,22 @@ pub fn initialize(call: Call, raw: Value) {
             .client
             .write()
             .unwrap_or_else(|p| p.into_inner());
+        let caps = &request.client_capabilities;
         client.initialized = true;
-        client.capabilities =
-            serde_json::to_value(&request.client_capabilities).unwrap_or(Value::Null);
+        client.abilities = ClientAbilities {
+            read_text_file: caps.fs.read_text_file,
+            write_text_file: caps.fs.write_text_file,
+            terminal: caps.terminal,
+        };
     }
-    call.reply(Ok(response()))
+    call.reply_raw(&RESPONSE)
 }
+
+/// The answer depends on nothing the client sends, so it is serialized once per process:
+/// `initialize` is the request whose round trip embedders measure first.
+static RESPONSE: LazyLock<Box<RawValue>> = LazyLock::new(|| {
+    serde_json::value::to_raw_value(&response()).expect("the initialize response serializes")
+});
 
 fn response() -> InitializeResponse {
     let sessions = SessionCapabilities::new()
@@ -70,7 +85,7 @@ fn response() -> InitializeResponse {
 
 /// The credential comes from the environment or the host, so there is nothing to log in
 /// to: succeed when it is present, else explain where it goes.
-pub fn authenticate(call: Call, raw: Value) {
+pub fn authenticate(call: Call, raw: Params<'_>) {
     let request: AuthenticateRequest = match params(raw) {
         Ok(r) => r,
         Err(e) => return call.respond(Err(e)),

@@ -12,10 +12,12 @@ pub mod session;
 
 use std::sync::Arc;
 
+use serde::Deserialize;
 use serde_json::Value;
 
 use self::call::{Call, params};
 use crate::engine::Shared;
+use crate::rpc::envelope::Params;
 use crate::rpc::{Inbound, RequestId, RpcError};
 use crate::session::actor::SessionCall;
 
@@ -26,21 +28,31 @@ pub fn dispatch(shared: &Arc<Shared>, inbound: Inbound) {
                 tracing::debug!(%id, "ignoring a response to a request we never sent");
             }
         }
-        Inbound::Notification { method, params } => notification(shared, &method, &params),
+        Inbound::Notification { method, params } => notification(shared, &method, params),
         Inbound::Request { id, method, params } => request(shared, id, &method, params),
     }
 }
 
-fn notification(shared: &Arc<Shared>, method: &str, params: &Value) {
+/// The members of the notifications we act on; notifications are never answered, so
+/// params that don't fit are ignored.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct NotificationParams {
+    session_id: Option<String>,
+    request_id: Option<Value>,
+}
+
+fn notification(shared: &Arc<Shared>, method: &str, params: Params<'_>) {
+    let read = || serde_json::from_str::<NotificationParams>(params.get()).unwrap_or_default();
     match method {
         "session/cancel" => {
-            if let Some(id) = params.get("sessionId").and_then(Value::as_str) {
-                shared.sessions.cancel(id);
+            if let Some(id) = read().session_id {
+                shared.sessions.cancel(&id);
             }
         }
         "$/cancel_request" => {
-            if let Some(id) = params.get("requestId") {
-                shared.inflight.cancel(id);
+            if let Some(id) = read().request_id {
+                shared.inflight.cancel(&id);
             }
         }
         // Unknown notifications (including `_…` extensions and other `$/…`) are ignored.
@@ -48,7 +60,7 @@ fn notification(shared: &Arc<Shared>, method: &str, params: &Value) {
     }
 }
 
-fn request(shared: &Arc<Shared>, id: RequestId, method: &str, params: Value) {
+fn request(shared: &Arc<Shared>, id: RequestId, method: &str, params: Params<'_>) {
     if method != "initialize" && !shared.is_initialized() {
         let error = RpcError::invalid_request("The client must call `initialize` first");
         return shared.respond(&id, Err(error));
@@ -62,10 +74,12 @@ fn request(shared: &Arc<Shared>, id: RequestId, method: &str, params: Value) {
         "initialize" => initialize::initialize(call, params),
         "authenticate" => initialize::authenticate(call, params),
         "session/new" => session::new(call, params),
-        "session/list" => {
-            let task = session::list(call, params);
-            shared.runtime.spawn(task);
-        }
+        "session/list" => match call::params(params) {
+            Ok(request) => {
+                shared.runtime.spawn(session::list(call, request));
+            }
+            Err(e) => call.respond(Err(e)),
+        },
         "session/load" => route(call, params, SessionCall::Load),
         "session/resume" => route(call, params, SessionCall::Resume),
         "session/prompt" => route(call, params, SessionCall::Prompt),
@@ -79,7 +93,7 @@ fn request(shared: &Arc<Shared>, id: RequestId, method: &str, params: Value) {
 
 /// Parses the params (answering `-32602` if they are bad) and queues the call on the
 /// session they name.
-fn route<P, F>(call: Call, raw: Value, wrap: F)
+fn route<P, F>(call: Call, raw: Params<'_>, wrap: F)
 where
     P: serde::de::DeserializeOwned + SessionParams,
     F: FnOnce(P) -> SessionCall,
@@ -93,13 +107,13 @@ where
     shared.sessions.route(&shared, &id, wrap(parsed), call);
 }
 
-#[derive(serde::Deserialize)]
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct SessionIdOnly {
     session_id: String,
 }
 
-fn route_by_id(call: Call, raw: Value, session_call: SessionCall) {
+fn route_by_id(call: Call, raw: Params<'_>, session_call: SessionCall) {
     match params::<SessionIdOnly>(raw) {
         Ok(p) => {
             let shared = call.shared().clone();

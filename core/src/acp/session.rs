@@ -9,19 +9,19 @@ use agent_client_protocol_schema::v1::{
     NewSessionRequest, NewSessionResponse, ResumeSessionRequest, ResumeSessionResponse,
     SessionInfo,
 };
-use serde_json::Value;
 
 use super::SessionParams;
 use super::call::{Call, params};
 use crate::agent::new_id;
 use crate::rpc::RpcError;
+use crate::rpc::envelope::Params;
 use crate::session::{Session, SessionState, Settings, update_frame};
 use crate::store::{Cursor, SessionRecord, StoreOp, now};
 
 /// Sessions per `session/list` page.
 pub const LIST_PAGE: usize = 50;
 
-pub fn new(call: Call, raw: Value) {
+pub fn new(call: Call, raw: Params<'_>) {
     let request: NewSessionRequest = match params(raw) {
         Ok(r) => r,
         Err(e) => return call.respond(Err(e)),
@@ -66,11 +66,7 @@ pub fn new(call: Call, raw: Value) {
     call.respond_after(StoreOp::CreateSession(record), response);
 }
 
-pub async fn list(call: Call, raw: Value) {
-    let request: ListSessionsRequest = match params(raw) {
-        Ok(r) => r,
-        Err(e) => return call.respond(Err(e)),
-    };
+pub async fn list(call: Call, request: ListSessionsRequest) {
     let cursor = match request.cursor.as_deref().map(|c| Cursor::parse(c).ok_or(c)) {
         None => None,
         Some(Ok(cursor)) => Some(cursor),

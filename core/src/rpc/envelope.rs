@@ -2,24 +2,35 @@
 //!
 //! Every rejection carries the answer the JSON-RPC spec prescribes, with the request's id
 //! when one could be read, so the caller only has to deliver it.
+//!
+//! A frame is read once, into its members as raw JSON text borrowed from the frame: no
+//! JSON tree is built for the envelope, and a request's params are parsed straight into
+//! the handler's type later. Frames are on every hot path.
 
-use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::error::RpcError;
 
 /// A request id as the peer sent it: a string or an integer.
 pub type RequestId = Value;
 
+/// A request's or notification's params: `{}` when the frame had none.
+pub type Params<'a> = &'a RawValue;
+
 #[derive(Debug)]
-pub enum Inbound {
+pub enum Inbound<'a> {
     Request {
         id: RequestId,
         method: String,
-        params: Value,
+        params: Params<'a>,
     },
     Notification {
         method: String,
-        params: Value,
+        params: Params<'a>,
     },
     Response {
         id: RequestId,
@@ -46,28 +57,69 @@ impl Rejected {
     }
 }
 
-pub fn parse(frame: &str) -> Result<Inbound, Box<Rejected>> {
-    let value: Value = serde_json::from_str(frame)
-        .map_err(|e| Rejected::new(Value::Null, RpcError::parse_error(e)))?;
-    match value {
-        Value::Object(object) => classify(object),
-        Value::Array(_) => Err(Rejected::new(
+/// The members of a JSON-RPC message, unparsed. A member that is present is `Some`, even
+/// when its value is `null` (an `"id": null` is an error, not a notification).
+#[derive(Deserialize)]
+struct Members<'a> {
+    #[serde(borrow, default, deserialize_with = "present")]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    method: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
+}
+
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+/// What a request without params gets, so handlers always see an object.
+fn empty_params() -> &'static RawValue {
+    serde_json::from_str("{}").expect("`{}` is JSON")
+}
+
+pub fn parse(frame: &str) -> Result<Inbound<'_>, Box<Rejected>> {
+    // Checked first: serde would also read a six-element array into `Members`, by position.
+    if !frame.trim_start().starts_with('{') {
+        return Err(Rejected::new(Value::Null, not_an_object(frame)));
+    }
+    match serde_json::from_str::<Members>(frame) {
+        Ok(members) => classify(members),
+        Err(e) if e.is_syntax() || e.is_eof() => {
+            Err(Rejected::new(Value::Null, RpcError::parse_error(e)))
+        }
+        // Valid JSON, but a member appears twice.
+        Err(e) => Err(Rejected::new(
             Value::Null,
-            RpcError::invalid_request("Batch requests are not supported"),
-        )),
-        _ => Err(Rejected::new(
-            Value::Null,
-            RpcError::invalid_request("A JSON-RPC message must be an object"),
+            RpcError::invalid_request(format!("Not a JSON-RPC message: {e}")),
         )),
     }
 }
 
-fn classify(mut object: Map<String, Value>) -> Result<Inbound, Box<Rejected>> {
-    let id = object.remove("id");
-    let valid_id = match &id {
+/// The answer to a frame that is not a JSON object.
+fn not_an_object(frame: &str) -> RpcError {
+    // Not a hot path: a full parse, so that nesting too deep to read is a parse error here
+    // as it is inside an object.
+    match serde_json::from_str::<Value>(frame) {
+        Err(e) => RpcError::parse_error(e),
+        Ok(_) if frame.trim_start().starts_with('[') => {
+            RpcError::invalid_request("Batch requests are not supported")
+        }
+        Ok(_) => RpcError::invalid_request("A JSON-RPC message must be an object"),
+    }
+}
+
+fn classify(members: Members<'_>) -> Result<Inbound<'_>, Box<Rejected>> {
+    let valid_id = match members.id.map(json) {
         None => None,
-        Some(v @ Value::String(_)) => Some(v.clone()),
-        Some(v @ Value::Number(n)) if n.is_i64() || n.is_u64() => Some(v.clone()),
+        Some(v @ Value::String(_)) => Some(v),
+        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Some(Value::Number(n)),
         Some(_) => {
             return Err(Rejected::new(
                 Value::Null,
@@ -76,52 +128,55 @@ fn classify(mut object: Map<String, Value>) -> Result<Inbound, Box<Rejected>> {
         }
     };
     let reply_id = valid_id.clone().unwrap_or(Value::Null);
-    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+    let version = members.jsonrpc.and_then(|v| text(v).ok());
+    if version.as_deref() != Some("2.0") {
         return Err(Rejected::new(
             reply_id,
             RpcError::invalid_request("`jsonrpc` must be \"2.0\""),
         ));
     }
-    match object.remove("method") {
-        Some(Value::String(method)) => {
-            let params = match object.remove("params") {
-                None | Some(Value::Null) => Value::Object(Map::new()),
-                Some(p @ (Value::Object(_) | Value::Array(_))) => p,
-                Some(_) => {
-                    let mut rejected = Rejected::new(
-                        reply_id,
-                        RpcError::invalid_request("`params` must be an object or an array"),
-                    );
-                    rejected.answer = valid_id.is_some();
-                    return Err(rejected);
-                }
-            };
-            Ok(match valid_id {
-                Some(id) => Inbound::Request { id, method, params },
-                None => Inbound::Notification { method, params },
-            })
-        }
-        Some(_) => Err(Rejected::new(
+    let Some(method) = members.method else {
+        return classify_response(valid_id, members.result, members.error);
+    };
+    let Ok(method) = text(method) else {
+        return Err(Rejected::new(
             reply_id,
             RpcError::invalid_request("`method` must be a string"),
-        )),
-        None => classify_response(valid_id, object),
-    }
+        ));
+    };
+    let params = match members.params {
+        None => empty_params(),
+        Some(p) if p.get() == "null" => empty_params(),
+        Some(p) if p.get().starts_with(['{', '[']) => p,
+        Some(_) => {
+            let mut rejected = Rejected::new(
+                reply_id,
+                RpcError::invalid_request("`params` must be an object or an array"),
+            );
+            rejected.answer = valid_id.is_some();
+            return Err(rejected);
+        }
+    };
+    let method = method.into_owned();
+    Ok(match valid_id {
+        Some(id) => Inbound::Request { id, method, params },
+        None => Inbound::Notification { method, params },
+    })
 }
 
-fn classify_response(
+fn classify_response<'a>(
     id: Option<Value>,
-    mut object: Map<String, Value>,
-) -> Result<Inbound, Box<Rejected>> {
-    let (result, error) = (object.remove("result"), object.remove("error"));
+    result: Option<&RawValue>,
+    error: Option<&RawValue>,
+) -> Result<Inbound<'a>, Box<Rejected>> {
     match (id, result, error) {
         (Some(id), Some(result), None) => Ok(Inbound::Response {
             id,
-            outcome: Ok(result),
+            outcome: Ok(json(result)),
         }),
         (Some(id), None, Some(error)) => Ok(Inbound::Response {
             id,
-            outcome: Err(RpcError::from_value(&error)),
+            outcome: Err(RpcError::from_value(&json(error))),
         }),
         (id, _, _) => Err(Rejected::new(
             id.unwrap_or(Value::Null),
@@ -132,10 +187,23 @@ fn classify_response(
     }
 }
 
+/// A member's value. It was read as valid JSON already, so this cannot fail.
+fn json(raw: &RawValue) -> Value {
+    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
+}
+
+/// A member that must be a string (escapes resolved).
+fn text(raw: &RawValue) -> Result<Cow<'_, str>, serde_json::Error> {
+    serde_json::from_str(raw.get())
+}
+
+/// Room for a typical frame (a streamed chunk, a short answer) in one allocation.
+const FRAME_CAPACITY: usize = 256;
+
 /// An outbound message, serialized straight from borrowed parts: no JSON tree is built or
 /// copied for the envelope (frames are on every hot path).
 #[derive(serde::Serialize)]
-struct Frame<'a, P: serde::Serialize> {
+struct Frame<'a, P: serde::Serialize, R: serde::Serialize + ?Sized = Value> {
     jsonrpc: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     id: Option<&'a RequestId>,
@@ -144,12 +212,12 @@ struct Frame<'a, P: serde::Serialize> {
     #[serde(skip_serializing_if = "Option::is_none")]
     params: Option<P>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    result: Option<&'a Value>,
+    result: Option<&'a R>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<&'a RpcError>,
 }
 
-impl<'a, P: serde::Serialize> Frame<'a, P> {
+impl<'a, P: serde::Serialize, R: serde::Serialize + ?Sized> Frame<'a, P, R> {
     fn new() -> Self {
         Frame {
             jsonrpc: "2.0",
@@ -162,8 +230,17 @@ impl<'a, P: serde::Serialize> Frame<'a, P> {
     }
 
     fn write(&self) -> String {
-        // Serializing borrowed JSON values and plain strings cannot fail.
-        serde_json::to_string(self).unwrap_or_default()
+        self.write_sized(FRAME_CAPACITY)
+    }
+
+    /// `write` into a buffer of `capacity` bytes: a frame that outgrows its buffer is copied
+    /// at each doubling.
+    fn write_sized(&self, capacity: usize) -> String {
+        let mut out = Vec::with_capacity(capacity);
+        // Serializing borrowed JSON values and plain strings cannot fail, and serde_json
+        // writes UTF-8.
+        let _ = serde_json::to_writer(&mut out, self);
+        String::from_utf8(out).unwrap_or_default()
     }
 }
 
@@ -177,14 +254,22 @@ pub fn response_frame(id: &RequestId, outcome: &Result<Value, RpcError>) -> Stri
     frame.write()
 }
 
+/// A success response whose result is already JSON text (answers that never change are
+/// serialized once).
+pub fn raw_result_frame(id: &RequestId, result: &serde_json::value::RawValue) -> String {
+    let mut frame = Frame::<(), _>::new();
+    (frame.id, frame.result) = (Some(id), Some(result));
+    frame.write_sized(result.get().len() + FRAME_CAPACITY)
+}
+
 pub fn request_frame(id: &RequestId, method: &str, params: &Value) -> String {
-    let mut frame = Frame::new();
+    let mut frame = Frame::<_>::new();
     (frame.id, frame.method, frame.params) = (Some(id), Some(method), Some(params));
     frame.write()
 }
 
 pub fn notification_frame<P: serde::Serialize>(method: &str, params: P) -> String {
-    let mut frame = Frame::new();
+    let mut frame = Frame::<_>::new();
     (frame.method, frame.params) = (Some(method), Some(params));
     frame.write()
 }
@@ -228,6 +313,40 @@ mod tests {
         assert_eq!((r.error.code, r.id), (INVALID_REQUEST, json!("a")));
         let r = rejected(r#"{"jsonrpc":"2.0","id":1,"result":1,"error":{}}"#);
         assert_eq!(r.error.code, INVALID_REQUEST);
+    }
+
+    #[test]
+    fn only_objects_are_messages() {
+        // Six members in order would fill the envelope by position if arrays were read.
+        let r = rejected(r#"["2.0", 1, "initialize", {}, null, null]"#);
+        assert_eq!(r.error.message, "Batch requests are not supported");
+        assert_eq!(rejected("[1,").error.code, PARSE_ERROR);
+        assert_eq!(
+            rejected(r#"{"jsonrpc":"2.0","id":1,"id":2}"#).error.code,
+            INVALID_REQUEST
+        );
+    }
+
+    #[test]
+    fn a_null_id_is_an_error_not_a_notification() {
+        let r = rejected(r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#);
+        assert_eq!(
+            (r.error.code, r.id, r.answer),
+            (INVALID_REQUEST, Value::Null, true)
+        );
+    }
+
+    #[test]
+    fn members_are_read_as_json_not_as_text() {
+        match parse(r#"{"jsonrpc":"2\u002e0","id":"a","method":"x\/y","params":null}"#) {
+            Ok(Inbound::Request { id, method, params }) => {
+                assert_eq!(
+                    (id, method.as_str(), params.get()),
+                    (json!("a"), "x/y", "{}")
+                )
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

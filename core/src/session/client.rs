@@ -64,16 +64,9 @@ impl ClientRequests for SessionClient {
 
 /// What the client advertised in `initialize`.
 pub fn abilities(shared: &Shared) -> ClientAbilities {
-    let client = shared.client.read().unwrap_or_else(|p| p.into_inner());
-    let caps = &client.capabilities;
-    let flag = |pointer: &str| {
-        caps.pointer(pointer)
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
-    };
-    ClientAbilities {
-        read_text_file: flag("/fs/readTextFile"),
-        write_text_file: flag("/fs/writeTextFile"),
-        terminal: flag("/terminal"),
-    }
+    shared
+        .client
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .abilities
 }
