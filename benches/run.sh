@@ -4,8 +4,10 @@
 #   benches/run.sh [--quick]
 #
 # 1. in-process round trips per host vs `hearth acp` over pipes (benches/roundtrip);
-# 2. startup and memory (core/benches/startup.rs);
-# 3. engine overhead per streamed token and cancel latency (core/benches/turn.rs).
+# 2. `session/update` frames per second delivered to each host during a replay
+#    (benches/throughput);
+# 3. startup and memory (core/benches/startup.rs);
+# 4. engine overhead per streamed token and cancel latency (core/benches/turn.rs).
 # --quick runs each briefly, to prove the harness still works (CI); the numbers of a quick run
 # mean little. Benchmarks never assert timings: the machines are shared and noisy.
 set -euo pipefail
@@ -15,10 +17,17 @@ cd "$repo"
 quick=()
 [[ "${1:-}" == "--quick" ]] && quick=(--quick)
 
+# The release builds both host harnesses use, once (see benches/build.sh).
+source benches/build.sh
+export HEARTH_BENCH_BUILT=1
+
 echo "Machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD)"
 echo
 echo "## Round trips"
 bash benches/roundtrip/run.sh "${quick[@]}" | sed -n '/^| host/,/^$/p'
+echo
+echo "## Frame throughput"
+bash benches/throughput/run.sh "${quick[@]}" | sed -n '/^| host/,/^$/p'
 echo
 echo "## Startup and memory"
 cargo bench -q -p hearth-core --bench startup -- "${quick[@]}"

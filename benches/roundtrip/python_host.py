@@ -1,7 +1,7 @@
-"""The in-process Python host: ``import hearth`` from the release wheel run.sh installs into
-benches/roundtrip/.venv, sequential ``initialize`` round trips.
+"""The in-process Python host: ``import hearth`` from the release wheel ../build.sh installs into
+benches/.venv, sequential ``initialize`` round trips.
 
-    .venv/bin/python python_host.py REQUESTS WARMUP SAMPLES_FILE CONFIG_FILE
+    benches/.venv/bin/python python_host.py REQUESTS WARMUP SAMPLES_FILE CONFIG_FILE
 
 The command line, the request and what is timed are those of every driver (see bench.h).
 

@@ -10,13 +10,12 @@ least p % of the samples at or below it), the median being p = 50.
 Standard library only, so it runs on the system python3.
 """
 
-import datetime
 import math
-import os
-import platform
-import subprocess
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import report  # noqa: E402  (benches/report.py: machine, commit, toolchains)
 
 # Row order and labels; the keys are the sample files' names. Every host is compared with
 # `stdio`; `pingpong` is the reference row without Hearth, compared with nothing.
@@ -44,36 +43,6 @@ def load(samples_dir: Path, host: str) -> list[int]:
     return sorted(samples)
 
 
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def commit() -> str:
-    """The commit measured, marked dirty when the engine's sources differ from it (the
-    harness measures the working tree, which other work may be changing)."""
-    repo = Path(__file__).resolve().parents[2]
-
-    def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True).stdout.strip()
-
-    head = git("rev-parse", "--short", "HEAD") or "unknown"
-    changed = git("status", "--porcelain", "--", "core", "ffi", "cli", "bindings/node", "bindings/python", "Cargo.lock")
-    return f"{head} (with uncommitted changes to the engine or bindings)" if changed else head
-
-
-def version(*command: str) -> str:
-    try:
-        return subprocess.run(command, capture_output=True, text=True).stdout.strip() or "?"
-    except OSError:
-        return "?"
-
-
 def table(samples_dir: Path) -> str:
     stats = {}
     for host in HOSTS:
@@ -96,18 +65,14 @@ def main() -> None:
         sys.exit("usage: summarize.py SAMPLES_DIR WARMUP COMMAND")
     samples_dir, warmup, command = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     rounds = len(list(samples_dir.glob("stdio.*.txt")))
-    here = Path(__file__).resolve().parent
-    python = version(str(here / ".venv/bin/python"), "--version")
-    toolchains = f"{version('rustc', '--version')}; Node {version('node', '--version')}; {python}"
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     print(f"""# Round-trip latency: one `initialize` request → its response
 
 {table(samples_dir)}
 
 - command: `{command}`
-- machine: {len(os.sched_getaffinity(0))} CPUs (nproc), {cpu_model()}, Linux {platform.release()}; shared with other work, so expect noise
-- date: {now}; commit {commit()}
-- toolchains: {toolchains}
+- machine: {report.machine()}
+- date: {report.now()}; commit {report.commit()}
+- toolchains: {report.toolchains()}
 - sequential requests (the next one goes out once the previous response is in), in {rounds}
   rounds that interleave the hosts, each driver process warmed up with {warmup} requests
   first (see README.md)""")

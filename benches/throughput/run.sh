@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The frame-throughput harness: how many `session/update` frames per second reach a C, a Node
+# and a Python host, and the engine's own Rust `Host` (the reference), during the replay of a
+# `session/load`. Builds everything in release, records one long session with the real engine
+# against the mock LLM, replays it through each host in interleaved rounds, prints the
+# markdown table. See README.md.
+#
+#   benches/throughput/run.sh [--events N] [--rounds R] [--quick]
+#
+# --events N  events in the recorded session (default 100000)
+# --rounds R  runs per host, in rounds that interleave the hosts (default 5)
+# --quick     4000 events, 3 rounds: a smoke run for CI; results.md is left alone
+#
+# A full run (without --quick) also writes the table to results.md.
+# Environment: CARGO_TARGET_DIR, PYTHON (see ../build.sh).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+command="benches/throughput/run.sh${*:+ $*}"
+
+events=100000
+rounds=5
+record=true # write results.md
+
+usage() { sed -n '8,12s/^# \{0,1\}//p' "$0"; } # the header comment above
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --events) events="${2:?--events needs a number}"; shift 2 ;;
+        --rounds) rounds="${2:?--rounds needs a number}"; shift 2 ;;
+        --quick) events=4000 rounds=3 record=false; shift ;;
+        -h | --help) usage; exit 0 ;;
+        *) echo "run.sh: unknown argument $1" >&2; usage >&2; exit 2 ;;
+    esac
+done
+if ! [[ $events =~ ^[1-9][0-9]*$ && $rounds =~ ^[1-9][0-9]*$ ]]; then
+    echo "run.sh: --events and --rounds must be positive integers" >&2
+    exit 2
+fi
+
+# ---- build, all in release ------------------------------------------------------------------
+
+# The scratch directory, step, interleave, and libhearth, hearth, hearth-mock-llm, the Node
+# addon and the Python wheel: see ../harness.sh and ../build.sh.
+harness=throughput
+source "$here/../harness.sh"
+
+step "C driver"
+cc "${cflags[@]}" "$here/c_host.c" -o "$build/throughput_c_host" "${link_hearth[@]}"
+
+step "reference driver (cargo build --release --example replay_reference -p hearth-ffi)"
+(cd "$repo" && cargo build --release --locked -p hearth-ffi --example replay_reference)
+
+# ---- the session to replay ------------------------------------------------------------------
+
+step "recording a session of ~$events events (hearth run against hearth-mock-llm)"
+prepared="$(python3 "$here/prepare.py" "$events" "$target/release" "$work/data")"
+read -r session stored <<<"$prepared"
+step "session $session: $stored stored events to replay"
+
+# ---- measure ----------------------------------------------------------------------------------
+
+results="$work/results"
+mkdir -p "$results"
+
+# Every driver takes CONFIG_FILE SESSION_ID RESULT_FILE. Each run gets its own copy of the data
+# directory: a load writes to the store (the session's state, the WAL), and every run must
+# start from the same files.
+drive() {
+    local host="$1" out="$results/$1.$2.txt" data="$work/run"
+    rm -rf "$data"
+    cp -r "$work/data" "$data"
+    local config="$work/run.json"
+    printf '{"dataDir":"%s","providers":{"openai":{"baseUrl":"http://127.0.0.1:9/v1","apiKey":"bench"}}}' "$data" >"$config"
+    case "$host" in
+        reference) "$target/release/examples/replay_reference" "$config" "$session" "$out" ;;
+        c) "$build/throughput_c_host" "$config" "$session" "$out" ;;
+        node) NAPI_RS_NATIVE_LIBRARY_PATH="$addon" node "$here/node_host.mjs" "$config" "$session" "$out" ;;
+        python) "$venv/bin/python" "$here/python_host.py" "$config" "$session" "$out" ;;
+    esac
+}
+
+interleave "$rounds" reference c node python
+
+summary="$(python3 "$here/summarize.py" "$results" "$stored" "$events" "$command")"
+echo "$summary"
+if $record; then
+    echo "$summary" >"$here/results.md"
+fi
