@@ -3,6 +3,8 @@
 use hearth_core::Host;
 use pyo3::prelude::*;
 
+use crate::thread_state;
+
 pub struct PythonHost {
     on_frame: Py<PyAny>,
 }
@@ -15,8 +17,10 @@ impl PythonHost {
 
 impl Host for PythonHost {
     /// Runs on the engine's delivery thread, which attaches to the interpreter only for the
-    /// length of the call, so the GIL is never held while the engine waits for work.
+    /// length of the call, so the GIL is never held while the engine waits for work. The
+    /// thread's Python thread state outlives the call (see `thread_state`).
     fn deliver(&self, frame: &str) {
+        thread_state::keep();
         // `try_attach` declines once the interpreter is shutting down: the frame has nowhere
         // to go then, and attaching would hang or kill this thread.
         Python::try_attach(|py| {

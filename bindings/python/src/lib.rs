@@ -7,6 +7,7 @@
 mod engine;
 mod errors;
 mod host;
+mod thread_state;
 
 use pyo3::prelude::*;
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -232,3 +233,34 @@ def test_an_engine_dropped_inside_on_frame_is_still_closed_properly(agent_config
     while hearth_threads() and time.monotonic() < deadline:
         time.sleep(0.02)
     assert hearth_threads() == []
+
+
+def test_on_frame_keeps_its_thread_state_from_frame_to_frame(tmp_path):
+    # The delivery thread stays known to the interpreter between frames (one thread state,
+    # not one per frame), so what a callback keeps in thread-local storage is still there.
+    seen: list[int] = []
+    local = threading.local()
+    inbox = Inbox()
+
+    def on_frame(frame: str) -> None:
+        local.count = getattr(local, "count", 0) + 1
+        seen.append(local.count)
+        inbox.on_frame(frame)
+
+    with hearth.Engine(OFFLINE, on_frame) as engine:
+        start_session(engine, inbox, tmp_path)
+    assert len(seen) >= 2 and seen == list(range(1, len(seen) + 1))
+
+
+def test_the_interpreter_exits_cleanly_with_an_engine_left_open():
+    # The engine is closed while the interpreter finalizes, after its delivery thread has run
+    # Python code: that thread's ending must neither hang nor crash the exit.
+    script = f"""
+import hearth, queue
+frames = queue.SimpleQueue()
+engine = hearth.Engine({json.dumps(OFFLINE)!r}, frames.put)
+engine.send({INITIALIZE!r})
+assert '"protocolVersion":1' in frames.get(timeout=10)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
