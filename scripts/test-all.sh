@@ -52,6 +52,8 @@ stage "C ABI (shared, static, valgrind)" bash tests/c/run.sh
 stage "Node binding" bash bindings/node/run-tests.sh
 stage "Python binding" bash bindings/python/run-tests.sh
 stage "JVM binding" bash bindings/jvm/run-tests.sh
+stage "reliability (bounded fuzzing, FFI misuse under sanitizers)" bash scripts/reliability-ci.sh
+stage "performance harness (quick mode: proves it runs; numbers mean little)" bash benches/run.sh --quick
 
 echo
 echo "=================== summary ==================="

@@ -9,6 +9,7 @@
 
 use std::borrow::Cow;
 
+use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -59,24 +60,65 @@ impl Rejected {
 
 /// The members of a JSON-RPC message, unparsed. A member that is present is `Some`, even
 /// when its value is `null` (an `"id": null` is an error, not a notification).
-#[derive(Deserialize)]
+#[derive(Default)]
 struct Members<'a> {
-    #[serde(borrow, default, deserialize_with = "present")]
     jsonrpc: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     id: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     method: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     params: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     result: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     error: Option<&'a RawValue>,
 }
 
-fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&RawValue>::deserialize(d).map(Some)
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "lowercase")]
+enum Member {
+    Jsonrpc,
+    Id,
+    Method,
+    Params,
+    Result,
+    Error,
+    #[serde(other)]
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Members<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(MembersVisitor)
+    }
+}
+
+struct MembersVisitor;
+
+impl<'de> Visitor<'de> for MembersVisitor {
+    type Value = Members<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON-RPC message object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
+        let mut members = Members::default();
+        while let Some(member) = map.next_key::<Member>()? {
+            let slot = match member {
+                Member::Jsonrpc => &mut members.jsonrpc,
+                Member::Id => &mut members.id,
+                Member::Method => &mut members.method,
+                Member::Params => &mut members.params,
+                Member::Result => &mut members.result,
+                Member::Error => &mut members.error,
+                Member::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            // A repeated member: the last one wins, as in JavaScript's `JSON.parse`, which is
+            // what most clients build their frames with.
+            *slot = Some(map.next_value()?);
+        }
+        Ok(members)
+    }
 }
 
 /// What a request without params gets, so handlers always see an object.
@@ -85,20 +127,12 @@ fn empty_params() -> &'static RawValue {
 }
 
 pub fn parse(frame: &str) -> Result<Inbound<'_>, Box<Rejected>> {
-    // Checked first: serde would also read a six-element array into `Members`, by position.
     if !frame.trim_start().starts_with('{') {
         return Err(Rejected::new(Value::Null, not_an_object(frame)));
     }
     match serde_json::from_str::<Members>(frame) {
         Ok(members) => classify(members),
-        Err(e) if e.is_syntax() || e.is_eof() => {
-            Err(Rejected::new(Value::Null, RpcError::parse_error(e)))
-        }
-        // Valid JSON, but a member appears twice.
-        Err(e) => Err(Rejected::new(
-            Value::Null,
-            RpcError::invalid_request(format!("Not a JSON-RPC message: {e}")),
-        )),
+        Err(e) => Err(Rejected::new(Value::Null, RpcError::parse_error(e))),
     }
 }
 
