@@ -3,9 +3,11 @@
  * one engine on a copy of the prepared data directory, one `session/load` whose replayed
  * `session/update` frames are counted (see README.md).
  *
- *   c_host CONFIG_FILE SESSION_ID RESULT_FILE
+ *   c_host CONFIG_FILE SESSION_ID PAUSE_MS RESULT_FILE
  *
  * Writes `FRAMES ELAPSED_NS DELIVERY_CPU_NS MAIN_CPU_NS` to RESULT_FILE, like every driver.
+ * PAUSE_MS > 0 is the drained mode: the first frame's callback sleeps that long, so the engine
+ * queues the rest of the replay meanwhile, and the clock starts when it wakes.
  *
  * on_frame does what every driver's callback does and no more: a prefix check, a count, and
  * for a response, the clock and a wake-up of the main thread, which waits on a condition
@@ -26,9 +28,11 @@ typedef struct {
     pthread_cond_t answered_cond;
     long answered;        /* id of the last response, under lock */
     uint64_t answered_ns; /* when it arrived, under lock */
-    /* Written by the delivery thread only; the main thread reads it after taking the lock
-     * that the load response was handed over under, so it sees the final count. */
+    /* Written by the delivery thread only; the main thread reads them after taking the lock
+     * that the load response was handed over under, so it sees their final values. */
     long updates;
+    uint64_t resumed_ns; /* drained mode: when the first frame's pause ended */
+    long pause_ms;
 } counter;
 
 static int is_update(const char *frame, size_t len) {
@@ -40,7 +44,12 @@ static int is_update(const char *frame, size_t len) {
 static void on_frame(void *user_data, const char *frame, size_t len) {
     counter *c = user_data;
     if (is_update(frame, len)) {
-        c->updates++;
+        if (c->updates++ == 0 && c->pause_ms > 0) {
+            struct timespec pause = {.tv_sec = c->pause_ms / 1000, .tv_nsec = c->pause_ms % 1000 * 1000000};
+            while (nanosleep(&pause, &pause) != 0 && errno == EINTR) {
+            }
+            c->resumed_ns = now_ns();
+        }
         return;
     }
     long id = response_id(frame, len);
@@ -114,14 +123,15 @@ static uint64_t call(hearth_engine *engine, counter *c, long id, const char *fra
 }
 
 int main(int argc, char **argv) {
-    if (argc != 4) die("usage: %s CONFIG_FILE SESSION_ID RESULT_FILE", argv[0]);
-    const char *session = argv[2], *result_path = argv[3];
+    if (argc != 5) die("usage: %s CONFIG_FILE SESSION_ID PAUSE_MS RESULT_FILE", argv[0]);
+    const char *session = argv[2], *result_path = argv[4];
+    long pause_ms = parse_count(argv[3], "PAUSE_MS");
     size_t config_len;
     char *config = read_file(argv[1], &config_len);
 
     /* Lives on main's stack: the engine is freed (its delivery thread joined) before main
      * returns, so no free_user_data is needed. */
-    counter c = {.lock = PTHREAD_MUTEX_INITIALIZER, .answered_cond = PTHREAD_COND_INITIALIZER};
+    counter c = {.lock = PTHREAD_MUTEX_INITIALIZER, .answered_cond = PTHREAD_COND_INITIALIZER, .pause_ms = pause_ms};
     hearth_engine *engine;
     if (hearth_engine_new(config, config_len, on_frame, &c, NULL, &engine) != HEARTH_OK)
         die("c_host: cannot start the engine: %s", hearth_last_error());
@@ -142,6 +152,7 @@ int main(int argc, char **argv) {
     uint64_t start = now_ns();
     uint64_t end = call(engine, &c, LOAD_ID, frame);
     thread_cpu after = read_thread_cpu();
+    if (pause_ms > 0) start = c.resumed_ns;
 
     FILE *out = fopen(result_path, "w");
     if (!out) die("c_host: cannot write %s: %s", result_path, strerror(errno));

@@ -3,21 +3,25 @@
 // copy of the prepared data directory, one `session/load` whose replayed `session/update`
 // frames are counted (see README.md).
 //
-//   NAPI_RS_NATIVE_LIBRARY_PATH=/abs/hearth_node.node node node_host.mjs CONFIG_FILE SESSION_ID RESULT_FILE
+//   NAPI_RS_NATIVE_LIBRARY_PATH=/abs/hearth_node.node node node_host.mjs CONFIG_FILE SESSION_ID PAUSE_MS RESULT_FILE
 //
 // onFrame does what every driver's callback does and no more: a prefix check and a count, and
 // for a response, the clock. It runs on the JS thread, where every Node host receives frames.
 // Writes `FRAMES ELAPSED_NS DELIVERY_CPU_NS MAIN_CPU_NS` to RESULT_FILE, like every driver.
+// PAUSE_MS > 0 is the drained mode: the first frame's callback blocks the JS thread that long,
+// so the rest of the replay queues up on the threadsafe function meanwhile, and the clock
+// starts when it resumes.
 
 import { createRequire } from 'node:module'
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
-if (process.argv.length !== 5) {
-  console.error('usage: node node_host.mjs CONFIG_FILE SESSION_ID RESULT_FILE')
+const [configPath, sessionId, pause, resultPath] = process.argv.slice(2)
+const pauseMs = Number(pause)
+if (process.argv.length !== 6 || !Number.isInteger(pauseMs)) {
+  console.error('usage: node node_host.mjs CONFIG_FILE SESSION_ID PAUSE_MS RESULT_FILE')
   process.exit(2)
 }
-const [configPath, sessionId, resultPath] = process.argv.slice(2)
 if (!process.env.NAPI_RS_NATIVE_LIBRARY_PATH) {
   // Without it the loader would silently pick up the debug addon in bindings/node.
   console.error('node_host: set NAPI_RS_NATIVE_LIBRARY_PATH to the release addon (run.sh does)')
@@ -30,11 +34,16 @@ const { Engine } = require(fileURLToPath(new URL('../../bindings/node', import.m
 
 const UPDATE = '{"jsonrpc":"2.0","method":"session/update",'
 let updates = 0
+let resumed = null // drained mode: when the first frame's pause ended
 let waiting = null // { prefix, resolve } of the request in flight
 
 const engine = new Engine(readFileSync(configPath, 'utf8'), (frame) => {
   if (frame.startsWith(UPDATE)) {
-    updates++
+    if (updates++ === 0 && pauseMs > 0) {
+      // A synchronous sleep: the JS thread must not run, or it would drain the queue.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, pauseMs)
+      resumed = process.hrtime.bigint()
+    }
   } else if (waiting !== null && frame.startsWith(waiting.prefix)) {
     const { resolve } = waiting
     waiting = null
@@ -73,5 +82,5 @@ const started = process.hrtime.bigint()
 const answered = await call(2, 'session/load', { sessionId, cwd: '/tmp', mcpServers: [] })
 const after = threadCpu()
 const cpu = `${after.delivery - before.delivery} ${after.main - before.main}`
-writeFileSync(resultPath, `${updates} ${answered - started} ${cpu}\n`)
+writeFileSync(resultPath, `${updates} ${answered - (resumed ?? started)} ${cpu}\n`)
 await engine.close()

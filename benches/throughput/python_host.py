@@ -2,13 +2,15 @@
 wheel (benches/.venv), one engine on a copy of the prepared data directory, one
 ``session/load`` whose replayed ``session/update`` frames are counted (see README.md).
 
-    benches/.venv/bin/python python_host.py CONFIG_FILE SESSION_ID RESULT_FILE
+    benches/.venv/bin/python python_host.py CONFIG_FILE SESSION_ID PAUSE_MS RESULT_FILE
 
 ``on_frame`` does what every driver's callback does and no more: a prefix check and a count,
 and for a response, the clock and a wake-up of the main thread. It is plain Python, the
 callback a Python host would write, and it runs on the engine's delivery thread with the GIL.
 The main thread waits in ``Event.wait``, with the GIL released. Writes
 ``FRAMES ELAPSED_NS DELIVERY_CPU_NS MAIN_CPU_NS`` to RESULT_FILE, like every driver.
+PAUSE_MS > 0 is the drained mode: the first frame's callback sleeps that long, so the engine
+queues the rest of the replay meanwhile, and the clock starts when it wakes.
 """
 
 import json
@@ -23,7 +25,9 @@ UPDATE = '{"jsonrpc":"2.0","method":"session/update",'
 
 
 class Counter:
-    def __init__(self) -> None:
+    def __init__(self, pause_ms: int) -> None:
+        self.pause = pause_ms / 1000
+        self.resumed_ns: int | None = None
         self.updates = 0
         self.expected = ""  # the prefix of the response awaited
         self.answered_ns = 0
@@ -32,6 +36,9 @@ class Counter:
 
     def on_frame(self, frame: str) -> None:
         if frame.startswith(UPDATE):
+            if self.updates == 0 and self.pause:
+                time.sleep(self.pause)
+                self.resumed_ns = time.perf_counter_ns()
             self.updates += 1
         elif frame.startswith(self.expected):
             self.answered_ns = time.perf_counter_ns()
@@ -58,13 +65,13 @@ def thread_cpu() -> tuple[int, int]:
 
 
 def main() -> None:
-    if len(sys.argv) != 4:
-        sys.exit("usage: python_host.py CONFIG_FILE SESSION_ID RESULT_FILE")
-    config_path, session_id, result_path = sys.argv[1:]
+    if len(sys.argv) != 5:
+        sys.exit("usage: python_host.py CONFIG_FILE SESSION_ID PAUSE_MS RESULT_FILE")
+    config_path, session_id, pause_ms, result_path = sys.argv[1:]
     with open(config_path, encoding="utf-8") as f:
         config = f.read()
 
-    counter = Counter()
+    counter = Counter(int(pause_ms))
     with hearth.Engine(config, counter.on_frame) as engine:
 
         def call(request_id: int, method: str, params: dict) -> int:
@@ -85,7 +92,7 @@ def main() -> None:
 
     with open(result_path, "w", encoding="utf-8") as f:
         cpu = f"{delivery_after - delivery_before} {main_after - main_before}"
-        f.write(f"{counter.updates} {answered - started} {cpu}\n")
+        f.write(f"{counter.updates} {answered - (counter.resumed_ns or started)} {cpu}\n")
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The frame-throughput harness: how many `session/update` frames per second reach a C, a Node
 # and a Python host, and the engine's own Rust `Host` (the reference), during the replay of a
-# `session/load`. Builds everything in release, records one long session with the real engine
-# against the mock LLM, replays it through each host in interleaved rounds, prints the
-# markdown table. See README.md.
+# `session/load`: live, and drained from a queue the engine has already filled. Builds
+# everything in release, records one long session with the real engine against the mock LLM,
+# replays it through each host in interleaved rounds, prints the markdown table. See README.md.
 #
 #   benches/throughput/run.sh [--events N] [--rounds R] [--quick]
 #
@@ -62,26 +62,34 @@ step "session $session: $stored stored events to replay"
 results="$work/results"
 mkdir -p "$results"
 
-# Every driver takes CONFIG_FILE SESSION_ID RESULT_FILE. Each run gets its own copy of the data
-# directory: a load writes to the store (the session's state, the WAL), and every run must
-# start from the same files.
+# Drained runs: the first frame's callback pauses this long, about three times what the
+# replay takes the engine here (~7 µs an event), so that the rest of it is queued when the
+# host resumes. Were it too short, the drained figure would only come out lower.
+pause_ms=$((events / 50 + 100))
+
+# Every driver takes CONFIG_FILE SESSION_ID PAUSE_MS RESULT_FILE (PAUSE_MS 0: a live run).
+# Each run gets its own copy of the data directory: a load writes to the store (the session's
+# state, the WAL), and every run must start from the same files.
 drive() {
-    local host="$1" out="$results/$1.$2.txt" data="$work/run"
+    local host="${1%.*}" mode="${1#*.}" out="$results/$1.$2.txt" data="$work/run"
+    local pause=0
+    if [[ $mode == drained ]]; then pause=$pause_ms; fi
     rm -rf "$data"
     cp -r "$work/data" "$data"
     local config="$work/run.json"
     printf '{"dataDir":"%s","providers":{"openai":{"baseUrl":"http://127.0.0.1:9/v1","apiKey":"bench"}}}' "$data" >"$config"
     case "$host" in
-        reference) "$target/release/examples/replay_reference" "$config" "$session" "$out" ;;
-        c) "$build/throughput_c_host" "$config" "$session" "$out" ;;
-        node) NAPI_RS_NATIVE_LIBRARY_PATH="$addon" node "$here/node_host.mjs" "$config" "$session" "$out" ;;
-        python) "$venv/bin/python" "$here/python_host.py" "$config" "$session" "$out" ;;
+        reference) "$target/release/examples/replay_reference" "$config" "$session" "$pause" "$out" ;;
+        c) "$build/throughput_c_host" "$config" "$session" "$pause" "$out" ;;
+        node) NAPI_RS_NATIVE_LIBRARY_PATH="$addon" node "$here/node_host.mjs" "$config" "$session" "$pause" "$out" ;;
+        python) "$venv/bin/python" "$here/python_host.py" "$config" "$session" "$pause" "$out" ;;
     esac
 }
 
-interleave "$rounds" reference c node python
+# Every host live (the engine replaying as the host takes frames) and drained.
+interleave "$rounds" {reference,c,node,python}.{live,drained}
 
-summary="$(python3 "$here/summarize.py" "$results" "$stored" "$events" "$command")"
+summary="$(python3 "$here/summarize.py" "$results" "$stored" "$events" "$pause_ms" "$command")"
 echo "$summary"
 if $record; then
     echo "$summary" >"$here/results.md"

@@ -1,11 +1,12 @@
 """Turns the drivers' result files into the markdown table of README.md / results.md.
 
-    python3 summarize.py RESULTS_DIR STORED_EVENTS EVENTS COMMAND
+    python3 summarize.py RESULTS_DIR STORED_EVENTS EVENTS PAUSE_MS COMMAND
 
-RESULTS_DIR holds `<host>.<round>.txt` files, each one line `FRAMES ELAPSED_NS
-DELIVERY_CPU_NS MAIN_CPU_NS` (see README.md). Every run must have counted STORED_EVENTS
-frames (what prepare.py found in the store); a run that did not fails the summary, since its
-figure would be of some other work. EVENTS is what the data was asked to hold.
+RESULTS_DIR holds `<host>.<mode>.<round>.txt` files (mode `live` or `drained`), each one line
+`FRAMES ELAPSED_NS DELIVERY_CPU_NS MAIN_CPU_NS` (see README.md). Every run must have counted
+STORED_EVENTS frames (what prepare.py found in the store); a run that did not fails the
+summary, since its figure would be of some other work. EVENTS is what the data was asked to
+hold, PAUSE_MS the drained runs' pause.
 
 Standard library only, so it runs on the system python3.
 """
@@ -28,21 +29,22 @@ REFERENCE = "reference"
 
 
 class Run:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, drained: bool) -> None:
         frames, elapsed, delivery, main = (int(n) for n in path.read_text().split())
         self.frames = frames
-        self.per_second = frames / (elapsed / 1e9)
+        # A drained run's clock starts after the first frame, which its pause held up.
+        self.per_second = (frames - drained) / (elapsed / 1e9)
         self.delivery_us = delivery / frames / 1000  # CPU per frame
         self.main_us = main / frames / 1000
 
 
-def load(results: Path, host: str, expected: int) -> list[Run]:
-    runs = [Run(path) for path in sorted(results.glob(f"{host}.*.txt"))]
+def load(results: Path, host: str, mode: str, expected: int) -> list[Run]:
+    runs = [Run(path, mode == "drained") for path in sorted(results.glob(f"{host}.{mode}.*.txt"))]
     if not runs:
-        sys.exit(f"summarize: no results for {host} in {results}")
+        sys.exit(f"summarize: no {mode} results for {host} in {results}")
     for run in runs:
         if run.frames != expected:
-            sys.exit(f"summarize: a {host} run counted {run.frames} session/update frames, the store holds {expected}")
+            sys.exit(f"summarize: a {mode} {host} run counted {run.frames} session/update frames, the store holds {expected}")
     return runs
 
 
@@ -50,40 +52,46 @@ def kilo(n: float) -> str:
     return f"{n / 1000:.0f}k"
 
 
+def rates(runs: list[Run]) -> tuple[float, str]:
+    """The median frames/s, and the cell showing it with the slowest and fastest run."""
+    per_second = [r.per_second for r in runs]
+    median = statistics.median(per_second)
+    return median, f"{kilo(median)} ({kilo(min(per_second))} – {kilo(max(per_second))})"
+
+
 def table(results: Path, expected: int) -> str:
-    runs = {host: load(results, host, expected) for host in HOSTS}
-    reference = statistics.median(r.per_second for r in runs[REFERENCE])
+    live = {host: load(results, host, "live", expected) for host in HOSTS}
+    drained = {host: load(results, host, "drained", expected) for host in HOSTS}
+    reference, _ = rates(live[REFERENCE])
+    reference_drained, _ = rates(drained[REFERENCE])
     lines = [
-        "| host | frames/s (median) | min – max | ÷ reference | target | delivery thread CPU µs/frame "
-        "| main thread CPU µs/frame | ceiling from CPU, frames/s |",
+        "| host | live frames/s: median (min – max) | ÷ reference | drained frames/s: median (min – max) "
+        "| ÷ reference | target | delivery thread CPU µs/frame | main thread CPU µs/frame |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for host, (label, target) in HOSTS.items():
-        rates = [r.per_second for r in runs[host]]
-        median = statistics.median(rates)
-        delivery = statistics.median(r.delivery_us for r in runs[host])
-        main = statistics.median(r.main_us for r in runs[host])
-        busiest = max(delivery, main)
-        ratio = "—" if host == REFERENCE else f"{median / reference:.2f}"
+        live_median, live_cell = rates(live[host])
+        drained_median, drained_cell = rates(drained[host])
         cells = [
             label,
-            kilo(median),
-            f"{kilo(min(rates))} – {kilo(max(rates))}",
-            ratio,
+            live_cell,
+            "—" if host == REFERENCE else f"{live_median / reference:.2f}",
+            drained_cell,
+            "—" if host == REFERENCE else f"{drained_median / reference_drained:.2f}",
             "—" if target is None else f"≥ {kilo(target)}",
-            f"{delivery:.2f}",
-            f"{main:.2f}",
-            kilo(1e6 / busiest) if busiest > 0 else "—",
+            f"{statistics.median(r.delivery_us for r in live[host]):.2f}",
+            f"{statistics.median(r.main_us for r in live[host]):.2f}",
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def main() -> None:
-    if len(sys.argv) != 5:
-        sys.exit("usage: summarize.py RESULTS_DIR STORED_EVENTS EVENTS COMMAND")
-    results, expected, events, command = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-    rounds = len(list(results.glob(f"{REFERENCE}.*.txt")))
+    if len(sys.argv) != 6:
+        sys.exit("usage: summarize.py RESULTS_DIR STORED_EVENTS EVENTS PAUSE_MS COMMAND")
+    results, command = Path(sys.argv[1]), sys.argv[5]
+    expected, events, pause_ms = (int(n) for n in sys.argv[2:5])
+    rounds = len(list(results.glob(f"{REFERENCE}.live.*.txt")))
     print(f"""# Frame throughput: `session/update` frames of one `session/load` replay → the host
 
 {table(results, expected)}
@@ -94,7 +102,9 @@ def main() -> None:
 - toolchains: {report.toolchains()}
 - each run: a fresh engine on a fresh copy of one session of {expected} stored events (asked
   for {events}), `initialize`, then one timed `session/load`, whose {expected} replayed frames
-  every run counted; {rounds} rounds that interleave the hosts (see README.md)""")
+  every run counted. Live: from `send` to the response. Drained: the first frame's callback
+  pauses {pause_ms} ms while the engine queues the rest; from its end to the response. CPU per
+  frame: live runs. {rounds} rounds that interleave the hosts and modes (see README.md)""")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 //! every driver does. No C, no N-API, no GIL: what the engine delivers when the host costs
 //! (almost) nothing, so that each binding's row can be read against it.
 //!
-//!   replay_reference CONFIG_FILE SESSION_ID RESULT_FILE
+//!   replay_reference CONFIG_FILE SESSION_ID PAUSE_MS RESULT_FILE
 //!
 //! Same command line, protocol and result line (`FRAMES ELAPSED_NS DELIVERY_CPU_NS
 //! MAIN_CPU_NS`) as the other drivers (see the harness's README.md). It lives here, as an example of the C ABI's crate, only because this crate
@@ -11,7 +11,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use hearth_core::{Config, Engine, Host};
 
@@ -21,6 +21,10 @@ const UPDATE: &str = r#"{"jsonrpc":"2.0","method":"session/update","#;
 #[derive(Default)]
 struct Counter {
     updates: AtomicU64,
+    /// Drained mode: the first frame's delivery sleeps this long (the engine queues the rest
+    /// of the replay meanwhile), then records when it woke.
+    pause: Duration,
+    resumed: Mutex<Option<Instant>>,
     /// The id of the last response and when it arrived.
     answered: Mutex<Option<(u64, Instant)>>,
     answered_cond: Condvar,
@@ -30,7 +34,10 @@ impl Host for Counter {
     fn deliver(&self, frame: &str) {
         if frame.starts_with(UPDATE) {
             // Only this thread writes; the main thread reads after the response's mutex.
-            self.updates.fetch_add(1, Ordering::Relaxed);
+            if self.updates.fetch_add(1, Ordering::Relaxed) == 0 && !self.pause.is_zero() {
+                std::thread::sleep(self.pause);
+                *self.resumed.lock().unwrap() = Some(Instant::now());
+            }
             return;
         }
         let Some(id) = response_id(frame) else {
@@ -86,12 +93,15 @@ fn thread_cpu() -> (u64, u64) {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let [_, config_path, session, result_path] = &args[..] else {
-        eprintln!("usage: replay_reference CONFIG_FILE SESSION_ID RESULT_FILE");
+    let [_, config_path, session, pause_ms, result_path] = &args[..] else {
+        eprintln!("usage: replay_reference CONFIG_FILE SESSION_ID PAUSE_MS RESULT_FILE");
         std::process::exit(2);
     };
     let config = std::fs::read_to_string(config_path).expect("the config file");
-    let counter = Arc::new(Counter::default());
+    let counter = Arc::new(Counter {
+        pause: Duration::from_millis(pause_ms.parse().expect("PAUSE_MS: a number")),
+        ..Counter::default()
+    });
     let engine = Engine::start(
         Config::from_json(&config).expect("a valid config"),
         counter.clone(),
@@ -108,8 +118,9 @@ fn main() {
     let (delivery_before, main_before) = thread_cpu();
     let started = Instant::now();
     engine.send(&load).unwrap();
-    let elapsed = counter.wait_for(2) - started;
+    let answered = counter.wait_for(2);
     let (delivery_after, main_after) = thread_cpu();
+    let elapsed = answered - counter.resumed.lock().unwrap().unwrap_or(started);
     let updates = counter.updates.load(Ordering::Relaxed);
     let result = format!(
         "{updates} {} {} {}\n",
