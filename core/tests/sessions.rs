@@ -6,10 +6,10 @@ mod common;
 use std::time::Duration;
 
 use common::{Setup, text};
-use hearth_testkit::{AcpClient, InProcess, agent_text};
+use hearth_testkit::{AcpClient, InProcess, Transport, agent_text};
 use serde_json::{Value, json};
 
-fn load(client: &mut AcpClient<InProcess>, session: &str, cwd: &str) -> Value {
+fn load<T: Transport>(client: &mut AcpClient<T>, session: &str, cwd: &str) -> Value {
     client.request(
         "session/load",
         json!({"sessionId": session, "cwd": cwd, "mcpServers": []}),
@@ -71,6 +71,108 @@ fn load_replays_the_log_before_answering() {
             .find(|u| u["sessionUpdate"] == "agent_message_chunk")
             .unwrap()["messageId"]
     );
+}
+
+/// An in-process engine that also keeps every frame it sent, as the bytes it sent.
+struct Recorded {
+    engine: InProcess,
+    frames: Vec<String>,
+}
+
+impl Transport for Recorded {
+    fn send(&mut self, frame: &str) {
+        self.engine.send(frame);
+    }
+    fn recv(&mut self, timeout: Duration) -> Option<String> {
+        let frame = self.engine.recv(timeout)?;
+        self.frames.push(frame.clone());
+        Some(frame)
+    }
+}
+
+fn recorded(setup: &Setup) -> AcpClient<Recorded> {
+    let mut client = AcpClient::new(Recorded {
+        engine: InProcess::start(&setup.config()),
+        frames: Vec::new(),
+    });
+    client.initialize();
+    client
+}
+
+/// The update of a `session/update` frame, if `frame` is one.
+fn update_of(frame: &str) -> Option<Value> {
+    let frame: Value = serde_json::from_str(frame).unwrap();
+    (frame["method"] == "session/update").then(|| frame["params"]["update"].clone())
+}
+
+/// Live frames as a replay shows them: consecutive text chunks of one message as one frame.
+fn fold_chunks(frames: &[String]) -> Vec<String> {
+    let mut folded: Vec<(String, Value)> = Vec::new();
+    for frame in frames {
+        let parsed: Value = serde_json::from_str(frame).unwrap();
+        let update = &parsed["params"]["update"];
+        let is_chunk = update["sessionUpdate"] == "agent_message_chunk"
+            || update["sessionUpdate"] == "agent_thought_chunk";
+        if let Some((text, last)) = folded.last_mut() {
+            let previous = &mut last["params"]["update"];
+            if is_chunk
+                && previous["sessionUpdate"] == update["sessionUpdate"]
+                && previous["messageId"] == update["messageId"]
+            {
+                let more = update["content"]["text"].as_str().unwrap();
+                let joined = format!("{}{more}", previous["content"]["text"].as_str().unwrap());
+                previous["content"]["text"] = joined.into();
+                *text = last.to_string();
+                continue;
+            }
+        }
+        folded.push((frame.clone(), parsed));
+    }
+    folded.into_iter().map(|(text, _)| text).collect()
+}
+
+#[test]
+fn replay_sends_the_bytes_the_client_saw() {
+    let todo = json!({"todos": [{"content": "say \"hi\" — ünïcode\n", "status": "in_progress"}]});
+    // The stalls put the chunks of one message in different store batches, hence rows.
+    let setup = Setup::new(json!({"responses": [
+        {"events": [
+            {"reasoning": "Let me "}, {"stallMs": 30}, {"reasoning": "think"},
+            {"text": "On it: "}, {"stallMs": 30}, {"text": "a \"plan\"\t"},
+            {"toolCall": {"id": "t", "name": "todo", "arguments": todo.to_string()}},
+        ]},
+        {"events": [{"text": "Done"}, {"stallMs": 30}, {"text": "."}]},
+        text(&["Second ", "answer"]),
+    ]}));
+    let cwd = setup.cwd();
+    let mut client = recorded(&setup);
+    let session = client.new_session(&cwd);
+    let start = client.transport.frames.len();
+    client.prompt(&session, "plan it");
+    client.prompt(&session, "again");
+    let live: Vec<String> = client.transport.frames[start..]
+        .iter()
+        .filter(|f| update_of(f).is_some())
+        .cloned()
+        .collect();
+    assert!(
+        live.iter().any(|f| f.contains(r#""sessionUpdate":"plan""#)),
+        "the turn made a plan"
+    );
+
+    let mut fresh = recorded(&setup);
+    let before = fresh.transport.frames.len();
+    load(&mut fresh, &session, &cwd);
+    let frames = &fresh.transport.frames[before..];
+    let (answer, replayed) = frames.split_last().unwrap();
+    assert!(update_of(answer).is_none(), "the answer comes last");
+    // The prompts are replayed too, though the client never got them as updates.
+    let (prompts, seen): (Vec<String>, Vec<String>) = replayed
+        .iter()
+        .cloned()
+        .partition(|f| update_of(f).unwrap()["sessionUpdate"] == "user_message_chunk");
+    assert_eq!(prompts.len(), 2);
+    assert_eq!(seen, fold_chunks(&live));
 }
 
 #[test]

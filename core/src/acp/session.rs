@@ -16,7 +16,7 @@ use crate::agent::new_id;
 use crate::rpc::RpcError;
 use crate::rpc::envelope::Params;
 use crate::session::{Session, SessionState, Settings, update_frame};
-use crate::store::{Cursor, SessionRecord, StoreOp, now};
+use crate::store::{Cursor, SessionRecord, StoreError, StoreOp, now};
 
 /// Sessions per `session/list` page.
 pub const LIST_PAGE: usize = 50;
@@ -126,8 +126,17 @@ pub async fn load(session: &Arc<Session>, call: Call, request: LoadSessionReques
     );
     shared.outbox.flushed().await;
     let (store, id) = (shared.store.clone(), session.id.clone());
-    let events = match tokio::task::spawn_blocking(move || store.events(&id)).await {
-        Ok(Ok(events)) => events,
+    let frames = tokio::task::spawn_blocking(move || {
+        let updates = store.updates(&id)?;
+        Ok::<_, StoreError>(
+            updates
+                .iter()
+                .map(|u| update_frame(&id, u))
+                .collect::<Vec<_>>(),
+        )
+    });
+    let frames = match frames.await {
+        Ok(Ok(frames)) => frames,
         Ok(Err(e)) => {
             return call.respond(Err(RpcError::internal(format!(
                 "cannot read the session log: {e}"
@@ -135,8 +144,8 @@ pub async fn load(session: &Arc<Session>, call: Call, request: LoadSessionReques
         }
         Err(e) => return call.respond(Err(RpcError::internal(e.to_string()))),
     };
-    for update in events.iter().filter_map(|e| e.update.as_ref()) {
-        shared.outbox.frame(update_frame(&session.id, update));
+    for frame in frames {
+        shared.outbox.frame(frame);
     }
     let settings = session.state().settings.clone();
     call.reply(Ok(LoadSessionResponse::new()

@@ -5,6 +5,7 @@
 //! model's context and the replay are both derived from these rows: one source of truth.
 
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event {
@@ -26,59 +27,124 @@ impl Event {
 
     /// The `sessionUpdate` tag, or `model` for model-only entries.
     pub fn kind(&self) -> &str {
-        self.update
-            .as_ref()
-            .and_then(|u| u.get("sessionUpdate"))
-            .and_then(Value::as_str)
-            .unwrap_or("model")
+        self.update.as_ref().and_then(tag).unwrap_or("model")
+    }
+}
+
+/// A log entry that can absorb the one after it, as a streamed message's chunks do.
+pub trait Merge {
+    /// Folds `next` into `self` if it belongs there. Returns whether it did.
+    fn try_merge(&mut self, next: &Self) -> bool;
+}
+
+impl Merge for Event {
+    /// Folds `next` into `self` when both are text chunks of the same message, so a streamed
+    /// message costs one row and replays as one chunk.
+    fn try_merge(&mut self, next: &Event) -> bool {
+        if self.model.is_some() || next.model.is_some() {
+            return false;
+        }
+        match (self.update.as_mut(), next.update.as_ref()) {
+            (Some(mine), Some(theirs)) => merge_chunk(mine, theirs),
+            _ => false,
+        }
+    }
+}
+
+/// Whether updates of this kind (also the `events.kind` column) may fold together.
+fn is_chunk(kind: &str) -> bool {
+    CHUNK_KINDS.contains(&kind)
+}
+
+fn tag(update: &Value) -> Option<&str> {
+    update.get("sessionUpdate").and_then(Value::as_str)
+}
+
+/// Appends the text of `theirs` to `mine` when both are text chunks of one kind and one
+/// message. Returns whether it did.
+fn merge_chunk(mine: &mut Value, theirs: &Value) -> bool {
+    let kind = tag(mine).filter(|k| is_chunk(k));
+    if kind.is_none() || kind != tag(theirs) {
+        return false;
+    }
+    let message_id = |u: &Value| u.get("messageId").cloned();
+    if message_id(mine).is_none() || message_id(mine) != message_id(theirs) {
+        return false;
+    }
+    let Some(extra) = theirs
+        .get("content")
+        .filter(|c| c.get("type").and_then(Value::as_str) == Some("text"))
+        .and_then(|c| c.get("text"))
+        .and_then(Value::as_str)
+    else {
+        return false;
+    };
+    let Some(Value::String(text)) = mine
+        .get_mut("content")
+        .filter(|c| c.get("type").and_then(Value::as_str) == Some("text"))
+        .and_then(|c| c.get_mut("text"))
+    else {
+        return false;
+    };
+    text.push_str(extra);
+    true
+}
+
+/// A row of the log as `session/load` reads it. Replay sends updates as they were stored,
+/// so only chunks, which may fold together, are parsed.
+pub enum Stored {
+    /// An update to send verbatim: the JSON text the client first saw.
+    Text(Box<RawValue>),
+    /// A text chunk, parsed so that the next chunks of its message can fold into it.
+    Chunk(Value),
+    /// A row the client never sees (model-only, or unreadable). It still ends a run of
+    /// chunks, as it does when the log is read as [`Event`]s.
+    Hidden,
+}
+
+impl Stored {
+    /// Reads a row from its `kind` column, its update's JSON text, and whether it also
+    /// carries something for the model (which keeps it apart, as it keeps an [`Event`]).
+    pub fn read(kind: &str, update: Option<&str>, for_model: bool) -> Stored {
+        match update {
+            None => Stored::Hidden,
+            Some(text) if is_chunk(kind) && !for_model => {
+                serde_json::from_str(text).map_or(Stored::Hidden, Stored::Chunk)
+            }
+            Some(text) => serde_json::from_str::<&RawValue>(text)
+                .map_or(Stored::Hidden, |raw| Stored::Text(raw.to_owned())),
+        }
     }
 
-    /// Folds `next` into `self` when both are text chunks of the same message, so a streamed
-    /// message costs one row and replays as one chunk. Returns whether it did.
-    pub fn try_merge(&mut self, next: &Event) -> bool {
-        if self.model.is_some() || next.model.is_some() || self.kind() != next.kind() {
-            return false;
+    /// The update to replay, if the client sees one.
+    pub fn into_update(self) -> Option<Box<RawValue>> {
+        match self {
+            Stored::Text(raw) => Some(raw),
+            Stored::Chunk(update) => serde_json::value::to_raw_value(&update).ok(),
+            Stored::Hidden => None,
         }
-        if !CHUNK_KINDS.contains(&self.kind()) {
-            return false;
+    }
+}
+
+impl Merge for Stored {
+    fn try_merge(&mut self, next: &Stored) -> bool {
+        match (self, next) {
+            (Stored::Chunk(mine), Stored::Chunk(theirs)) => merge_chunk(mine, theirs),
+            _ => false,
         }
-        let (Some(mine), Some(theirs)) = (self.update.as_mut(), next.update.as_ref()) else {
-            return false;
-        };
-        let message_id = |u: &Value| u.get("messageId").cloned();
-        if message_id(mine).is_none() || message_id(mine) != message_id(theirs) {
-            return false;
-        }
-        let Some(extra) = theirs
-            .get("content")
-            .filter(|c| c.get("type").and_then(Value::as_str) == Some("text"))
-            .and_then(|c| c.get("text"))
-            .and_then(Value::as_str)
-        else {
-            return false;
-        };
-        let Some(Value::String(text)) = mine
-            .get_mut("content")
-            .filter(|c| c.get("type").and_then(Value::as_str) == Some("text"))
-            .and_then(|c| c.get_mut("text"))
-        else {
-            return false;
-        };
-        text.push_str(extra);
-        true
     }
 }
 
 /// Merges adjacent chunks of the same message in place.
-pub fn coalesce(events: Vec<Event>) -> Vec<Event> {
-    let mut out: Vec<Event> = Vec::with_capacity(events.len());
-    for event in events {
+pub fn coalesce<T: Merge>(entries: Vec<T>) -> Vec<T> {
+    let mut out: Vec<T> = Vec::with_capacity(entries.len());
+    for entry in entries {
         if let Some(last) = out.last_mut()
-            && last.try_merge(&event)
+            && last.try_merge(&entry)
         {
             continue;
         }
-        out.push(event);
+        out.push(entry);
     }
     out
 }

@@ -13,9 +13,11 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rusqlite::{Connection, OpenFlags};
+use serde_json::value::RawValue;
 
 use crate::config::StoreLocation;
-pub use event::{Event, coalesce};
+pub use event::Event;
+use event::{Merge, Stored, coalesce};
 pub use sessions::{Cursor, ListPage, SessionRecord};
 
 /// One write, applied by the outbox thread in order.
@@ -178,6 +180,17 @@ impl Store {
         self.read(|conn| sessions::events(conn, id)).map(coalesce)
     }
 
+    /// The session's `session/update` payloads as the client first saw them, oldest first,
+    /// with streamed chunks folded back into messages: `events` without the model's part,
+    /// and kept as stored JSON text, so replay builds no JSON tree but for the chunks.
+    pub fn updates(&self, id: &str) -> Result<Vec<Box<RawValue>>, StoreError> {
+        let rows = self.read(|conn| sessions::stored_updates(conn, id))?;
+        Ok(coalesce(rows)
+            .into_iter()
+            .filter_map(Stored::into_update)
+            .collect())
+    }
+
     /// The "always" rules stored for `workspace`.
     pub fn rules(&self, workspace: &str) -> Result<Vec<crate::permissions::Rule>, StoreError> {
         self.read(|conn| sessions::rules(conn, workspace))
@@ -248,4 +261,93 @@ fn op_name(op: &StoreOp) -> &'static str {
 /// The current time as RFC 3339 UTC with milliseconds: sortable as text.
 pub fn now() -> String {
     humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    fn append(session: &Arc<str>, update: Option<Value>, model: Option<Value>) -> StoreOp {
+        StoreOp::Append {
+            session_id: session.clone(),
+            event: Event { update, model },
+            at: now(),
+        }
+    }
+
+    fn chunk(session: &Arc<str>, kind: &str, message: &str, text: &str) -> StoreOp {
+        let update = json!({"sessionUpdate": kind, "messageId": message, "content": {"type": "text", "text": text}});
+        append(session, Some(update), None)
+    }
+
+    /// Replay reads the stored text instead of parsing every row; it must still send exactly
+    /// what serializing the parsed, folded log sends.
+    #[test]
+    fn updates_are_the_folded_log_byte_for_byte() {
+        let store = Store::open(&StoreLocation::Memory).unwrap();
+        let id: Arc<str> = Arc::from("sess_1");
+        store
+            .apply(vec![StoreOp::CreateSession(SessionRecord {
+                id: id.to_string(),
+                cwd: "/w".into(),
+                additional_dirs: Vec::new(),
+                title: None,
+                created_at: now(),
+                updated_at: now(),
+                parent_id: None,
+                config: json!({}),
+                turn_running: false,
+            })])
+            .unwrap();
+        let (thought, message) = ("agent_thought_chunk", "agent_message_chunk");
+        let prompt = json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "hi"}});
+        let tool_call = json!({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "é \"q\"\n\u{1}", "rawInput": {"z": 1, "a": [0.1, -2, 1e300]}});
+        let plan = json!({"sessionUpdate": "plan", "entries": [{"content": "ship", "priority": "high", "status": "pending"}]});
+        let image = json!({"sessionUpdate": message, "messageId": "m2", "content": {"type": "image", "data": "AA==", "mimeType": "image/png"}});
+        // Each inner list is one batch: chunks within a batch fold as they are written,
+        // chunks of different batches are separate rows that must fold on the way out.
+        let batches = vec![
+            vec![append(&id, Some(prompt), None)],
+            vec![
+                chunk(&id, thought, "m1", "hm"),
+                chunk(&id, thought, "m1", "m"),
+            ],
+            vec![chunk(&id, thought, "m1", "!")],
+            vec![chunk(&id, message, "m1", "Hel")],
+            vec![chunk(&id, message, "m1", "lo")],
+            // Something only the model sees keeps the chunks around it apart.
+            vec![append(&id, None, Some(json!({"message": "x"})))],
+            vec![chunk(&id, message, "m1", " again")],
+            vec![append(&id, Some(image), None)],
+            vec![chunk(&id, message, "m2", "caption")],
+            vec![
+                append(&id, Some(tool_call), None),
+                append(&id, Some(plan), None),
+            ],
+            vec![chunk(&id, message, "m3", "a")],
+            vec![chunk(&id, thought, "m3", "b")],
+            vec![chunk(&id, message, "m3", "c")],
+        ];
+        for batch in batches {
+            store.apply(batch).unwrap();
+        }
+        let replayed: Vec<String> = store
+            .updates(&id)
+            .unwrap()
+            .iter()
+            .map(|u| u.get().to_string())
+            .collect();
+        let expected: Vec<String> = store
+            .events(&id)
+            .unwrap()
+            .iter()
+            .filter_map(|e| e.update.as_ref().map(Value::to_string))
+            .collect();
+        assert_eq!(replayed, expected);
+        assert_eq!(replayed.len(), 11);
+        assert!(replayed[1].contains(r#""text":"hmm!""#), "{}", replayed[1]);
+        assert!(replayed[2].contains(r#""text":"Hello""#), "{}", replayed[2]);
+    }
 }

@@ -3,7 +3,7 @@
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 use serde_json::Value;
 
-use super::{Event, StoreOp};
+use super::{Event, StoreOp, Stored};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionRecord {
@@ -137,6 +137,22 @@ pub fn events(conn: &Connection, id: &str) -> rusqlite::Result<Vec<Event>> {
         })
     })?
     .collect()
+}
+
+/// The rows `session/load` replays, oldest first. Model-only rows are read too (as
+/// [`Stored::Hidden`]) because they separate chunks that must not fold together.
+pub fn stored_updates(conn: &Connection, id: &str) -> rusqlite::Result<Vec<Stored>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT kind, update_json, model_json IS NOT NULL FROM events WHERE session_id = ?1 ORDER BY id",
+    )?;
+    let mut rows = stmt.query([id])?;
+    let mut stored = Vec::new();
+    while let Some(row) = rows.next()? {
+        let kind = row.get_ref(0)?.as_str()?;
+        let update = row.get_ref(1)?.as_str_or_null()?;
+        stored.push(Stored::read(kind, update, row.get(2)?));
+    }
+    Ok(stored)
 }
 
 pub fn rules(
