@@ -3,18 +3,16 @@
 //
 //   NAPI_RS_NATIVE_LIBRARY_PATH=/abs/hearth_node.node node node_host.mjs REQUESTS WARMUP SAMPLES_FILE CONFIG_FILE
 //
-// The command line, the request and what is timed are those of every driver (bench.h).
-// run.sh points NAPI_RS_NATIVE_LIBRARY_PATH (honoured by napi-rs's generated loader) at the
-// release addon, so the debug addon the Node tests load from bindings/node stays untouched.
+// The command line, the request and what is timed are those of every driver (bench.h). The
+// release addon is loaded through ../node_engine.mjs.
 //
 // The response reaches JS the way it reaches any Node host: the engine's delivery thread
 // queues it on a threadsafe function, libuv wakes the event loop, onFrame runs on the JS
 // thread and resolves the Promise the request is awaiting. The clock stops when `await`
 // resumes, so the figure includes that microtask hop, as it would for real code.
 
-import { createRequire } from 'node:module'
 import { readFileSync, writeFileSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
+import { Engine } from '../node_engine.mjs'
 
 const [requests, warmup] = process.argv.slice(2, 4).map(Number)
 const [samplesPath, configPath] = process.argv.slice(4, 6)
@@ -22,18 +20,8 @@ if (process.argv.length !== 6 || !Number.isInteger(requests) || !Number.isIntege
   console.error('usage: node node_host.mjs REQUESTS WARMUP SAMPLES_FILE CONFIG_FILE')
   process.exit(2)
 }
-if (!process.env.NAPI_RS_NATIVE_LIBRARY_PATH) {
-  // Without it the loader would silently pick up the debug addon in bindings/node.
-  console.error('node_host: set NAPI_RS_NATIVE_LIBRARY_PATH to the release addon (run.sh does)')
-  process.exit(2)
-}
 
-// The package directory, not its name: bindings/node is not installed anywhere, and this
-// resolves through its package.json `main` like an installed package would.
-const require = createRequire(import.meta.url)
-const { Engine } = require(fileURLToPath(new URL('../../bindings/node', import.meta.url)))
-
-// Same check as bench.h's response_id: a prefix, no JSON parser, so no host pays for one.
+// Same check as ../common.h's response_id: a prefix, no JSON parser, so no host pays for one.
 const PREFIX = '{"jsonrpc":"2.0","id":'
 function responseId(frame) {
   if (!frame.startsWith(PREFIX)) return -1

@@ -27,7 +27,7 @@ PREFIX = '{"jsonrpc":"2.0","id":'
 
 
 def response_id(frame: str) -> int:
-    """Same check as bench.h's response_id: a prefix, no JSON parser, so no host pays for one."""
+    """Same check as ../common.h's response_id: a prefix, no JSON parser, so no host pays for one."""
     if not frame.startswith(PREFIX):
         return -1
     comma = frame.find(",", len(PREFIX))

@@ -12,9 +12,8 @@
 // so the rest of the replay queues up on the threadsafe function meanwhile, and the clock
 // starts when it resumes.
 
-import { createRequire } from 'node:module'
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
+import { Engine } from '../node_engine.mjs'
 
 const [configPath, sessionId, pause, resultPath] = process.argv.slice(2)
 const pauseMs = Number(pause)
@@ -22,15 +21,6 @@ if (process.argv.length !== 6 || !Number.isInteger(pauseMs)) {
   console.error('usage: node node_host.mjs CONFIG_FILE SESSION_ID PAUSE_MS RESULT_FILE')
   process.exit(2)
 }
-if (!process.env.NAPI_RS_NATIVE_LIBRARY_PATH) {
-  // Without it the loader would silently pick up the debug addon in bindings/node.
-  console.error('node_host: set NAPI_RS_NATIVE_LIBRARY_PATH to the release addon (run.sh does)')
-  process.exit(2)
-}
-
-// The package directory, resolved through its package.json `main` like an installed package.
-const require = createRequire(import.meta.url)
-const { Engine } = require(fileURLToPath(new URL('../../bindings/node', import.meta.url)))
 
 const UPDATE = '{"jsonrpc":"2.0","method":"session/update",'
 let updates = 0
