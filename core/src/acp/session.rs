@@ -15,7 +15,7 @@ use super::call::{Call, params};
 use crate::agent::new_id;
 use crate::rpc::RpcError;
 use crate::rpc::envelope::Params;
-use crate::session::{Session, SessionState, Settings, update_frame};
+use crate::session::{Session, SessionState, Settings, stored_update_frame};
 use crate::store::{Cursor, SessionRecord, StoreError, StoreOp, now};
 
 /// Sessions per `session/list` page.
@@ -125,27 +125,27 @@ pub async fn load(session: &Arc<Session>, call: Call, request: LoadSessionReques
         &request.additional_directories,
     );
     shared.outbox.flushed().await;
-    let (store, id) = (shared.store.clone(), session.id.clone());
-    let frames = tokio::task::spawn_blocking(move || {
-        let updates = store.updates(&id)?;
-        Ok::<_, StoreError>(
-            updates
-                .iter()
-                .map(|u| update_frame(&id, u))
-                .collect::<Vec<_>>(),
-        )
+    let (store, outbox, id) = (
+        shared.store.clone(),
+        shared.outbox.clone(),
+        session.id.clone(),
+    );
+    // Each frame is queued as soon as it is built, so the delivery thread hands the first
+    // ones to the host while the rest are still being made.
+    let replayed = tokio::task::spawn_blocking(move || {
+        for update in store.updates(&id)? {
+            outbox.frame(stored_update_frame(&id, &update));
+        }
+        Ok::<_, StoreError>(())
     });
-    let frames = match frames.await {
-        Ok(Ok(frames)) => frames,
+    match replayed.await {
+        Ok(Ok(())) => {}
         Ok(Err(e)) => {
             return call.respond(Err(RpcError::internal(format!(
                 "cannot read the session log: {e}"
             ))));
         }
         Err(e) => return call.respond(Err(RpcError::internal(e.to_string()))),
-    };
-    for frame in frames {
-        shared.outbox.frame(frame);
     }
     let settings = session.state().settings.clone();
     call.reply(Ok(LoadSessionResponse::new()

@@ -303,9 +303,18 @@ pub fn request_frame(id: &RequestId, method: &str, params: &Value) -> String {
 }
 
 pub fn notification_frame<P: serde::Serialize>(method: &str, params: P) -> String {
+    notification_frame_sized(method, params, FRAME_CAPACITY)
+}
+
+/// `notification_frame` for a caller that knows about how long the frame will be.
+pub fn notification_frame_sized<P: serde::Serialize>(
+    method: &str,
+    params: P,
+    capacity: usize,
+) -> String {
     let mut frame = Frame::<_>::new();
     (frame.method, frame.params) = (Some(method), Some(params));
-    frame.write()
+    frame.write_sized(capacity)
 }
 
 #[cfg(test)]

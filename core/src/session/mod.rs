@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use agent_client_protocol_schema::v1::SessionUpdate;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::config::{Config, ModelInfo};
 use crate::engine::Shared;
@@ -162,13 +163,27 @@ impl Session {
 /// A `session/update` notification carrying `update` in wire form: a JSON value, or (on
 /// replay) the stored JSON text of one, which comes out byte for byte as it went in.
 pub fn update_frame<U: Serialize + ?Sized>(session_id: &str, update: &U) -> String {
+    sized_update_frame(session_id, update, 0)
+}
+
+/// `update_frame` for a stored update, written into a buffer that fits it at once (a replay
+/// builds thousands of them).
+pub fn stored_update_frame(session_id: &str, update: &RawValue) -> String {
+    sized_update_frame(session_id, update, update.get().len() + session_id.len())
+}
+
+fn sized_update_frame<U: Serialize + ?Sized>(session_id: &str, update: &U, size: usize) -> String {
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
     struct Params<'a, U: ?Sized> {
         session_id: &'a str,
         update: &'a U,
     }
-    crate::rpc::envelope::notification_frame("session/update", Params { session_id, update })
+    // The envelope around params: `{"jsonrpc":"2.0","method":"session/update","params":
+    // {"sessionId":"","update":}}` is 80 bytes.
+    let capacity = (size + 96).max(256);
+    let params = Params { session_id, update };
+    crate::rpc::envelope::notification_frame_sized("session/update", params, capacity)
 }
 
 #[cfg(test)]
@@ -186,7 +201,7 @@ mod tests {
         let stored = RawValue::from_string(update.to_string()).unwrap();
         // Ids are the engine's own (`sess_` and hex), but nothing here relies on that.
         for id in ["sess_0123abcd", "odd \"id\"\\\n\u{7f}é"] {
-            assert_eq!(update_frame(id, &*stored), update_frame(id, &update));
+            assert_eq!(stored_update_frame(id, &stored), update_frame(id, &update));
         }
     }
 }
