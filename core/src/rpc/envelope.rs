@@ -130,10 +130,31 @@ pub fn parse(frame: &str) -> Result<Inbound<'_>, Box<Rejected>> {
     if !frame.trim_start().starts_with('{') {
         return Err(Rejected::new(Value::Null, not_an_object(frame)));
     }
+    if has_surrogate_escape(frame)
+        && let Err(e) = serde_json::from_str::<Value>(frame)
+    {
+        // The grammar lets a `\uDC00` stand alone, and reading raw members accepts it, but no
+        // string can hold it: the frame is as unreadable as it was when every frame was
+        // parsed into a tree. Checked only when such an escape is there (clients rarely
+        // escape non-ASCII at all), so the common path stays free of a full parse.
+        return Err(Rejected::new(Value::Null, RpcError::parse_error(e)));
+    }
     match serde_json::from_str::<Members>(frame) {
         Ok(members) => classify(members),
         Err(e) => Err(Rejected::new(Value::Null, RpcError::parse_error(e))),
     }
+}
+
+/// Whether `frame` holds a `\uD800`–`\uDFFF` escape (half of a surrogate pair).
+fn has_surrogate_escape(frame: &str) -> bool {
+    let bytes = frame.as_bytes();
+    frame.match_indices("\\u").any(|(i, _)| {
+        matches!(bytes.get(i + 2), Some(b'd' | b'D'))
+            && matches!(
+                bytes.get(i + 3),
+                Some(b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
+            )
+    })
 }
 
 /// The answer to a frame that is not a JSON object.
@@ -360,14 +381,31 @@ mod tests {
 
     #[test]
     fn only_objects_are_messages() {
-        // Six members in order would fill the envelope by position if arrays were read.
+        // Six members in order would fill an envelope by position if arrays were read as one.
         let r = rejected(r#"["2.0", 1, "initialize", {}, null, null]"#);
         assert_eq!(r.error.message, "Batch requests are not supported");
         assert_eq!(rejected("[1,").error.code, PARSE_ERROR);
         assert_eq!(
-            rejected(r#"{"jsonrpc":"2.0","id":1,"id":2}"#).error.code,
-            INVALID_REQUEST
+            rejected(r#"{"jsonrpc":"2.0","id":1,"#).error.code,
+            PARSE_ERROR
         );
+    }
+
+    #[test]
+    fn a_repeated_member_takes_its_last_value() {
+        let frame = r#"{"jsonrpc":"2.0","method":"a","method":"session/cancel","params":{}}"#;
+        match parse(frame) {
+            Ok(Inbound::Notification { method, .. }) => assert_eq!(method, "session/cancel"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_lone_surrogate_is_a_parse_error_even_in_a_replaced_member() {
+        let frame = r#"{"jsonrpc":"2.0","id":1,"method":"x\ude00","method":"y"}"#;
+        assert_eq!(rejected(frame).error.code, PARSE_ERROR);
+        let paired = r#"{"jsonrpc":"2.0","id":1,"method":"\ud83d\ude00"}"#;
+        assert!(matches!(parse(paired), Ok(Inbound::Request { method, .. }) if method == "😀"));
     }
 
     #[test]
