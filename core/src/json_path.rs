@@ -25,26 +25,8 @@ pub fn from_value<T: DeserializeOwned>(
 }
 
 pub fn from_str<T: DeserializeOwned>(json: &str) -> Result<T, FieldError> {
-    // Tracking the path costs as much again as the parse, so it is paid only to explain an
-    // error: valid input, the common case, is read once without it.
-    serde_json::from_str(json).or_else(|_| {
-        let mut de = serde_json::Deserializer::from_str(json);
-        serde_path_to_error::deserialize(&mut de).map_err(located)
-    })
-}
-
-impl FieldError {
-    /// Removes the ` at line L column C` that serde_json appends when it read from text.
-    pub fn drop_position(&mut self) {
-        if let Some((message, position)) = self.message.rsplit_once(" at line ")
-            && position.contains(" column ")
-            && position
-                .bytes()
-                .all(|b| b.is_ascii_digit() || b" column".contains(&b))
-        {
-            self.message.truncate(message.len());
-        }
-    }
+    let mut de = serde_json::Deserializer::from_str(json);
+    serde_path_to_error::deserialize(&mut de).map_err(located)
 }
 
 fn located(e: serde_path_to_error::Error<serde_json::Error>) -> FieldError {
@@ -52,26 +34,5 @@ fn located(e: serde_path_to_error::Error<serde_json::Error>) -> FieldError {
     FieldError {
         path: (path != ".").then_some(path),
         message: e.into_inner().to_string(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn drop_position_keeps_the_message() {
-        #[derive(serde::Deserialize, Debug)]
-        #[allow(dead_code)]
-        struct T {
-            a: u32,
-        }
-        let mut e = from_str::<T>(r#"{"a": "x"}"#).unwrap_err();
-        assert!(e.message.contains(" at line 1 column "), "{}", e.message);
-        e.drop_position();
-        assert_eq!(
-            e.to_string(),
-            "`a`: invalid type: string \"x\", expected u32"
-        );
     }
 }

@@ -69,20 +69,28 @@ asan_env=(
     LSAN_OPTIONS="report_objects=1"
 )
 
+# A sanitizer's clean run proves something only where the sanitizer works: runs the
+# deliberately faulty `program` and counts a failure unless its report contains `pattern`.
+self_check() {
+    local program="$1" pattern="$2" proves="$3" unproven="$4"
+    # (The output is captured first: the program fails by design, which pipefail would see.)
+    local report
+    report="$(env "${asan_env[@]}" "$program" 2>&1 || true)"
+    if grep -q "$pattern" <<<"$report"; then
+        echo "self-check: $proves"
+    else
+        echo "self-check FAILED: $unproven" >&2
+        total_failed=$((total_failed + 1))
+    fi
+}
+
 # LeakSanitizer needs ptrace-like access to the process; on a machine that refuses it, a
 # "clean" run would prove nothing, so prove first that a leak is reported.
 lsan_self_check() {
     printf '#include <stdlib.h>\nint main(void){void *p = malloc(77); p = 0; return p != 0;}\n' >"$out/leak.c"
     "$cc" "${asan_flags[@]}" -g "$out/leak.c" -o "$out/leak"
-    # (The output is captured first: the program fails by design, which pipefail would see.)
-    local report
-    report="$(env "${asan_env[@]}" "$out/leak" 2>&1 || true)"
-    if grep -q 'Direct leak of 77 byte' <<<"$report"; then
-        echo "LeakSanitizer self-check: a deliberate 77-byte leak is reported"
-    else
-        echo "LeakSanitizer self-check FAILED: leaks would go unreported here" >&2
-        total_failed=$((total_failed + 1))
-    fi
+    self_check "$out/leak" 'Direct leak of 77 byte' \
+        "LeakSanitizer reports a deliberate 77-byte leak" "leaks would go unreported here"
 }
 
 # Runs test_misuse (and test_hearth, which needs the mock) linked with the static library
@@ -129,13 +137,9 @@ for mode in "${modes[@]}"; do
             rustc +nightly --edition 2024 -Zsanitizer=address -Cpanic=abort --crate-type staticlib \
                 "$out/oob.rs" -o "$out/liboob.a"
             "$cc" "${asan_flags[@]}" "$out/oob_main.c" "$out/liboob.a" -lpthread -ldl -lm -o "$out/oob_main"
-            report="$(env "${asan_env[@]}" "$out/oob_main" 2>&1 || true)"
-            if grep -q 'heap-buffer-overflow' <<<"$report"; then
-                echo "ASan self-check: a heap overflow in -Zsanitizer=address Rust code is reported"
-            else
-                echo "ASan self-check FAILED: Rust-side memory errors would go unreported" >&2
-                total_failed=$((total_failed + 1))
-            fi
+            self_check "$out/oob_main" 'heap-buffer-overflow' \
+                "ASan reports a heap overflow in -Zsanitizer=address Rust code" \
+                "Rust-side memory errors would go unreported"
             asan_dir="$root/target/asan-ffi"
             triple="$(rustc -vV | sed -n 's/^host: //p')"
             echo "== asan-rust: building hearth-ffi with -Zsanitizer=address into $asan_dir"

@@ -85,11 +85,14 @@ impl Drop for Call {
 }
 
 /// Parses params into the ACP type; the error names the offending field.
+///
+/// Valid params, the common case, are read once, straight from the text. Bad ones are read
+/// again as a tree to explain the error: the field path says where the problem is, and no
+/// text position (it would count from the start of `params`, not of the frame).
 pub fn params<T: DeserializeOwned>(params: &RawValue) -> Result<T, RpcError> {
-    crate::json_path::from_str(params.get()).map_err(|mut e| {
-        // The position would count from the start of `params`, not of the frame the client
-        // sent: the field path says where the problem is instead.
-        e.drop_position();
-        RpcError::invalid_params(e.to_string())
+    serde_json::from_str(params.get()).or_else(|_| {
+        let invalid = |e: &dyn std::fmt::Display| RpcError::invalid_params(e.to_string());
+        let tree: Value = serde_json::from_str(params.get()).map_err(|e| invalid(&e))?;
+        crate::json_path::from_value(tree).map_err(|e| invalid(&e))
     })
 }
