@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::config::{Config, ConfigError, ModelInfo};
+use crate::config::{Config, ModelInfo};
+pub use crate::error::EngineError;
 use crate::io::ClientAbilities;
 use crate::llm::Providers;
 use crate::outbox::{Host, Outbox};
@@ -22,43 +23,6 @@ use crate::rpc::{RequestId, RpcError};
 use crate::session::registry::Sessions;
 use crate::store::Store;
 use crate::tools::Registry;
-
-/// Why `Engine::start` or a call on a running engine failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EngineError {
-    /// The configuration is invalid; the message names the key.
-    Config(String),
-    /// The store can't be opened (corrupt, read-only, newer schema…); nothing was written.
-    Store(String),
-    /// A thread or the runtime couldn't be started.
-    Start(String),
-    /// The engine is closed.
-    Closed,
-    /// `close` was called from inside `Host::deliver`, which would wait on itself.
-    CloseFromDeliver,
-}
-
-impl std::fmt::Display for EngineError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            EngineError::Config(m) | EngineError::Store(m) | EngineError::Start(m) => {
-                f.write_str(m)
-            }
-            EngineError::Closed => f.write_str("the engine is closed"),
-            EngineError::CloseFromDeliver => {
-                f.write_str("close() was called from inside deliver(); call it from another thread")
-            }
-        }
-    }
-}
-
-impl std::error::Error for EngineError {}
-
-impl From<ConfigError> for EngineError {
-    fn from(e: ConfigError) -> Self {
-        EngineError::Config(e.0)
-    }
-}
 
 /// What the client told us in `initialize`.
 #[derive(Debug, Default, Clone)]

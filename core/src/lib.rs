@@ -8,6 +8,7 @@ mod acp;
 mod agent;
 pub mod config;
 mod engine;
+mod error;
 mod io;
 mod json_path;
 mod llm;
