@@ -4,64 +4,23 @@
 //! answered at once, and hands the rest to the engine's tokio runtime. Every frame out goes
 //! through the outbox thread (see `outbox.rs`).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::thread::{JoinHandle, ThreadId};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::config::{Config, ModelInfo};
+use crate::acp::client::AcpClient;
+use crate::acp::updates::V1;
+use crate::acp::{self, Edge};
+use crate::config::Config;
+use crate::context::{EngineContext, Ports};
 pub use crate::error::EngineError;
-use crate::io::ClientAbilities;
-use crate::llm::Providers;
 use crate::outbox::{Host, Outbox};
+use crate::rpc::RpcError;
 use crate::rpc::envelope;
-use crate::rpc::inflight::Inflight;
 use crate::rpc::outgoing::Outgoing;
-use crate::rpc::{RequestId, RpcError};
-use crate::session::registry::Sessions;
 use crate::store::Store;
-use crate::tools::Registry;
-
-/// What the client told us in `initialize`.
-#[derive(Debug, Default, Clone)]
-pub struct ClientInfo {
-    pub initialized: bool,
-    pub abilities: ClientAbilities,
-}
-
-/// Everything handlers share. Lives as long as any task holds it.
-pub struct Shared {
-    pub config: Config,
-    /// The models users can pick, with defaults resolved (see `Config::catalog`).
-    pub catalog: Vec<ModelInfo>,
-    pub store: Arc<Store>,
-    pub outbox: Outbox,
-    pub providers: Providers,
-    pub tools: Registry,
-    pub outgoing: Outgoing,
-    pub inflight: Inflight,
-    pub sessions: Sessions,
-    pub client: RwLock<ClientInfo>,
-    pub runtime: tokio::runtime::Handle,
-    closed: AtomicBool,
-}
-
-impl Shared {
-    pub fn is_closed(&self) -> bool {
-        self.closed.load(Ordering::Acquire)
-    }
-
-    pub fn is_initialized(&self) -> bool {
-        self.client.read().map(|c| c.initialized).unwrap_or(false)
-    }
-
-    /// Queues the answer to a client request.
-    pub fn respond(&self, id: &RequestId, outcome: Result<Value, RpcError>) {
-        self.outbox.frame(envelope::response_frame(id, &outcome));
-    }
-}
 
 pub struct Engine {
     running: Arc<Running>,
@@ -70,7 +29,7 @@ pub struct Engine {
 /// What `close` tears down; shared with the thread that closes an engine dropped on its own
 /// delivery thread.
 struct Running {
-    shared: Arc<Shared>,
+    edge: Arc<Edge>,
     /// Held for the whole of `close`, so a concurrent second `close` returns only once the
     /// first has joined every thread.
     threads: Mutex<Option<Threads>>,
@@ -99,25 +58,19 @@ impl Engine {
             .map_err(|e| EngineError::Start(format!("cannot start the runtime: {e}")))?;
         let (outbox, delivery, delivery_thread) = Outbox::start(store.clone(), host)
             .map_err(|e| EngineError::Start(format!("cannot start the delivery thread: {e}")))?;
-        let providers = Providers::new(&config);
-        let shared = Arc::new(Shared {
-            catalog: config.catalog(),
-            config,
-            store,
-            outbox,
-            providers,
-            tools: Registry::builtin(),
-            outgoing: Outgoing::default(),
-            inflight: Inflight::default(),
-            sessions: Sessions::default(),
-            client: RwLock::new(ClientInfo::default()),
-            runtime: runtime.handle().clone(),
-            closed: AtomicBool::new(false),
-        });
+        let outgoing = Arc::new(Outgoing::default());
+        let client = Arc::new(AcpClient::new(outgoing.clone(), outbox.clone()));
+        let ports = Ports {
+            events: Arc::new(V1::new(config.catalog())),
+            client: client.clone(),
+            approver: client,
+        };
+        let ctx = EngineContext::new(config, store, outbox, runtime.handle().clone(), ports);
+        let edge = Arc::new(Edge::new(Arc::new(ctx), outgoing));
         let threads = Threads { runtime, delivery };
         Ok(Engine {
             running: Arc::new(Running {
-                shared,
+                edge,
                 threads: Mutex::new(Some(threads)),
                 delivery_thread,
             }),
@@ -127,13 +80,13 @@ impl Engine {
     /// Hands the engine one frame from the client. Never blocks; safe from any thread,
     /// including from inside `Host::deliver`.
     pub fn send(&self, frame: &str) -> Result<(), EngineError> {
-        let shared = &self.running.shared;
-        if shared.is_closed() {
+        let edge = &self.running.edge;
+        if edge.ctx.is_closed() {
             return Err(EngineError::Closed);
         }
         match envelope::parse(frame) {
-            Ok(inbound) => crate::acp::dispatch(shared, inbound),
-            Err(rejected) if rejected.answer => shared.respond(&rejected.id, Err(rejected.error)),
+            Ok(inbound) => acp::dispatch(edge, inbound),
+            Err(rejected) if rejected.answer => edge.respond(&rejected.id, Err(rejected.error)),
             Err(_) => {}
         }
         Ok(())
@@ -143,9 +96,9 @@ impl Engine {
     pub fn send_bytes(&self, frame: &[u8]) -> Result<(), EngineError> {
         match std::str::from_utf8(frame) {
             Ok(text) => self.send(text),
-            Err(e) if !self.running.shared.is_closed() => {
+            Err(e) if !self.running.edge.ctx.is_closed() => {
                 let error = RpcError::parse_error(format!("the frame is not valid UTF-8: {e}"));
-                self.running.shared.respond(&Value::Null, Err(error));
+                self.running.edge.respond(&Value::Null, Err(error));
                 Ok(())
             }
             Err(_) => Err(EngineError::Closed),
@@ -165,24 +118,24 @@ impl Running {
         if std::thread::current().id() == self.delivery_thread {
             return Err(EngineError::CloseFromDeliver);
         }
-        let shared = &self.shared;
-        shared.closed.store(true, Ordering::Release);
+        let (edge, ctx) = (&self.edge, &self.edge.ctx);
+        ctx.mark_closed();
         let mut threads = self.threads.lock().unwrap_or_else(|p| p.into_inner());
         let Some(Threads { runtime, delivery }) = threads.take() else {
             return Ok(());
         };
-        shared.sessions.cancel_all();
-        shared.inflight.cancel_all();
-        shared.outgoing.cancel_all();
+        ctx.sessions().cancel_all();
+        edge.cancel_all();
         let deadline = Instant::now() + CLOSE_GRACE;
-        while !shared.inflight.is_empty() && Instant::now() < deadline {
+        while !edge.is_idle() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(2));
         }
+        ctx.sessions().shutdown_all();
         runtime.shutdown_timeout(Duration::from_millis(500));
-        shared.outbox.shutdown();
+        ctx.shutdown_outbox();
         let _ = delivery.join();
         // Release the database file now, not whenever the host drops its handle.
-        shared.store.close();
+        ctx.close_store();
         Ok(())
     }
 }

@@ -6,12 +6,15 @@
 
 mod acp;
 mod agent;
+mod chat;
 pub mod config;
+mod context;
 mod engine;
 mod error;
 mod io;
 mod json_path;
 mod llm;
+mod net;
 mod outbox;
 mod permissions;
 mod rpc;

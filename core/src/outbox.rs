@@ -15,6 +15,7 @@
 
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle, ThreadId};
 
@@ -47,6 +48,9 @@ struct Queue {
     state: Mutex<State>,
     /// Signalled when an item arrives while the delivery thread sleeps.
     arrived: Condvar,
+    /// Writes queued and not yet committed: when none are, a read sees every write queued
+    /// before it without waiting for the thread.
+    pending_writes: AtomicUsize,
 }
 
 #[derive(Default)]
@@ -93,6 +97,11 @@ impl Outbox {
         let _ = rx.await;
     }
 
+    /// Whether a write queued before this call may still be uncommitted.
+    pub fn has_pending_writes(&self) -> bool {
+        self.queue.pending_writes.load(Ordering::Acquire) > 0
+    }
+
     /// Asks the thread to finish what is queued and exit.
     pub fn shutdown(&self) {
         self.push(Item::Shutdown);
@@ -105,6 +114,9 @@ impl Outbox {
             drop(state);
             drop(item);
             return;
+        }
+        if matches!(item, Item::Write(..)) {
+            self.queue.pending_writes.fetch_add(1, Ordering::AcqRel);
         }
         state.items.push_back(item);
         let wake = state.sleeping;
@@ -154,14 +166,14 @@ fn run(queue: &Queue, store: &Store, host: &dyn Host) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     loop {
         queue.take(&mut batch);
-        if !flush(&mut batch, store, host) {
+        if !flush(&mut batch, store, host, &queue.pending_writes) {
             return;
         }
     }
 }
 
 /// Commits, then delivers, one batch. Returns false once shutdown was requested.
-fn flush(batch: &mut Vec<Item>, store: &Store, host: &dyn Host) -> bool {
+fn flush(batch: &mut Vec<Item>, store: &Store, host: &dyn Host, pending: &AtomicUsize) -> bool {
     let mut ops = Vec::new();
     let mut frames = Vec::with_capacity(batch.len());
     let mut barriers = Vec::new();
@@ -177,11 +189,13 @@ fn flush(batch: &mut Vec<Item>, store: &Store, host: &dyn Host) -> bool {
             Item::Shutdown => keep_running = false,
         }
     }
+    let written = ops.len();
     if !ops.is_empty()
         && let Err(e) = store.apply(ops)
     {
         tracing::error!(error = %e, "committing events failed; delivering the frames anyway");
     }
+    pending.fetch_sub(written, Ordering::AcqRel);
     for done in barriers {
         let _ = done.send(());
     }

@@ -2,21 +2,20 @@
 //! sync with them (`session/set_config_option`, `session/set_mode`).
 
 use agent_client_protocol_schema::v1::{
-    ConfigOptionUpdate, CurrentModeUpdate, SessionConfigOption, SessionConfigOptionCategory,
-    SessionConfigSelectOption, SessionMode, SessionModeState, SessionUpdate,
-    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
-    SetSessionModeResponse,
+    SessionConfigOption, SessionConfigOptionCategory, SessionConfigSelectOption, SessionMode,
+    SessionModeState, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+    SetSessionModeRequest, SetSessionModeResponse,
 };
 
-use super::SessionParams;
-use super::call::Call;
+use super::responder::Responder;
+use super::{SessionParams, on_session};
+use crate::chat::ThoughtLevel;
 use crate::config::ModelInfo;
-use crate::engine::Shared;
-use crate::llm::ThoughtLevel;
+use crate::context::EngineContext;
 use crate::permissions::Mode;
 use crate::rpc::RpcError;
+use crate::rpc::envelope::Params;
 use crate::session::{Session, Settings};
-use crate::store::StoreOp;
 
 pub const MODEL: &str = "model";
 pub const MODE: &str = "mode";
@@ -72,7 +71,7 @@ pub fn modes(settings: &Settings) -> SessionModeState {
     SessionModeState::new(settings.mode.id(), available)
 }
 
-pub fn model_thinks(model: &str, catalog: &[ModelInfo]) -> bool {
+fn model_thinks(model: &str, catalog: &[ModelInfo]) -> bool {
     catalog.iter().any(|m| m.id == model && m.thinking)
 }
 
@@ -83,40 +82,57 @@ fn level_id(level: ThoughtLevel) -> &'static str {
         .map_or("medium", |(_, id, _)| id)
 }
 
-pub fn set_config_option(session: &Session, call: Call, request: SetSessionConfigOptionRequest) {
-    let shared = call.shared().clone();
-    let Some(value) = request.value.as_value_id().map(|v| v.0.to_string()) else {
-        return call.respond(Err(RpcError::invalid_params(
-            "`value`: every Hearth option is a select; send a value id",
-        )));
-    };
-    let outcome = change(&shared, session, &request.config_id.0, &value)
-        .map(|settings| SetSessionConfigOptionResponse::new(options(&settings, &shared.catalog)));
-    call.reply(outcome);
+pub fn set_config_option(call: Responder, raw: Params<'_>) {
+    on_session(
+        call,
+        raw,
+        |call, request: SetSessionConfigOptionRequest, live| async move {
+            let Some(value) = request.value.as_value_id().map(|v| v.0.to_string()) else {
+                return call.respond(Err(RpcError::invalid_params(
+                    "`value`: every Hearth option is a select; send a value id",
+                )));
+            };
+            let ctx = call.ctx();
+            let outcome =
+                change(ctx, &live.session, &request.config_id.0, &value).map(|settings| {
+                    SetSessionConfigOptionResponse::new(options(&settings, ctx.catalog()))
+                });
+            call.reply(outcome);
+        },
+    );
 }
 
-pub fn set_mode(session: &Session, call: Call, request: SetSessionModeRequest) {
-    let shared = call.shared().clone();
-    let outcome =
-        change(&shared, session, MODE, &request.mode_id.0).map(|_| SetSessionModeResponse::new());
-    call.reply(outcome);
+pub fn set_mode(call: Responder, raw: Params<'_>) {
+    on_session(
+        call,
+        raw,
+        |call, request: SetSessionModeRequest, live| async move {
+            let outcome = change(call.ctx(), &live.session, MODE, &request.mode_id.0)
+                .map(|_| SetSessionModeResponse::new());
+            call.reply(outcome);
+        },
+    );
 }
 
-/// Validates and applies one change, persists the settings, and tells the client (logged,
-/// so a replay shows the same changes).
-fn change(shared: &Shared, session: &Session, id: &str, value: &str) -> Result<Settings, RpcError> {
+/// Validates one change and applies it to the session.
+fn change(
+    ctx: &EngineContext,
+    session: &Session,
+    id: &str,
+    value: &str,
+) -> Result<Settings, RpcError> {
     let mut settings = session.state().settings.clone();
     let unknown =
         || RpcError::invalid_params(format!("`value`: `{value}` is not a choice of `{id}`"));
     match id {
         MODEL => {
-            if !shared.catalog.iter().any(|m| m.id == value) {
+            if ctx.model(value).is_none() {
                 return Err(unknown());
             }
             settings.model = value.to_string();
         }
         MODE => settings.mode = Mode::parse(value).ok_or_else(unknown)?,
-        THOUGHT_LEVEL if model_thinks(&settings.model, &shared.catalog) => {
+        THOUGHT_LEVEL if ctx.model_thinks(&settings.model) => {
             settings.thought_level = LEVELS
                 .iter()
                 .find(|(_, v, _)| *v == value)
@@ -129,21 +145,7 @@ fn change(shared: &Shared, session: &Session, id: &str, value: &str) -> Result<S
             )));
         }
     }
-    let mode_changed = settings.mode != session.state().settings.mode;
-    session.state().settings = settings.clone();
-    let op = StoreOp::SetConfig {
-        session_id: session.id.clone(),
-        config: settings.to_value(),
-    };
-    shared.outbox.write(op, None);
-    let update = ConfigOptionUpdate::new(options(&settings, &shared.catalog));
-    session.record(shared, SessionUpdate::ConfigOptionUpdate(update));
-    if mode_changed {
-        session.record(
-            shared,
-            SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(settings.mode.id())),
-        );
-    }
+    session.apply_settings(settings.clone());
     tracing::debug!(session = %session.id, option = id, value, "config changed");
     Ok(settings)
 }

@@ -1,6 +1,7 @@
 //! `initialize` and `authenticate`.
 
 use std::sync::LazyLock;
+use std::sync::atomic::Ordering;
 
 use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::SessionAdditionalDirectoriesCapabilities;
@@ -13,7 +14,7 @@ use agent_client_protocol_schema::v1::{
 use serde_json::json;
 use serde_json::value::RawValue;
 
-use super::call::{Call, params};
+use super::responder::{Responder, params};
 use crate::io::ClientAbilities;
 use crate::llm::Providers;
 use crate::rpc::RpcError;
@@ -29,25 +30,18 @@ const AUTH_METHODS: [(&str, &str, &str); 2] = [
 /// Answers `protocolVersion: 1` whatever was asked (we speak only v1; the client decides),
 /// and advertises only what works. A second `initialize` is answered the same way and
 /// refreshes the client's capabilities.
-pub fn initialize(call: Call, raw: Params<'_>) {
+pub fn initialize(call: Responder, raw: Params<'_>) {
     let request: InitializeRequest = match params(raw) {
         Ok(r) => r,
         Err(e) => return call.respond(Err(e)),
     };
-    {
-        let mut client = call
-            .shared()
-            .client
-            .write()
-            .unwrap_or_else(|p| p.into_inner());
-        let caps = &request.client_capabilities;
-        client.initialized = true;
-        client.abilities = ClientAbilities {
-            read_text_file: caps.fs.read_text_file,
-            write_text_file: caps.fs.write_text_file,
-            terminal: caps.terminal,
-        };
-    }
+    let caps = &request.client_capabilities;
+    call.ctx().set_abilities(ClientAbilities {
+        read_text_file: caps.fs.read_text_file,
+        write_text_file: caps.fs.write_text_file,
+        terminal: caps.terminal,
+    });
+    call.edge().initialized.store(true, Ordering::Release);
     call.reply_raw(&RESPONSE)
 }
 
@@ -85,7 +79,7 @@ fn response() -> InitializeResponse {
 
 /// The credential comes from the environment or the host, so there is nothing to log in
 /// to: succeed when it is present, else explain where it goes.
-pub fn authenticate(call: Call, raw: Params<'_>) {
+pub fn authenticate(call: Responder, raw: Params<'_>) {
     let request: AuthenticateRequest = match params(raw) {
         Ok(r) => r,
         Err(e) => return call.respond(Err(e)),
@@ -95,7 +89,7 @@ pub fn authenticate(call: Call, raw: Params<'_>) {
         None => Err(RpcError::invalid_params(format!(
             "unknown auth method `{method}`"
         ))),
-        Some((_, provider, _)) if call.shared().providers.by_name(provider).has_credential() => {
+        Some((_, provider, _)) if call.ctx().providers().by_name(provider).has_credential() => {
             Ok(json!({}))
         }
         Some((_, provider, _)) => Err(RpcError::auth_required(Providers::credential_hint(

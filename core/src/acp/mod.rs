@@ -1,35 +1,111 @@
-//! The ACP method handlers, and the routing of each inbound message to one of them.
+//! The ACP adapter: the method table (below, one line per method → its handler in
+//! `acp/<area>.rs`), the one mapper of session events to `session/update`s (`updates.rs`,
+//! which also owns the stored log format), the client port (`client.rs`) and the error
+//! mapping (`errors.rs`). Nothing below `acp/` imports it; `engine.rs` wires it in.
 //!
-//! Cheap requests (`initialize`, `session/new`) are answered on the caller's thread, which
-//! keeps their order with whatever the client sends next. Requests naming a session are
-//! queued on that session's actor, in arrival order. Notifications act at once.
+//! Cheap requests (`initialize`, `session/new`, most `session/list`s) are answered on the
+//! caller's thread, which keeps their order with whatever the client sends next. Requests
+//! naming a session are scheduled as jobs on that session, in arrival order. Notifications
+//! act at once.
 
-pub mod call;
-pub mod config;
-pub mod initialize;
-pub mod prompt;
-pub mod session;
+pub mod client;
+mod config;
+mod errors;
+mod initialize;
+mod prompt;
+mod responder;
+mod session;
+pub mod updates;
 
+use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use self::call::{Call, params};
-use crate::engine::Shared;
-use crate::rpc::envelope::Params;
+use self::responder::{Responder, params};
+use crate::context::EngineContext;
+use crate::rpc::envelope::{self, Params};
+use crate::rpc::inflight::Inflight;
+use crate::rpc::outgoing::Outgoing;
 use crate::rpc::{Inbound, RequestId, RpcError};
-use crate::session::actor::SessionCall;
+use crate::session::actor::{Job, Live};
+use crate::session::registry;
 
-pub fn dispatch(shared: &Arc<Shared>, inbound: Inbound) {
+/// The protocol edge of one engine: the domain's context, the client's requests in flight,
+/// and ours waiting for the client's answers.
+pub struct Edge {
+    pub ctx: Arc<EngineContext>,
+    inflight: Inflight,
+    outgoing: Arc<Outgoing>,
+    initialized: AtomicBool,
+}
+
+impl Edge {
+    pub fn new(ctx: Arc<EngineContext>, outgoing: Arc<Outgoing>) -> Self {
+        Edge {
+            ctx,
+            inflight: Inflight::default(),
+            outgoing,
+            initialized: AtomicBool::new(false),
+        }
+    }
+
+    /// Queues the answer to a client request that never reached a handler.
+    pub fn respond(&self, id: &RequestId, outcome: Result<Value, RpcError>) {
+        self.ctx.send_frame(envelope::response_frame(id, &outcome));
+    }
+
+    /// Engine shutdown: withdraws every request in both directions.
+    pub fn cancel_all(&self) {
+        self.inflight.cancel_all();
+        self.outgoing.cancel_all();
+    }
+
+    /// Whether every client request has been answered.
+    pub fn is_idle(&self) -> bool {
+        self.inflight.is_empty()
+    }
+}
+
+pub fn dispatch(edge: &Arc<Edge>, inbound: Inbound) {
     match inbound {
         Inbound::Response { id, outcome } => {
-            if !shared.outgoing.resolve(&id, outcome) {
+            if !edge.outgoing.resolve(&id, outcome) {
                 tracing::debug!(%id, "ignoring a response to a request we never sent");
             }
         }
-        Inbound::Notification { method, params } => notification(shared, &method, params),
-        Inbound::Request { id, method, params } => request(shared, id, &method, params),
+        Inbound::Notification { method, params } => notification(edge, &method, params),
+        Inbound::Request { id, method, params } => request(edge, id, &method, params),
+    }
+}
+
+/// The method table.
+fn request(edge: &Arc<Edge>, id: RequestId, method: &str, params: Params<'_>) {
+    if method != "initialize" && !edge.initialized.load(Ordering::Acquire) {
+        let error = RpcError::invalid_request("The client must call `initialize` first");
+        return edge.respond(&id, Err(error));
+    }
+    let Some(token) = edge.inflight.begin(&id) else {
+        let error = RpcError::invalid_request("A request with this id is still in flight");
+        return edge.respond(&id, Err(error));
+    };
+    let call = Responder::new(edge.clone(), id, token);
+    match method {
+        "initialize" => initialize::initialize(call, params),
+        "authenticate" => initialize::authenticate(call, params),
+        "session/new" => session::new(call, params),
+        "session/list" => session::list(call, params),
+        "session/load" => session::load(call, params),
+        "session/resume" => session::resume(call, params),
+        "session/close" => session::close(call, params),
+        "session/delete" => session::delete(call, params),
+        "session/prompt" => prompt::prompt(call, params),
+        "session/set_config_option" => config::set_config_option(call, params),
+        "session/set_mode" => config::set_mode(call, params),
+        _ => call.respond(Err(RpcError::method_not_found(method))),
     }
 }
 
@@ -42,17 +118,17 @@ struct NotificationParams {
     request_id: Option<Value>,
 }
 
-fn notification(shared: &Arc<Shared>, method: &str, params: Params<'_>) {
+fn notification(edge: &Edge, method: &str, params: Params<'_>) {
     let read = || serde_json::from_str::<NotificationParams>(params.get()).unwrap_or_default();
     match method {
         "session/cancel" => {
             if let Some(id) = read().session_id {
-                shared.sessions.cancel(&id);
+                prompt::cancel(&edge.ctx, &id);
             }
         }
         "$/cancel_request" => {
             if let Some(id) = read().request_id {
-                shared.inflight.cancel(&id);
+                edge.inflight.cancel(&id);
             }
         }
         // Unknown notifications (including `_…` extensions and other `$/…`) are ignored.
@@ -60,69 +136,29 @@ fn notification(shared: &Arc<Shared>, method: &str, params: Params<'_>) {
     }
 }
 
-fn request(shared: &Arc<Shared>, id: RequestId, method: &str, params: Params<'_>) {
-    if method != "initialize" && !shared.is_initialized() {
-        let error = RpcError::invalid_request("The client must call `initialize` first");
-        return shared.respond(&id, Err(error));
-    }
-    let Some(token) = shared.inflight.begin(&id) else {
-        let error = RpcError::invalid_request("A request with this id is still in flight");
-        return shared.respond(&id, Err(error));
-    };
-    let call = Call::new(shared.clone(), id, token);
-    match method {
-        "initialize" => initialize::initialize(call, params),
-        "authenticate" => initialize::authenticate(call, params),
-        "session/new" => session::new(call, params),
-        "session/list" => match call::params(params) {
-            Ok(request) => {
-                shared.runtime.spawn(session::list(call, request));
-            }
-            Err(e) => call.respond(Err(e)),
-        },
-        "session/load" => route(call, params, SessionCall::Load),
-        "session/resume" => route(call, params, SessionCall::Resume),
-        "session/prompt" => route(call, params, SessionCall::Prompt),
-        "session/set_config_option" => route(call, params, SessionCall::SetConfigOption),
-        "session/set_mode" => route(call, params, SessionCall::SetMode),
-        "session/close" => route_by_id(call, params, SessionCall::Close),
-        "session/delete" => route_by_id(call, params, SessionCall::Delete),
-        _ => call.respond(Err(RpcError::method_not_found(method))),
-    }
-}
-
-/// Parses the params (answering `-32602` if they are bad) and queues the call on the
-/// session they name.
-fn route<P, F>(call: Call, raw: Params<'_>, wrap: F)
+/// Parses params that name a session (answering `-32602` if they are bad) and schedules
+/// `work` on that session, which runs once it is live, after the jobs queued before it.
+fn on_session<P, F, Fut>(call: Responder, raw: Params<'_>, work: F)
 where
-    P: serde::de::DeserializeOwned + SessionParams,
-    F: FnOnce(P) -> SessionCall,
+    P: DeserializeOwned + SessionParams + Send + 'static,
+    F: FnOnce(Responder, P, Live) -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
 {
-    let parsed = match params::<P>(raw).and_then(|p| p.validate().map(|()| p)) {
+    let request = match params::<P>(raw).and_then(|p| p.validate().map(|()| p)) {
         Ok(p) => p,
         Err(e) => return call.respond(Err(e)),
     };
-    let id = parsed.session_id().to_string();
-    let shared = call.shared().clone();
-    shared.sessions.route(&shared, &id, wrap(parsed), call);
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct SessionIdOnly {
-    session_id: String,
-}
-
-fn route_by_id(call: Call, raw: Params<'_>, session_call: SessionCall) {
-    match params::<SessionIdOnly>(raw) {
-        Ok(p) => {
-            let shared = call.shared().clone();
-            shared
-                .sessions
-                .route(&shared, &p.session_id, session_call, call);
-        }
-        Err(e) => call.respond(Err(e)),
-    }
+    let id = request.session_id().to_string();
+    let ctx = call.ctx().clone();
+    let job = Job::run(move |live| {
+        Box::pin(async move {
+            match live {
+                Ok(live) => work(call, request, live).await,
+                Err(why) => call.respond(Err(errors::unavailable(&why, request.session_id()))),
+            }
+        })
+    });
+    registry::route(&ctx, &id, job);
 }
 
 /// Params that name a session and can be checked before they are queued.

@@ -1,10 +1,49 @@
-//! `session/prompt`: what a prompt may contain. The turn itself is `agent::run_turn`,
-//! queued per session by `session::turns`; `session/cancel` is routed in `acp::dispatch`.
+//! `session/prompt` (what a prompt may contain; the turn itself is `agent::run_turn`, queued
+//! per session by `session::turns`) and `session/cancel`.
 
-use agent_client_protocol_schema::v1::{ContentBlock, EmbeddedResourceResource, PromptRequest};
+use agent_client_protocol_schema::v1::{
+    ContentBlock, EmbeddedResourceResource, PromptRequest, PromptResponse,
+};
 
-use super::SessionParams;
+use super::responder::Responder;
+use super::{SessionParams, errors, on_session};
+use crate::agent::{Prompt, PromptBlock};
+use crate::context::EngineContext;
 use crate::rpc::RpcError;
+use crate::rpc::envelope::Params;
+
+/// Queues the prompt behind the session's running turn and answers when its turn ends.
+pub fn prompt(call: Responder, raw: Params<'_>) {
+    on_session(call, raw, |call, request: PromptRequest, live| async move {
+        let token = call.token.clone();
+        // The session serves its next job while the turn runs.
+        live.prompt(prompt_of(request.prompt), token, move |outcome| {
+            let response = outcome
+                .map(|stop| PromptResponse::new(errors::stop_reason(stop)))
+                .map_err(errors::turn_error);
+            call.reply(response);
+        });
+    });
+}
+
+/// `session/cancel`: never an error, whatever the session's state.
+pub fn cancel(ctx: &EngineContext, session_id: &str) {
+    ctx.sessions().cancel(session_id);
+}
+
+fn prompt_of(blocks: Vec<ContentBlock>) -> Prompt {
+    let blocks = blocks
+        .into_iter()
+        .map(|block| PromptBlock {
+            text: match &block {
+                ContentBlock::Text(t) => Some(t.text.clone()),
+                _ => None,
+            },
+            content: serde_json::to_value(block).unwrap_or_default(),
+        })
+        .collect();
+    Prompt { blocks }
+}
 
 impl SessionParams for PromptRequest {
     fn session_id(&self) -> &str {

@@ -1,5 +1,4 @@
-//! `session/new`, `list`, `load`, `resume` (`close` and `delete` are the session actor's,
-//! since they end it).
+//! The session lifecycle: `session/new`, `list`, `load`, `resume`, `close`, `delete`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -9,19 +8,24 @@ use agent_client_protocol_schema::v1::{
     NewSessionRequest, NewSessionResponse, ResumeSessionRequest, ResumeSessionResponse,
     SessionInfo,
 };
+use serde::Deserialize;
+use serde_json::json;
 
-use super::SessionParams;
-use super::call::{Call, params};
+use super::responder::{Responder, params};
+use super::updates::stored_update_frame;
+use super::{SessionParams, errors, on_session};
 use crate::agent::new_id;
+use crate::context::EngineContext;
 use crate::rpc::RpcError;
 use crate::rpc::envelope::Params;
-use crate::session::{Session, SessionState, Settings, stored_update_frame};
-use crate::store::{Cursor, SessionRecord, StoreError, StoreOp, now};
+use crate::session::actor::{Job, Live, Unavailable};
+use crate::session::{SessionState, Settings, registry};
+use crate::store::{Cursor, ListPage, Reader, SessionRecord, StoreError, StoreOp, now};
 
 /// Sessions per `session/list` page.
 pub const LIST_PAGE: usize = 50;
 
-pub fn new(call: Call, raw: Params<'_>) {
+pub fn new(call: Responder, raw: Params<'_>) {
     let request: NewSessionRequest = match params(raw) {
         Ok(r) => r,
         Err(e) => return call.respond(Err(e)),
@@ -29,9 +33,9 @@ pub fn new(call: Call, raw: Params<'_>) {
     if let Err(e) = check_dirs(&request.cwd, &request.additional_directories) {
         return call.respond(Err(e));
     }
-    let shared = call.shared().clone();
-    if let Err(e) = crate::agent::check_credential(&shared, &shared.config.default_model()) {
-        return call.respond(Err(e));
+    let ctx = call.ctx().clone();
+    if let Err(e) = crate::agent::check_credential(&ctx, &ctx.config().default_model()) {
+        return call.respond(Err(errors::turn_error(e)));
     }
     warn_unsupported_mcp(request.mcp_servers.len());
     let id: Arc<str> = Arc::from(new_id("sess"));
@@ -43,7 +47,7 @@ pub fn new(call: Call, raw: Params<'_>) {
             .map(path_string)
             .collect(),
         title: None,
-        settings: Settings::defaults(&shared.config),
+        settings: Settings::defaults(ctx.config()),
     };
     let at = now();
     let record = SessionRecord {
@@ -58,15 +62,22 @@ pub fn new(call: Call, raw: Params<'_>) {
         turn_running: false,
     };
     let settings = state.settings.clone();
-    shared.sessions.create(&shared, id.clone(), state);
+    // Queued before the answer, so the row is committed before the client learns the id.
+    ctx.write(StoreOp::CreateSession(record));
+    registry::create(&ctx, id.clone(), state);
     let response = NewSessionResponse::new(id.to_string())
         .modes(super::config::modes(&settings))
-        .config_options(super::config::options(&settings, &shared.catalog));
-    let response = serde_json::to_value(response).map_err(|e| RpcError::internal(e.to_string()));
-    call.respond_after(StoreOp::CreateSession(record), response);
+        .config_options(super::config::options(&settings, ctx.catalog()));
+    call.reply(Ok(response));
 }
 
-pub async fn list(call: Call, request: ListSessionsRequest) {
+/// Answered on the caller's thread when the store can be read at once (nothing pending, the
+/// read connection free), like `initialize`; otherwise after the pending writes, off it.
+pub fn list(call: Responder, raw: Params<'_>) {
+    let request: ListSessionsRequest = match params(raw) {
+        Ok(r) => r,
+        Err(e) => return call.respond(Err(e)),
+    };
     let cursor = match request.cursor.as_deref().map(|c| Cursor::parse(c).ok_or(c)) {
         None => None,
         Some(Ok(cursor)) => Some(cursor),
@@ -77,25 +88,29 @@ pub async fn list(call: Call, request: ListSessionsRequest) {
         }
     };
     let cwd = request.cwd.as_deref().map(path_string);
-    let shared = call.shared().clone();
-    shared.outbox.flushed().await;
-    let store = shared.store.clone();
-    let page =
-        tokio::task::spawn_blocking(move || store.list(cwd.as_deref(), cursor.as_ref(), LIST_PAGE))
-            .await;
-    let page = match page {
-        Ok(Ok(page)) => page,
-        Ok(Err(e)) => {
-            return call.respond(Err(RpcError::internal(format!(
-                "cannot read the session store: {e}"
-            ))));
+    let page = move |reader: &Reader<'_>| reader.list(cwd.as_deref(), cursor.as_ref(), LIST_PAGE);
+    let ctx = call.ctx().clone();
+    if let Some(listed) = ctx.read_now(&page) {
+        return answer_list(call, listed);
+    }
+    ctx.runtime().spawn(async move {
+        let listed = call.ctx().read(move |store| page(&store.reader())).await;
+        answer_list(call, listed);
+    });
+}
+
+fn answer_list(call: Responder, listed: Result<ListPage, StoreError>) {
+    match listed {
+        Ok(page) => {
+            let sessions = page.sessions.into_iter().map(info).collect();
+            call.reply(Ok(
+                ListSessionsResponse::new(sessions).next_cursor(page.next_cursor)
+            ));
         }
-        Err(e) => return call.respond(Err(RpcError::internal(e.to_string()))),
-    };
-    let sessions = page.sessions.into_iter().map(info).collect();
-    call.reply(Ok(
-        ListSessionsResponse::new(sessions).next_cursor(page.next_cursor)
-    ));
+        Err(e) => call.respond(Err(RpcError::internal(format!(
+            "cannot read the session store: {e}"
+        )))),
+    }
 }
 
 fn info(record: SessionRecord) -> SessionInfo {
@@ -115,80 +130,90 @@ fn info(record: SessionRecord) -> SessionInfo {
 }
 
 /// Replays the log as the client first saw it — every `session/update` before the answer.
-pub async fn load(session: &Arc<Session>, call: Call, request: LoadSessionRequest) {
-    warn_unsupported_mcp(request.mcp_servers.len());
-    let shared = call.shared().clone();
-    adopt_dirs(
-        &call,
-        session,
-        &request.cwd,
-        &request.additional_directories,
+pub fn load(call: Responder, raw: Params<'_>) {
+    on_session(
+        call,
+        raw,
+        |call, request: LoadSessionRequest, live| async move {
+            warn_unsupported_mcp(request.mcp_servers.len());
+            adopt_dirs(&live, &request.cwd, &request.additional_directories);
+            if let Err(e) = replay(call.ctx(), &live.session.id).await {
+                return call.respond(Err(RpcError::internal(format!(
+                    "cannot read the session log: {e}"
+                ))));
+            }
+            let settings = live.session.state().settings.clone();
+            let response = LoadSessionResponse::new()
+                .modes(super::config::modes(&settings))
+                .config_options(super::config::options(&settings, call.ctx().catalog()));
+            call.reply(Ok(response));
+        },
     );
-    shared.outbox.flushed().await;
-    let (store, outbox, id) = (
-        shared.store.clone(),
-        shared.outbox.clone(),
-        session.id.clone(),
-    );
-    // Each frame is queued as soon as it is built, so the delivery thread hands the first
-    // ones to the host while the rest are still being made.
-    let replayed = tokio::task::spawn_blocking(move || {
+}
+
+/// Queues each stored update as soon as it is built, so the delivery thread hands the first
+/// ones to the host while the rest are still being made.
+async fn replay(ctx: &Arc<EngineContext>, id: &Arc<str>) -> Result<(), StoreError> {
+    let (sender, id) = (ctx.clone(), id.clone());
+    ctx.read(move |store| {
         for update in store.updates(&id)? {
-            outbox.frame(stored_update_frame(&id, &update));
+            sender.send_frame(stored_update_frame(&id, &update));
         }
-        Ok::<_, StoreError>(())
-    });
-    match replayed.await {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => {
-            return call.respond(Err(RpcError::internal(format!(
-                "cannot read the session log: {e}"
-            ))));
-        }
-        Err(e) => return call.respond(Err(RpcError::internal(e.to_string()))),
-    }
-    let settings = session.state().settings.clone();
-    call.reply(Ok(LoadSessionResponse::new()
-        .modes(super::config::modes(&settings))
-        .config_options(super::config::options(
-            &settings,
-            &shared.catalog,
-        ))));
+        Ok(())
+    })
+    .await
 }
 
 /// Reattaches to a stored session without replaying it.
-pub fn resume(session: &Arc<Session>, call: Call, request: ResumeSessionRequest) {
-    adopt_dirs(
-        &call,
-        session,
-        &request.cwd,
-        &request.additional_directories,
+pub fn resume(call: Responder, raw: Params<'_>) {
+    on_session(
+        call,
+        raw,
+        |call, request: ResumeSessionRequest, live| async move {
+            adopt_dirs(&live, &request.cwd, &request.additional_directories);
+            let settings = live.session.state().settings.clone();
+            let response = ResumeSessionResponse::new()
+                .modes(super::config::modes(&settings))
+                .config_options(super::config::options(&settings, call.ctx().catalog()));
+            call.reply(Ok(response));
+        },
     );
-    let settings = session.state().settings.clone();
-    let catalog = &call.shared().catalog;
-    let response = ResumeSessionResponse::new()
-        .modes(super::config::modes(&settings))
-        .config_options(super::config::options(&settings, catalog));
-    call.reply(Ok(response));
 }
 
-/// The client re-sends the workspace roots on load and resume; they replace the stored
-/// ones (a project may have moved since).
-fn adopt_dirs(call: &Call, session: &Session, cwd: &Path, additional: &[PathBuf]) {
-    let cwd = path_string(cwd);
-    let additional: Vec<String> = additional.iter().map(path_string).collect();
-    let mut state = session.state();
-    if state.cwd == cwd && state.additional_dirs == additional {
-        return;
-    }
-    state.cwd.clone_from(&cwd);
-    state.additional_dirs.clone_from(&additional);
-    let op = StoreOp::SetDirs {
-        session_id: session.id.clone(),
-        cwd,
-        additional_dirs: additional,
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SessionIdOnly {
+    session_id: String,
+}
+
+pub fn close(call: Responder, raw: Params<'_>) {
+    end(call, raw, false);
+}
+
+pub fn delete(call: Responder, raw: Params<'_>) {
+    end(call, raw, true);
+}
+
+/// Ends the session once the jobs queued before are done; deleting what is already gone
+/// succeeds, as the spec asks.
+fn end(call: Responder, raw: Params<'_>, delete: bool) {
+    let id = match params::<SessionIdOnly>(raw) {
+        Ok(p) => p.session_id,
+        Err(e) => return call.respond(Err(e)),
     };
-    call.shared().outbox.write(op, None);
+    let ctx = call.ctx().clone();
+    let session_id = id.clone();
+    let done = Box::new(move |ended: Result<(), Unavailable>| match ended {
+        Ok(()) => call.respond(Ok(json!({}))),
+        Err(Unavailable::NotFound) if delete => call.respond(Ok(json!({}))),
+        Err(why) => call.respond(Err(errors::unavailable(&why, &session_id))),
+    });
+    registry::route(&ctx, &id, Job::End { delete, done });
+}
+
+fn adopt_dirs(live: &Live, cwd: &Path, additional: &[PathBuf]) {
+    let additional = additional.iter().map(path_string).collect();
+    live.session.adopt_dirs(path_string(cwd), additional);
 }
 
 fn check_dirs(cwd: &Path, additional: &[PathBuf]) -> Result<(), RpcError> {

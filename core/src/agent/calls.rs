@@ -1,4 +1,4 @@
-//! Running the tool calls of one model message: announce each as an ACP tool call, ask
+//! Running the tool calls of one model message: announce each as a tool call, ask
 //! permission when the mode and rules say so, run it, stream its output, give it a final
 //! status — and always hand the model one result per call, even when cancelled, because the
 //! conversation is invalid without it.
@@ -11,12 +11,12 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::new_id;
-use crate::engine::Shared;
-use crate::llm::ToolResult;
-use crate::permissions::{self, Decision, Rule};
-use crate::rpc::error::REQUEST_CANCELLED;
+use crate::chat::ToolResult;
+use crate::permissions::prompt::{self, PermissionAsk};
+use crate::permissions::{self, Decision, Roots, Rule};
 use crate::session::Session;
-use crate::store::StoreOp;
+use crate::session::events::{EventSink, SessionEvent, ToolCallStart, ToolOutcome, Visibility};
+use crate::store::{RuleRow, StoreOp};
 use crate::tools::{self, Access, Kind, Output, Prepared, Tool};
 
 /// A tool call as the model made it.
@@ -28,10 +28,20 @@ pub struct ModelCall {
 
 /// Everything a call needs from its turn.
 pub struct Turn<'a> {
-    pub shared: &'a Arc<Shared>,
     pub session: &'a Arc<Session>,
+    pub sink: &'a dyn EventSink,
     pub token: &'a CancellationToken,
     pub ctx: tools::Context,
+}
+
+impl Turn<'_> {
+    fn tool(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.session.services().tools().get(name)
+    }
+
+    fn emit(&self, event: SessionEvent) {
+        self.sink.emit(event, Visibility::Live);
+    }
 }
 
 /// Runs the calls in order; consecutive read-only calls run concurrently. Returns one
@@ -52,9 +62,7 @@ pub async fn run_all(turn: &Turn<'_>, calls: Vec<ModelCall>) -> Vec<ToolResult> 
 }
 
 fn is_read_only(turn: &Turn<'_>, name: &str) -> bool {
-    turn.shared
-        .tools
-        .get(name)
+    turn.tool(name)
         .is_some_and(|t| matches!(t.kind(), Kind::Read | Kind::Search | Kind::Think))
 }
 
@@ -90,12 +98,12 @@ async fn execute(turn: &Turn<'_>, id: &str, call: &ModelCall) -> Result<Output, 
         }
     };
     let (tool, input, prepared) = prepared;
-    announce(turn, id, call, &*tool, &input, &prepared);
+    announce(turn, id, call, &*tool, input, &prepared);
     if let Err(message) = permit(turn, id, call, &prepared).await {
         finish(turn, id, Err(&message));
         return Err(message);
     }
-    update(turn, id, json!({ "status": "in_progress" }));
+    turn.emit(SessionEvent::ToolCallRunning { id: id.to_string() });
     let output = run(turn, id, &*tool, prepared).await;
     let output = match output {
         Ok(_) if turn.token.is_cancelled() => Err("Cancelled by the user.".to_string()),
@@ -104,7 +112,7 @@ async fn execute(turn: &Turn<'_>, id: &str, call: &ModelCall) -> Result<Output, 
     match &output {
         Ok(out) => {
             if let Some(plan) = &out.plan {
-                record_plan(turn, plan);
+                turn.emit(SessionEvent::Plan(plan.clone()));
             }
             finish(turn, id, Ok(out));
         }
@@ -117,9 +125,7 @@ type Ready = (Arc<dyn Tool>, Value, Prepared);
 
 async fn prepare(turn: &Turn<'_>, call: &ModelCall) -> Result<Ready, String> {
     let tool = turn
-        .shared
-        .tools
-        .get(&call.name)
+        .tool(&call.name)
         .ok_or_else(|| format!("There is no tool named `{}`.", call.name))?;
     let input: Value = serde_json::from_str(if call.arguments.trim().is_empty() {
         "{}"
@@ -141,12 +147,11 @@ async fn run(
     let (tx, mut rx) = mpsc::unbounded_channel::<String>();
     let forward = async {
         while let Some(delta) = rx.recv().await {
-            let update = json!({
-                "sessionUpdate": "tool_call_update",
-                "toolCallId": id,
-                "_meta": { "terminal_output": { "terminal_id": id, "data": delta } },
-            });
-            turn.session.notify_value(turn.shared, &update);
+            let output = SessionEvent::ToolCallOutput {
+                id: id.to_string(),
+                delta,
+            };
+            turn.sink.emit(output, Visibility::Transient);
         }
     };
     let (output, ()) = tokio::join!(
@@ -170,30 +175,38 @@ async fn permit(
         let state = turn.session.state();
         (state.settings.mode, state.cwd.clone())
     };
-    let rules = load_rules(turn.shared, &cwd).await;
-    match permissions::decide(mode, &call.name, &prepared.access, &turn.ctx.roots, &rules) {
+    let rules = load_rules(turn.session, &cwd).await;
+    let io = turn.ctx.io.clone();
+    let canonical = move |path: &std::path::Path| io.canonicalize(path);
+    let roots = Roots::new(&turn.ctx.roots, &canonical);
+    match permissions::decide(mode, &call.name, &prepared.access, &roots, &rules) {
         Decision::Allow => Ok(()),
         Decision::Deny(reason) => Err(reason),
         Decision::Ask { remember } => ask(turn, id, call, prepared, remember, &cwd).await,
     }
 }
 
-async fn load_rules(shared: &Arc<Shared>, workspace: &str) -> Vec<Rule> {
-    shared.outbox.flushed().await;
-    let (store, workspace) = (shared.store.clone(), workspace.to_string());
-    match tokio::task::spawn_blocking(move || store.rules(&workspace)).await {
-        Ok(Ok(rules)) => rules,
-        other => {
-            tracing::error!(?other, "cannot read permission rules; asking");
+async fn load_rules(session: &Session, workspace: &str) -> Vec<Rule> {
+    let workspace = workspace.to_string();
+    match session
+        .ctx()
+        .read(move |store| store.rules(&workspace))
+        .await
+    {
+        Ok(rows) => rows
+            .into_iter()
+            .map(|row| Rule {
+                tool: row.tool,
+                pattern: row.pattern,
+                allow: row.allow,
+            })
+            .collect(),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot read permission rules; asking");
             Vec::new()
         }
     }
 }
-
-const ALLOW_ONCE: &str = "allow_once";
-const ALLOW_ALWAYS: &str = "allow_always";
-const REJECT_ONCE: &str = "reject_once";
-const REJECT_ALWAYS: &str = "reject_always";
 
 async fn ask(
     turn: &Turn<'_>,
@@ -203,122 +216,48 @@ async fn ask(
     remember: Option<String>,
     workspace: &str,
 ) -> Result<(), String> {
-    let mut options =
-        vec![json!({ "optionId": ALLOW_ONCE, "name": "Allow", "kind": "allow_once" })];
-    if remember.is_some() {
-        options.push(
-            json!({ "optionId": ALLOW_ALWAYS, "name": "Always allow", "kind": "allow_always" }),
-        );
-    }
-    options.push(json!({ "optionId": REJECT_ONCE, "name": "Reject", "kind": "reject_once" }));
-    if remember.is_some() {
-        options.push(
-            json!({ "optionId": REJECT_ALWAYS, "name": "Always reject", "kind": "reject_always" }),
-        );
-    }
-    let mut tool_call = json!({ "toolCallId": id, "title": prepared.title, "status": "pending" });
-    let diffs = diff_content(&prepared.access);
-    if !diffs.is_empty() {
-        tool_call["content"] = Value::Array(diffs);
-    }
-    let params =
-        json!({ "sessionId": &*turn.session.id, "toolCall": tool_call, "options": options });
-    let shared = turn.shared;
-    let answer = shared
-        .outgoing
-        .request(
-            &shared.outbox,
-            "session/request_permission",
-            params,
-            turn.token,
-        )
-        .await;
-    let chosen = match answer {
-        Ok(result) if result.pointer("/outcome/outcome") == Some(&json!("selected")) => result
-            .pointer("/outcome/optionId")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        Ok(_) => None,
-        Err(e) if e.code == REQUEST_CANCELLED => None,
-        Err(e) => return Err(format!("The permission request failed: {}", e.message)),
+    let ask = PermissionAsk {
+        tool_call_id: id.to_string(),
+        title: prepared.title.clone(),
+        diffs: diffs(&prepared.access),
+        options: prompt::options(remember.is_some()),
     };
+    let ctx = turn.session.ctx();
+    let chosen = ctx
+        .approver()
+        .ask(&turn.session.id, &ask, turn.token)
+        .await
+        .map_err(|message| format!("The permission request failed: {message}"))?;
     let Some(chosen) = chosen else {
         return Err("Cancelled by the user before it was approved.".into());
     };
-    let allow = matches!(chosen.as_str(), ALLOW_ONCE | ALLOW_ALWAYS);
-    if let (ALLOW_ALWAYS | REJECT_ALWAYS, Some(pattern)) = (chosen.as_str(), remember) {
-        let rule = Rule {
+    let Some(answer) = prompt::answer(&chosen) else {
+        return Err(format!(
+            "The client chose an unknown option `{chosen}`; not running."
+        ));
+    };
+    if let (true, Some(pattern)) = (answer.remember, remember) {
+        let rule = RuleRow {
             tool: call.name.clone(),
             pattern,
-            allow,
+            allow: answer.allow,
         };
-        shared.outbox.write(
-            StoreOp::AddRule {
-                workspace: workspace.to_string(),
-                rule,
-            },
-            None,
-        );
+        ctx.write(StoreOp::AddRule {
+            workspace: workspace.to_string(),
+            rule,
+        });
     }
-    match chosen.as_str() {
-        ALLOW_ONCE | ALLOW_ALWAYS => Ok(()),
-        REJECT_ONCE | REJECT_ALWAYS => {
-            Err("The user rejected this tool call. Do not retry it; ask or try another way.".into())
-        }
-        other => Err(format!(
-            "The client chose an unknown option `{other}`; not running."
-        )),
+    if answer.allow {
+        Ok(())
+    } else {
+        Err("The user rejected this tool call. Do not retry it; ask or try another way.".into())
     }
 }
 
-/// Diffs larger than this go out as a one-line summary: a frame must stay well inside what
-/// clients accept (the TS SDK's cap is 32 MiB), and nobody reviews megabytes in a dialog.
-const MAX_DIFF_BYTES: usize = 256 * 1024;
-/// Strings in `rawInput` longer than this are replaced by their size (a `write` of a large
-/// file already shows as a diff).
-const MAX_RAW_STRING: usize = 4096;
-
-fn diff_content(access: &Access) -> Vec<Value> {
-    let Access::Edit(diffs) = access else {
-        return Vec::new();
-    };
-    let content = diffs
-        .iter()
-        .map(|d| json!({ "type": "diff", "path": d.path, "oldText": d.old_text, "newText": d.new_text }))
-        .collect();
-    bounded(content)
-}
-
-/// Tool call content with every oversized diff replaced by a summary.
-fn bounded(content: Vec<Value>) -> Vec<Value> {
-    content
-        .into_iter()
-        .map(|item| {
-            let size = |key: &str| item[key].as_str().map_or(0, str::len);
-            if item["type"] != "diff" || size("oldText") + size("newText") <= MAX_DIFF_BYTES {
-                return item;
-            }
-            let kib = (size("oldText") + size("newText")) / 1024;
-            let path = item["path"].as_str().unwrap_or("a file");
-            text_content(&format!(
-                "{path}: a change of {kib} KiB, too large to show as a diff"
-            ))
-        })
-        .collect()
-}
-
-fn shrink_raw_input(input: &Value) -> Value {
-    match input {
-        Value::String(text) if text.len() > MAX_RAW_STRING => {
-            json!(format!("<{} bytes>", text.len()))
-        }
-        Value::Array(items) => Value::Array(items.iter().map(shrink_raw_input).collect()),
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| (k.clone(), shrink_raw_input(v)))
-                .collect(),
-        ),
-        other => other.clone(),
+fn diffs(access: &Access) -> Vec<tools::Diff> {
+    match access {
+        Access::Edit(diffs) => diffs.clone(),
+        _ => Vec::new(),
     }
 }
 
@@ -327,90 +266,42 @@ fn announce(
     id: &str,
     call: &ModelCall,
     tool: &dyn Tool,
-    input: &Value,
+    input: Value,
     prepared: &Prepared,
 ) {
-    let locations: Vec<Value> = prepared
-        .locations
-        .iter()
-        .map(|l| match l.line {
-            Some(line) => json!({ "path": l.path, "line": line }),
-            None => json!({ "path": l.path }),
-        })
-        .collect();
-    let mut update = json!({
-        "sessionUpdate": "tool_call",
-        "toolCallId": id,
-        "title": prepared.title,
-        "kind": tool.kind().as_str(),
-        "status": "pending",
-        "locations": locations,
-        "rawInput": shrink_raw_input(input),
-        "name": call.name,
-    });
-    let diffs = diff_content(&prepared.access);
-    if !diffs.is_empty() {
-        update["content"] = Value::Array(diffs);
-    }
-    turn.session.record_value(turn.shared, update);
+    turn.emit(SessionEvent::ToolCallStarted(ToolCallStart {
+        id: id.to_string(),
+        title: prepared.title.clone(),
+        kind: tool.kind(),
+        locations: prepared.locations.clone(),
+        raw_input: input,
+        name: call.name.clone(),
+        diffs: diffs(&prepared.access),
+    }));
 }
 
 /// A call that failed before it could be announced properly (unknown tool, bad input).
 fn announce_failure(turn: &Turn<'_>, id: &str, call: &ModelCall, message: &str) {
     let raw_input =
         serde_json::from_str::<Value>(&call.arguments).unwrap_or_else(|_| json!(call.arguments));
-    turn.session.record_value(
-        turn.shared,
-        json!({
-            "sessionUpdate": "tool_call",
-            "toolCallId": id,
-            "title": call.name,
-            "kind": "other",
-            "status": "failed",
-            "rawInput": raw_input,
-            "name": call.name,
-            "content": [text_content(message)],
-        }),
-    );
-}
-
-fn update(turn: &Turn<'_>, id: &str, fields: Value) {
-    let mut update = json!({ "sessionUpdate": "tool_call_update", "toolCallId": id });
-    if let (Some(target), Some(fields)) = (update.as_object_mut(), fields.as_object()) {
-        target.extend(fields.clone());
-    }
-    turn.session.record_value(turn.shared, update);
+    turn.emit(SessionEvent::ToolCallRejected {
+        id: id.to_string(),
+        name: call.name.clone(),
+        raw_input,
+        message: message.to_string(),
+    });
 }
 
 fn finish(turn: &Turn<'_>, id: &str, outcome: Result<&Output, &String>) {
-    match outcome {
-        Ok(output) => {
-            let mut fields =
-                json!({ "status": "completed", "content": bounded(output.content.clone()) });
-            if let Some(raw) = &output.raw_output {
-                fields["rawOutput"] = raw.clone();
-            }
-            update(turn, id, fields);
-        }
-        Err(message) => update(
-            turn,
-            id,
-            json!({ "status": "failed", "content": [text_content(message)] }),
-        ),
-    }
-}
-
-fn text_content(text: &str) -> Value {
-    json!({ "type": "content", "content": { "type": "text", "text": text } })
-}
-
-fn record_plan(turn: &Turn<'_>, plan: &[tools::PlanEntry]) {
-    let entries: Vec<Value> = plan
-        .iter()
-        .map(|e| json!({ "content": e.content, "priority": e.priority, "status": e.status }))
-        .collect();
-    turn.session.record_value(
-        turn.shared,
-        json!({ "sessionUpdate": "plan", "entries": entries }),
-    );
+    let outcome = match outcome {
+        Ok(output) => ToolOutcome::Completed {
+            content: output.content.clone(),
+            raw_output: output.raw_output.clone(),
+        },
+        Err(message) => ToolOutcome::Failed(message.clone()),
+    };
+    turn.emit(SessionEvent::ToolCallFinished {
+        id: id.to_string(),
+        outcome,
+    });
 }

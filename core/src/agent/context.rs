@@ -1,10 +1,8 @@
 //! The model's context, derived from the session's log — the same rows `session/load`
 //! replays, so what the model remembers is what the user sees.
 
-use agent_client_protocol_schema::v1::{ContentBlock, EmbeddedResourceResource};
-use serde_json::Value;
-
-use crate::llm::{AssistantPart, Message, ToolResult};
+use crate::chat::{AssistantPart, Message, ToolResult};
+use crate::session::events::{EventFormat, Recorded};
 use crate::store::Event;
 
 pub fn system_prompt(cwd: &str, additional_dirs: &[String]) -> String {
@@ -22,7 +20,7 @@ pub fn system_prompt(cwd: &str, additional_dirs: &[String]) -> String {
 
 /// The conversation: the user's prompts (from their logged chunks, one message per prompt)
 /// and every model-side message the turn loop logged (`{"message": …}` in the model column).
-pub fn messages(events: &[Event]) -> Vec<Message> {
+pub fn messages(events: &[Event], format: &dyn EventFormat) -> Vec<Message> {
     let mut out: Vec<Message> = Vec::new();
     let mut last_user_id: Option<String> = None;
     for event in events {
@@ -36,20 +34,13 @@ pub fn messages(events: &[Event]) -> Vec<Message> {
         let Some(update) = event.update.as_ref() else {
             continue;
         };
-        if update.get("sessionUpdate").and_then(Value::as_str) != Some("user_message_chunk") {
-            continue;
-        }
-        let Some(text) = update
-            .get("content")
-            .and_then(|c| serde_json::from_value::<ContentBlock>(c.clone()).ok())
-            .and_then(|block| block_text(&block))
+        let Recorded::UserText {
+            message_id: id,
+            text,
+        } = format.decode(update)
         else {
             continue;
         };
-        let id = update
-            .get("messageId")
-            .and_then(Value::as_str)
-            .map(str::to_string);
         match out.last_mut() {
             Some(Message::User { text: last }) if id.is_some() && id == last_user_id => {
                 last.push_str("\n\n");
@@ -106,31 +97,37 @@ fn answer_interrupted_calls(messages: Vec<Message>) -> Vec<Message> {
     out
 }
 
-/// How a prompt block reads to the model. `None` for blocks we don't accept.
-pub fn block_text(block: &ContentBlock) -> Option<String> {
-    match block {
-        ContentBlock::Text(t) => Some(t.text.clone()),
-        ContentBlock::ResourceLink(link) => Some(format!("[{}]({})", link.name, link.uri)),
-        ContentBlock::Resource(embedded) => match &embedded.resource {
-            EmbeddedResourceResource::TextResourceContents(r) => Some(format!(
-                "<resource uri=\"{}\">\n{}\n</resource>",
-                r.uri, r.text
-            )),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use serde_json::{Value, json};
+
     use super::*;
-    use serde_json::json;
+    use crate::session::events::SessionEvent;
+
+    /// Logged updates here are `{"kind", "id", "text"}`: the context only needs to know which
+    /// ones are user text (the ACP v1 decoding is tested in `acp/updates.rs`).
+    struct Format;
+
+    impl EventFormat for Format {
+        fn encode(&self, _: &SessionEvent) -> Value {
+            unreachable!()
+        }
+        fn frame(&self, _: &str, _: &Value) -> String {
+            unreachable!()
+        }
+        fn decode(&self, update: &Value) -> Recorded {
+            match update["kind"].as_str() {
+                Some("user_message_chunk") => Recorded::UserText {
+                    message_id: update["id"].as_str().map(str::to_string),
+                    text: update["text"].as_str().unwrap().to_string(),
+                },
+                _ => Recorded::Other,
+            }
+        }
+    }
 
     fn chunk(kind: &str, id: &str, text: &str) -> Event {
-        Event::update(
-            json!({"sessionUpdate": kind, "messageId": id, "content": {"type": "text", "text": text}}),
-        )
+        Event::update(json!({"kind": kind, "id": id, "text": text}))
     }
 
     #[test]
@@ -162,7 +159,7 @@ mod tests {
             }),
             chunk("user_message_chunk", "u2", "again"),
         ];
-        let messages = messages(&log);
+        let messages = messages(&log, &Format);
         let results: Vec<Vec<&str>> = messages
             .iter()
             .filter_map(|m| match m {
@@ -190,11 +187,11 @@ mod tests {
             chunk("agent_thought_chunk", "a1", "hmm"),
             chunk("agent_message_chunk", "a1", "Done."),
             assistant("Done."),
-            Event::update(json!({"sessionUpdate": "session_info_update", "title": "x"})),
+            Event::update(json!({"kind": "session_info_update", "title": "x"})),
             chunk("user_message_chunk", "u2", "thanks"),
         ];
         assert_eq!(
-            messages(&log),
+            messages(&log, &Format),
             vec![
                 Message::User {
                     text: "fix the bug\n\nin main.rs".into()

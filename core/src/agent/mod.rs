@@ -1,52 +1,65 @@
 //! The turn: log the prompt, build the model's context from the log, stream the model's
-//! answer to the client (and into the log), and say why it stopped.
+//! answer as events to a sink (which logs them and tells the client), run the tools it asks
+//! for, and say why it stopped. It returns a typed outcome, never a response.
 
 mod calls;
 pub mod context;
+mod outcome;
 mod stream;
 pub mod title;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_client_protocol_schema::v1::{
-    ContentBlock, ContentChunk, MessageId, SessionInfoUpdate, SessionUpdate, StopReason,
-};
 use futures::StreamExt;
-use serde_json::json;
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::Shared;
-use crate::io::{ClientAbilities, ClientIo, Io, LocalIo};
-use crate::llm::{ChatRequest, LlmError, Message, Provider, Providers, ToolResult};
-use crate::rpc::RpcError;
-use crate::rpc::error::INTERNAL_ERROR;
+pub use self::outcome::{StopReason, TurnError};
+use crate::chat::Message;
+use crate::context::EngineContext;
+use crate::llm::{ChatRequest, Provider};
 use crate::session::Session;
-use crate::session::client::{self, SessionClient};
-use crate::store::{StoreOp, now};
+use crate::session::events::{EventSink, SessionEvent, Visibility};
 use crate::tools;
+
+/// What the user sent, as the turn needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prompt {
+    pub blocks: Vec<PromptBlock>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromptBlock {
+    /// The block as the client sent it, logged as is (the model reads it back from the log).
+    pub content: Value,
+    /// The text of a plain text block (titles come from it).
+    pub text: Option<String>,
+}
 
 /// The model step limit counts model requests; each may ask for several tool calls.
 pub async fn run_turn(
-    shared: &Arc<Shared>,
     session: &Arc<Session>,
+    sink: &dyn EventSink,
     token: &CancellationToken,
-    prompt: Vec<ContentBlock>,
-) -> Result<StopReason, RpcError> {
-    let provider = provider_for(shared, session)?;
-    log_prompt(shared, session, prompt);
+    prompt: Prompt,
+) -> Result<StopReason, TurnError> {
+    let ctx = session.ctx();
+    let model = session.state().settings.model.clone();
+    let provider = check_credential(ctx, &model)?;
+    log_prompt(session, sink, prompt);
     let turn = calls::Turn {
-        shared,
         session,
+        sink,
         token,
-        ctx: tool_context(shared, session, token),
+        ctx: tool_context(session, token),
     };
-    for _ in 0..shared.config.max_turn_requests() {
-        let request = build_request(shared, session).await?;
+    for _ in 0..ctx.config().max_turn_requests() {
+        let request = build_request(session).await?;
         if token.is_cancelled() {
             return Ok(StopReason::Cancelled);
         }
-        let answer = stream_answer(shared, session, token, &*provider, request).await?;
+        let answer = stream_answer(session, sink, token, &*provider, request).await?;
         let stop = match answer.outcome {
             Step::Stopped(stop) => stop,
             Step::Failed(error) => return Err(error),
@@ -57,7 +70,7 @@ pub async fn run_turn(
             return Ok(stop);
         }
         let results = calls::run_all(&turn, answer.calls).await;
-        log_results(shared, session, results);
+        sink.remember(Message::ToolResults { results });
         if token.is_cancelled() {
             return Ok(StopReason::Cancelled);
         }
@@ -65,117 +78,76 @@ pub async fn run_turn(
     Ok(StopReason::MaxTurnRequests)
 }
 
-fn provider_for(shared: &Shared, session: &Session) -> Result<Arc<dyn Provider>, RpcError> {
-    let model = session.state().settings.model.clone();
-    check_credential(shared, &model)
-}
-
 /// The provider of `model`, if it has a credential.
-pub fn check_credential(shared: &Shared, model: &str) -> Result<Arc<dyn Provider>, RpcError> {
-    let provider_name = shared
-        .catalog
-        .iter()
-        .find(|m| m.id == model)
-        .map_or("openai", |m| m.provider.as_str());
-    let provider = shared.providers.by_name(provider_name);
+pub fn check_credential(ctx: &EngineContext, model: &str) -> Result<Arc<dyn Provider>, TurnError> {
+    let provider_name = ctx.model(model).map_or("openai", |m| m.provider.as_str());
+    let provider = ctx.providers().by_name(provider_name);
     if provider.has_credential() {
         Ok(provider)
     } else {
-        Err(RpcError::auth_required(Providers::credential_hint(
-            provider_name,
-        )))
+        Err(TurnError::Auth {
+            provider: provider_name.to_string(),
+        })
     }
 }
 
-/// Where the session's tools run: through the client for what it advertised, else locally.
-fn tool_context(
-    shared: &Arc<Shared>,
-    session: &Session,
-    token: &CancellationToken,
-) -> tools::Context {
+/// Where the session's tools run: its workspace for this turn (the client's for what it
+/// advertised, else local), its roots and the configured limits.
+fn tool_context(session: &Session, token: &CancellationToken) -> tools::Context {
     let (cwd, roots) = {
         let state = session.state();
         let mut roots = vec![PathBuf::from(&state.cwd)];
         roots.extend(state.additional_dirs.iter().map(PathBuf::from));
         (PathBuf::from(&state.cwd), roots)
     };
-    let abilities = client::abilities(shared);
-    let io: Arc<dyn Io> = if abilities == ClientAbilities::default() {
-        Arc::new(LocalIo)
-    } else {
-        let requests = SessionClient {
-            shared: shared.clone(),
-            session_id: session.id.clone(),
-            turn: token.clone(),
-        };
-        Arc::new(ClientIo::new(Arc::new(requests), abilities))
-    };
+    let ctx = session.ctx();
     tools::Context {
         cwd,
         roots,
-        io,
-        limits: shared.config.tool_limits(),
+        io: session.services().workspace(ctx.abilities(), token),
+        limits: ctx.config().tool_limits(),
         cancel: token.clone(),
     }
 }
 
-fn log_results(shared: &Shared, session: &Session, results: Vec<ToolResult>) {
-    session.record_for_model(
-        shared,
-        json!({ "message": Message::ToolResults { results } }),
-    );
-}
-
-fn log_prompt(shared: &Shared, session: &Session, prompt: Vec<ContentBlock>) {
-    let first_title = {
-        let mut state = session.state();
-        match state.title {
-            Some(_) => None,
-            None => {
-                state.title = title::from_prompt(&prompt);
-                state.title.clone()
-            }
-        }
+/// Logs the prompt for replay and the model's context, and names the session after its first
+/// prompt.
+fn log_prompt(session: &Session, sink: &dyn EventSink, prompt: Prompt) {
+    let first_title = match session.state().title {
+        Some(_) => None,
+        None => title::from_prompt(&prompt),
     };
     let message_id = new_id("msg");
-    for block in prompt {
-        let chunk = ContentChunk::new(block).message_id(MessageId::new(message_id.as_str()));
-        session.record_silently(shared, SessionUpdate::UserMessageChunk(chunk));
+    for block in prompt.blocks {
+        let chunk = SessionEvent::UserChunk {
+            message_id: message_id.clone(),
+            content: block.content,
+        };
+        sink.emit(chunk, Visibility::ReplayOnly);
     }
     if let Some(title) = first_title {
-        shared.outbox.write(
-            StoreOp::SetTitle {
-                session_id: session.id.clone(),
-                title: title.clone(),
-            },
-            None,
-        );
-        let info = SessionInfoUpdate::new().title(title).updated_at(now());
-        session.record(shared, SessionUpdate::SessionInfoUpdate(info));
+        session.set_title(title);
     }
 }
 
-async fn build_request(shared: &Arc<Shared>, session: &Session) -> Result<ChatRequest, RpcError> {
-    shared.outbox.flushed().await;
-    let (store, id) = (shared.store.clone(), session.id.clone());
-    let events = tokio::task::spawn_blocking(move || store.events(&id))
-        .await
-        .map_err(|e| RpcError::internal(e.to_string()))?
-        .map_err(|e| RpcError::internal(format!("cannot read the session log: {e}")))?;
+async fn build_request(session: &Session) -> Result<ChatRequest, TurnError> {
+    let ctx = session.ctx();
+    let id = session.id.clone();
+    let events = ctx.read(move |store| store.events(&id)).await?;
     let state = session.state().clone();
-    let thinks = crate::acp::config::model_thinks(&state.settings.model, &shared.catalog);
+    let thinks = ctx.model_thinks(&state.settings.model);
     Ok(ChatRequest {
         thought_level: thinks.then_some(state.settings.thought_level),
         model: state.settings.model,
         system: context::system_prompt(&state.cwd, &state.additional_dirs),
-        messages: context::messages(&events),
-        tools: shared.tools.specs(),
+        messages: context::messages(&events, ctx.events()),
+        tools: session.services().tools().specs(),
     })
 }
 
 enum Step {
     Stopped(StopReason),
-    Failed(RpcError),
+    Failed(TurnError),
 }
 
 struct Streamed {
@@ -183,20 +155,20 @@ struct Streamed {
     calls: Vec<calls::ModelCall>,
 }
 
-/// One model request, streamed to the client and logged. A provider failure before any
-/// output is an error; after that, what streamed stays in the log either way.
+/// One model request, streamed to the sink. A provider failure before any output is an
+/// error; after that, what streamed stays in the log either way.
 async fn stream_answer(
-    shared: &Arc<Shared>,
     session: &Session,
+    sink: &dyn EventSink,
     token: &CancellationToken,
     provider: &dyn Provider,
     request: ChatRequest,
-) -> Result<Streamed, RpcError> {
+) -> Result<Streamed, TurnError> {
     // Dropping the future or the stream drops the HTTP connection: cancel is immediate.
     let mut events = tokio::select! {
         biased;
         () = token.cancelled() => return Ok(Streamed { outcome: Step::Stopped(StopReason::Cancelled), calls: Vec::new() }),
-        started = provider.stream(request) => started.map_err(provider_error)?,
+        started = provider.stream(request) => started.map_err(TurnError::Provider)?,
     };
     let mut answer = stream::Answer::new();
     // An event read ahead while merging deltas, to be handled next.
@@ -212,27 +184,22 @@ async fn stream_answer(
         };
         match next {
             None => break Step::Stopped(answer.stop_reason()),
-            Some(Err(e)) => break Step::Failed(provider_error(e)),
+            Some(Err(e)) => break Step::Failed(TurnError::Provider(e)),
             Some(Ok(event)) => {
                 let (event, next) = stream::merge_ready(event, &mut events);
-                answer.take(shared, session, event);
+                answer.take(sink, event);
                 ahead = next;
             }
         }
     };
     // What streamed is part of the conversation even when the turn ends early.
-    answer.log(shared, session);
-    answer.report_usage(shared, session);
+    answer.log(sink);
+    answer.report_usage(session, sink);
     let calls = match outcome {
         Step::Failed(_) => Vec::new(),
         _ => answer.tool_calls(),
     };
     Ok(Streamed { outcome, calls })
-}
-
-fn provider_error(e: LlmError) -> RpcError {
-    RpcError::new(INTERNAL_ERROR, format!("The model provider failed: {e}"))
-        .with_data(json!({ "status": e.status, "message": e.message }))
 }
 
 pub fn new_id(prefix: &str) -> String {

@@ -1,18 +1,15 @@
-//! One model call as the client and the log see it: deltas go out as chunks (and into the
-//! log, where replay folds them back together); the assembled message — text, thinking with
-//! its signature, tool calls — is logged once for the model's future context.
+//! One model call as the sink sees it: deltas go out as chunks (into the log too, where
+//! replay folds them back together); the assembled message — text, thinking with its
+//! signature, tool calls — is remembered once for the model's future context.
 
-use agent_client_protocol_schema::v1::{
-    ContentBlock, ContentChunk, MessageId, SessionUpdate, StopReason, TextContent,
-};
 use futures::{FutureExt, StreamExt};
-use serde_json::json;
 
 use super::calls::ModelCall;
-use super::new_id;
-use crate::engine::Shared;
-use crate::llm::{AssistantPart, EventStream, FinishReason, LlmError, Message, StreamEvent, Usage};
+use super::{StopReason, new_id};
+use crate::chat::{AssistantPart, Message};
+use crate::llm::{EventStream, FinishReason, LlmError, StreamEvent, Usage};
 use crate::session::Session;
+use crate::session::events::{EventSink, SessionEvent, Visibility};
 
 pub struct Answer {
     message_id: String,
@@ -33,19 +30,25 @@ impl Answer {
         }
     }
 
-    pub fn take(&mut self, shared: &Shared, session: &Session, event: StreamEvent) {
+    pub fn take(&mut self, sink: &dyn EventSink, event: StreamEvent) {
         match event {
             StreamEvent::Text(text) => {
-                let chunk = text_chunk(&text, &self.message_id);
-                session.record(shared, SessionUpdate::AgentMessageChunk(chunk));
+                let chunk = SessionEvent::MessageChunk {
+                    message_id: self.message_id.clone(),
+                    text: text.clone(),
+                };
+                sink.emit(chunk, Visibility::Live);
                 match self.parts.last_mut() {
                     Some(AssistantPart::Text { text: last }) => last.push_str(&text),
                     _ => self.parts.push(AssistantPart::Text { text }),
                 }
             }
             StreamEvent::Reasoning(text) => {
-                let chunk = text_chunk(&text, &self.thought_id);
-                session.record(shared, SessionUpdate::AgentThoughtChunk(chunk));
+                let chunk = SessionEvent::ThoughtChunk {
+                    message_id: self.thought_id.clone(),
+                    text: text.clone(),
+                };
+                sink.emit(chunk, Visibility::Live);
                 match self.parts.last_mut() {
                     Some(AssistantPart::Thinking {
                         text: last,
@@ -111,30 +114,25 @@ impl Answer {
             .collect()
     }
 
-    /// Logs the assembled message for the model's context (nothing if nothing streamed).
-    pub fn log(&self, shared: &Shared, session: &Session) {
+    /// Remembers the assembled message for the model's context (nothing if nothing streamed).
+    pub fn log(&self, sink: &dyn EventSink) {
         if !self.parts.is_empty() {
-            let message = Message::Assistant {
+            sink.remember(Message::Assistant {
                 parts: self.parts.clone(),
-            };
-            session.record_for_model(shared, json!({ "message": message }));
+            });
         }
     }
 
-    /// Tells the client how full the context is (`usage_update`), when the provider said.
-    pub fn report_usage(&self, shared: &Shared, session: &Session) {
+    /// Tells the client how full the context is, when the provider said.
+    pub fn report_usage(&self, session: &Session, sink: &dyn EventSink) {
         let Some(usage) = self.usage else { return };
         let model = session.state().settings.model.clone();
-        let size = shared
-            .catalog
-            .iter()
-            .find(|m| m.id == model)
+        let size = session
+            .ctx()
+            .model(&model)
             .map_or(128_000, |m| m.context_window);
         let used = usage.input + usage.cache_read + usage.cache_write + usage.output;
-        session.record_value(
-            shared,
-            json!({ "sessionUpdate": "usage_update", "used": used, "size": size }),
-        );
+        sink.emit(SessionEvent::Usage { used, size }, Visibility::Live);
     }
 }
 
@@ -168,9 +166,4 @@ pub fn merge_ready(
             (_, other) => return (merged, Some(other)),
         }
     }
-}
-
-fn text_chunk(text: &str, message_id: &str) -> ContentChunk {
-    ContentChunk::new(ContentBlock::Text(TextContent::new(text)))
-        .message_id(MessageId::new(message_id))
 }

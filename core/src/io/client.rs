@@ -3,7 +3,7 @@
 //! commands run in its terminal), and locally otherwise. A method the client did not
 //! advertise is never called.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
@@ -12,8 +12,66 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::terminal::run_in_terminal;
-use super::{ClientAbilities, ClientRequests, CommandResult, CommandSpec, Io, IoError, LocalIo};
-use crate::rpc::RpcError;
+use super::{
+    ClientAbilities, ClientError, ClientPort, ClientRequests, CommandResult, CommandSpec, Io,
+    IoError, LocalIo, Meta, WalkEntry, WalkSpec,
+};
+
+/// One session's requests to the client, with the cancel rules `fs/*` and `terminal/*` need.
+pub struct SessionClient {
+    port: Arc<dyn ClientPort>,
+    session_id: Arc<str>,
+    /// The running turn's token: cancelling the turn withdraws pending file requests
+    /// (`$/cancel_request`), whatever token the caller passed.
+    turn: CancellationToken,
+}
+
+impl SessionClient {
+    pub fn new(port: Arc<dyn ClientPort>, session_id: Arc<str>, turn: CancellationToken) -> Self {
+        SessionClient {
+            port,
+            session_id,
+            turn,
+        }
+    }
+}
+
+impl ClientRequests for SessionClient {
+    fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    fn request<'a>(
+        &'a self,
+        method: &'a str,
+        params: Value,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Value, ClientError>> {
+        Box::pin(async move {
+            let token = match method {
+                // File requests die with the turn, whatever the caller passed.
+                m if m.starts_with("fs/") => self.turn.child_token(),
+                // Never withdrawn: the client may already have started the command, and only
+                // a terminal id we hold can be killed and released.
+                "terminal/create" => {
+                    let never = CancellationToken::new();
+                    return self.port.request(method, params, &never).await;
+                }
+                // Other terminal requests (kill, release after a cancel) follow the caller.
+                _ => CancellationToken::new(),
+            };
+            let request = self.port.request(method, params, &token);
+            tokio::pin!(request);
+            tokio::select! {
+                answer = &mut request => answer,
+                () = cancel.cancelled() => {
+                    token.cancel();
+                    request.await
+                }
+            }
+        })
+    }
+}
 
 pub struct ClientIo {
     client: Arc<dyn ClientRequests>,
@@ -85,6 +143,23 @@ impl Io for ClientIo {
         }
     }
 
+    fn stat<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<Option<Meta>, IoError>> {
+        self.local.stat(path)
+    }
+
+    fn canonicalize(&self, path: &Path) -> PathBuf {
+        self.local.canonicalize(path)
+    }
+
+    fn walk(
+        &self,
+        spec: &WalkSpec,
+        cancel: &CancellationToken,
+        visit: &mut dyn FnMut(WalkEntry) -> bool,
+    ) -> Result<(), IoError> {
+        self.local.walk(spec, cancel, visit)
+    }
+
     fn run_command<'a>(
         &'a self,
         spec: CommandSpec,
@@ -105,13 +180,13 @@ pub(super) async fn call(
     method: &str,
     mut fields: Value,
     cancel: &CancellationToken,
-) -> Result<Value, RpcError> {
+) -> Result<Value, ClientError> {
     fields["sessionId"] = json!(client.session_id());
     client.request(method, fields, cancel).await
 }
 
 /// A client error as a message for the model: what we tried, and what the editor said.
-pub(super) fn failure(what: &str, error: RpcError) -> IoError {
+pub(super) fn failure(what: &str, error: ClientError) -> IoError {
     IoError(format!("the editor could not {what}: {}", error.message))
 }
 

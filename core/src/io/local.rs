@@ -2,7 +2,7 @@
 //! process group with stdout and stderr merged into one pipe (so the interleaving is the one a
 //! terminal would show).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::output::{DeltaStream, KeptOutput, Utf8Chunks};
 use super::process::{ProcessGroup, exit_parts};
-use super::{CommandResult, CommandSpec, Io, IoError};
+use super::{CommandResult, CommandSpec, Io, IoError, Meta, WalkEntry, WalkSpec};
 
 /// Files larger than this are refused as text: no source file is this big, and reading a
 /// multi-gigabyte log into memory to show the model 2000 lines of it would hurt the host.
@@ -42,6 +42,31 @@ impl Io for LocalIo {
         content: &'a str,
     ) -> BoxFuture<'a, Result<(), IoError>> {
         Box::pin(write_text(path, content))
+    }
+
+    fn stat<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<Option<Meta>, IoError>> {
+        Box::pin(async move {
+            match tokio::fs::metadata(path).await {
+                Ok(meta) => Ok(Some(Meta {
+                    is_dir: meta.is_dir(),
+                })),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(describe(e, path)),
+            }
+        })
+    }
+
+    fn canonicalize(&self, path: &Path) -> PathBuf {
+        super::canonical::resolve(path)
+    }
+
+    fn walk(
+        &self,
+        spec: &WalkSpec,
+        cancel: &CancellationToken,
+        visit: &mut dyn FnMut(WalkEntry) -> bool,
+    ) -> Result<(), IoError> {
+        super::walk::walk(spec, cancel, visit)
     }
 
     fn run_command<'a>(

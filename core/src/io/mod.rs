@@ -1,10 +1,14 @@
-//! The I/O backend the tools use: reading and writing files and running commands, either
-//! locally or through the ACP client (`fs/*`, `terminal/*`) when the client advertised them —
-//! so the agent sees unsaved editor buffers and commands run in the IDE's terminal.
+//! The workspace port: everything the tools and the permission checks do to the workspace —
+//! read, write, stat, walk, canonicalize, run a command — behind one trait, `Io`. Two backends:
+//! local, and the ACP client's (`fs/*`, `terminal/*`) for what the client advertised, so the
+//! agent sees unsaved editor buffers and commands run in the IDE's terminal. `workspace` picks
+//! one from the client's abilities.
 //!
-//! Listing and searching directories always happen locally: ACP has no method for them.
+//! What the client cannot serve falls back to local: stat, walks and canonicalization always
+//! (ACP has no method for them), and any `fs/*` or `terminal/*` it did not advertise.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -12,8 +16,7 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use crate::rpc::RpcError;
-
+mod canonical;
 mod client;
 mod local;
 mod output;
@@ -21,8 +24,9 @@ mod process;
 mod terminal;
 #[cfg(test)]
 pub(crate) mod testing;
+mod walk;
 
-pub use client::ClientIo;
+pub use client::{ClientIo, SessionClient};
 pub use local::LocalIo;
 pub(crate) use output::floor_char_boundary;
 
@@ -70,6 +74,23 @@ pub trait Io: Send + Sync {
         content: &'a str,
     ) -> BoxFuture<'a, Result<(), IoError>>;
 
+    /// What is at `path`: `None` when nothing is.
+    fn stat<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<Option<Meta>, IoError>>;
+
+    /// Where `path` really leads, as the kernel would find it: `..` folded, symlinks followed
+    /// (dangling ones too, since writing through one creates its target).
+    fn canonicalize(&self, path: &Path) -> PathBuf;
+
+    /// Walks the tree under `spec.root` in a stable order, honouring `.gitignore`, `.ignore`
+    /// and git's excludes, and calls `visit` for each entry until it returns false or `cancel`
+    /// fires. Blocking: call it off the async workers.
+    fn walk(
+        &self,
+        spec: &WalkSpec,
+        cancel: &CancellationToken,
+        visit: &mut dyn FnMut(WalkEntry) -> bool,
+    ) -> Result<(), IoError>;
+
     /// Runs a command to completion, timeout or `cancel`, streaming output deltas (UTF-8,
     /// lossy) to `output` as they come. On timeout or cancel the whole process tree is
     /// killed before this returns.
@@ -81,16 +102,70 @@ pub trait Io: Send + Sync {
     ) -> BoxFuture<'a, Result<CommandResult, IoError>>;
 }
 
-/// Requests to the ACP client on behalf of one session; implemented by the engine.
-pub trait ClientRequests: Send + Sync {
-    fn session_id(&self) -> &str;
-    /// Sends `method` with `params` (the caller adds `sessionId`); `-32800` if `cancel` fires.
+/// What is at a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Meta {
+    pub is_dir: bool,
+}
+
+/// A walk: its root, how deep it goes (`Some(1)`: the root's entries only), and an optional
+/// ripgrep-style glob filter.
+#[derive(Debug, Clone)]
+pub struct WalkSpec {
+    pub root: PathBuf,
+    pub max_depth: Option<usize>,
+    pub filter: Option<ignore::overrides::Override>,
+}
+
+impl WalkSpec {
+    pub fn new(root: &Path) -> Self {
+        WalkSpec {
+            root: root.to_path_buf(),
+            max_depth: None,
+            filter: None,
+        }
+    }
+}
+
+/// One entry of a walk. The root itself comes first, at depth 0.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WalkEntry {
+    pub path: PathBuf,
+    pub depth: usize,
+    pub is_dir: bool,
+    pub is_file: bool,
+}
+
+/// A request to the ACP client failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientError {
+    pub message: String,
+    /// The request was withdrawn (its token fired) or the engine is closing.
+    pub cancelled: bool,
+}
+
+/// Requests to the ACP client: implemented by the protocol edge, which owns the wire.
+pub trait ClientPort: Send + Sync {
+    /// Sends `method` with `params`. When `cancel` fires first the client is told
+    /// (`$/cancel_request`) and the answer is a `cancelled` error.
     fn request<'a>(
         &'a self,
         method: &'a str,
         params: Value,
         cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Value, RpcError>>;
+    ) -> BoxFuture<'a, Result<Value, ClientError>>;
+}
+
+/// Requests to the ACP client on behalf of one session (`SessionClient` in production).
+pub trait ClientRequests: Send + Sync {
+    fn session_id(&self) -> &str;
+    /// Sends `method` with `params` (the caller adds `sessionId`).
+    fn request<'a>(
+        &'a self,
+        method: &'a str,
+        params: Value,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Value, ClientError>>;
 }
 
 /// What the client said it can do (from `initialize`'s `clientCapabilities`).
@@ -99,4 +174,20 @@ pub struct ClientAbilities {
     pub read_text_file: bool,
     pub write_text_file: bool,
     pub terminal: bool,
+}
+
+/// The workspace of one session's turn: local when the client advertised nothing, else the
+/// client's for what it advertised. `turn` is the running turn's token: cancelling the turn
+/// withdraws the file requests still pending with the client.
+pub fn workspace(
+    abilities: ClientAbilities,
+    port: Arc<dyn ClientPort>,
+    session_id: Arc<str>,
+    turn: CancellationToken,
+) -> Arc<dyn Io> {
+    if abilities == ClientAbilities::default() {
+        return Arc::new(LocalIo);
+    }
+    let client = SessionClient::new(port, session_id, turn);
+    Arc::new(ClientIo::new(Arc::new(client), abilities))
 }

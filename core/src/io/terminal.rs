@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::client::{call, failure};
 use super::output::{DeltaStream, KeptOutput, floor_char_boundary};
-use super::{ClientRequests, CommandResult, CommandSpec, IoError};
+use super::{ClientError, ClientRequests, CommandResult, CommandSpec, IoError};
 
 /// How often the output is polled while the command runs: live enough for a human, a handful
 /// of small requests a second for the client.
@@ -186,11 +186,7 @@ impl Terminal {
         Ok(Snapshot::parse(&answer))
     }
 
-    async fn call(
-        &self,
-        method: &str,
-        cancel: &CancellationToken,
-    ) -> Result<Value, crate::rpc::RpcError> {
+    async fn call(&self, method: &str, cancel: &CancellationToken) -> Result<Value, ClientError> {
         call(
             &*self.client,
             method,

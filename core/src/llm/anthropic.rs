@@ -11,10 +11,8 @@ use serde_json::{Value, json};
 use super::http::Transport;
 use super::retry::Failure;
 use super::sse::{self, Decode, Flow};
-use super::{
-    AssistantPart, ChatRequest, EventStream, FinishReason, LlmError, Message, Provider,
-    StreamEvent, ThoughtLevel, ToolResult, Usage,
-};
+use super::{ChatRequest, EventStream, FinishReason, LlmError, Provider, StreamEvent, Usage};
+use crate::chat::{AssistantPart, Message, ThoughtLevel, ToolResult};
 use crate::config::{ANTHROPIC_API_KEY_ENV, Endpoint};
 
 const API_VERSION: &str = "2023-06-01";
@@ -363,7 +361,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::llm::ToolSpec;
+    use crate::chat::ToolSpec;
     use crate::llm::testing::{self, IDLE_TIMEOUT};
 
     fn data(value: Value) -> String {

@@ -1,7 +1,6 @@
 //! The HTTP side both providers share: a lazily built client, the timeouts, sending a
 //! request with retries, and reading a provider's error body.
 
-use std::sync::OnceLock;
 use std::time::{Duration, SystemTime};
 
 use futures::future::BoxFuture;
@@ -11,14 +10,13 @@ use serde_json::Value;
 use super::retry::{self, Failure};
 use super::sse::{self, Decode};
 use super::{EventStream, LlmError};
+use crate::net::LazyClient;
 
 /// Connecting never deserves more patience than this, whatever the idle timeout.
 const MAX_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub struct Transport {
-    /// Built on first use: loading the platform's certificates costs milliseconds that an
-    /// engine answering `initialize` and `session/new` should not pay.
-    client: OnceLock<Result<Client, String>>,
+    client: LazyClient,
     /// Time to the response headers, and the longest silence between two stream events.
     idle_timeout: Duration,
     max_retries: u32,
@@ -26,25 +24,16 @@ pub struct Transport {
 
 impl Transport {
     pub fn new(idle_timeout: Duration, max_retries: u32) -> Self {
+        let connect_timeout = idle_timeout.min(MAX_CONNECT_TIMEOUT);
         Transport {
-            client: OnceLock::new(),
+            client: LazyClient::new(move |builder| builder.connect_timeout(connect_timeout)),
             idle_timeout,
             max_retries,
         }
     }
 
     fn client(&self) -> Result<&Client, LlmError> {
-        let built = self.client.get_or_init(|| {
-            Client::builder()
-                .tls_backend_preconfigured(super::tls::client_config()?)
-                .connect_timeout(self.idle_timeout.min(MAX_CONNECT_TIMEOUT))
-                .user_agent(concat!("hearth/", env!("CARGO_PKG_VERSION")))
-                .build()
-                .map_err(|e| e.to_string())
-        });
-        built
-            .as_ref()
-            .map_err(|e| LlmError::new(format!("cannot set up the HTTP client: {e}")))
+        self.client.get().map_err(LlmError::new)
     }
 
     /// Sends the request `build` makes (again on each retry) and decodes its event stream

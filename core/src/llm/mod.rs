@@ -1,8 +1,5 @@
-//! Model providers: a request in, a stream of events out.
-//!
-//! The conversation types are serde so the turn loop can keep each model message in the
-//! session's log (its `model` column) and rebuild the context from it exactly — Anthropic
-//! requires thinking blocks and their signatures to come back verbatim inside tool loops.
+//! Model providers: a request in, a stream of events out. The conversation's types are the
+//! leaf vocabulary in `chat.rs`.
 
 pub mod anthropic;
 mod http;
@@ -12,79 +9,13 @@ mod retry;
 mod sse;
 #[cfg(test)]
 mod testing;
-pub(crate) mod tls;
 
 pub use providers::Providers;
 
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "role", rename_all = "snake_case")]
-pub enum Message {
-    User {
-        text: String,
-    },
-    Assistant {
-        parts: Vec<AssistantPart>,
-    },
-    /// The results of the tool calls of the preceding assistant message, in call order.
-    ToolResults {
-        results: Vec<ToolResult>,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum AssistantPart {
-    Text {
-        text: String,
-    },
-    /// Reasoning. `signature` is Anthropic's; it must be sent back unchanged.
-    Thinking {
-        text: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        signature: Option<String>,
-    },
-    RedactedThinking {
-        data: String,
-    },
-    /// `arguments` is the JSON text as the model produced it.
-    ToolCall {
-        id: String,
-        name: String,
-        arguments: String,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolResult {
-    pub call_id: String,
-    pub name: String,
-    pub content: String,
-    pub is_error: bool,
-}
-
-/// A tool as the model sees it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolSpec {
-    pub name: String,
-    pub description: String,
-    /// JSON Schema of the arguments object.
-    pub parameters: Value,
-}
-
-/// How hard the model should think: OpenAI `reasoning_effort`, Anthropic thinking budget.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ThoughtLevel {
-    Off,
-    Low,
-    Medium,
-    High,
-}
+use crate::chat::{Message, ThoughtLevel, ToolSpec};
 
 #[derive(Debug, Clone)]
 pub struct ChatRequest {

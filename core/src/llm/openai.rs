@@ -12,10 +12,8 @@ use serde_json::{Value, json};
 use super::http::Transport;
 use super::retry::Failure;
 use super::sse::{self, Decode, Flow};
-use super::{
-    AssistantPart, ChatRequest, EventStream, FinishReason, LlmError, Message, Provider,
-    StreamEvent, ThoughtLevel, Usage,
-};
+use super::{ChatRequest, EventStream, FinishReason, LlmError, Provider, StreamEvent, Usage};
+use crate::chat::{AssistantPart, Message, ThoughtLevel};
 use crate::config::{Endpoint, OPENAI_API_KEY_ENV};
 
 pub struct OpenAi {
@@ -377,8 +375,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::chat::{ToolResult, ToolSpec};
     use crate::llm::testing::{self, IDLE_TIMEOUT};
-    use crate::llm::{ToolResult, ToolSpec};
 
     fn tool_call(id: &str, name: &str, arguments: &str) -> StreamEvent {
         StreamEvent::ToolCall {

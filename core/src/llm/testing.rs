@@ -11,7 +11,8 @@ use serde_json::Value;
 
 use super::retry::Failure;
 use super::sse::{Decode, Flow};
-use super::{ChatRequest, LlmError, Message, Provider, StreamEvent};
+use super::{ChatRequest, LlmError, Provider, StreamEvent};
+use crate::chat::Message;
 use crate::config::{Endpoint, Secret};
 
 /// Long enough for any test machine, short enough to keep a stall test quick.

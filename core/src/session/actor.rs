@@ -1,93 +1,132 @@
-//! One task per live session, serving its requests in arrival order. Prompts go on to the
-//! session's turn queue so a long turn never holds up `load`, `close` or a config change.
+//! One task per live session: a serial runner of the jobs the protocol edge schedules on it,
+//! in arrival order. A job is work on the live session (`Job::Run`), or ending it
+//! (`Job::End`: close or delete). Prompts go on to the session's turn queue, so a long turn
+//! never holds up `load`, `close` or a config change.
 
 use std::sync::Arc;
 
-use agent_client_protocol_schema::v1::{
-    LoadSessionRequest, PromptRequest, ResumeSessionRequest, SetSessionConfigOptionRequest,
-    SetSessionModeRequest,
-};
-use serde_json::json;
+use futures::future::BoxFuture;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use super::registry::SessionHandle;
-use super::turns::Turns;
+use super::services::SessionServices;
+use super::turns::{OnTurnEnd, TurnOutcome, Turns};
 use super::{Session, SessionState};
-use crate::acp::call::Call;
-use crate::engine::Shared;
-use crate::rpc::RpcError;
+use crate::agent::Prompt;
+use crate::context::EngineContext;
 use crate::store::StoreOp;
+use crate::tools::Registry;
 
-pub enum SessionCall {
-    Load(LoadSessionRequest),
-    Resume(ResumeSessionRequest),
-    Prompt(PromptRequest),
-    SetConfigOption(SetSessionConfigOptionRequest),
-    SetMode(SetSessionModeRequest),
-    Close,
-    Delete,
+/// Why a job found no live session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unavailable {
+    /// No session with this id is stored.
+    NotFound,
+    /// The store could not be read.
+    Store(String),
 }
 
-pub struct Job {
-    pub epoch: u64,
-    pub call: SessionCall,
-    pub request: Call,
+/// Work to run on a live session (or be told why there is none).
+pub type Work = Box<dyn FnOnce(Result<Live, Unavailable>) -> BoxFuture<'static, ()> + Send>;
+
+pub enum Job {
+    Run {
+        /// The session's cancel epoch when the job was queued (see `SessionHandle`).
+        epoch: u64,
+        work: Work,
+    },
+    /// Cancels the turns, waits for them, shuts the session's services down and unregisters
+    /// it; `delete` also removes it from the store. `done` runs once that is queued, before
+    /// the jobs queued after this one run elsewhere.
+    End {
+        delete: bool,
+        done: Box<dyn FnOnce(Result<(), Unavailable>) + Send>,
+    },
+}
+
+impl Job {
+    /// Work to run on the session; the epoch is filled in when it is queued.
+    pub fn run(
+        work: impl FnOnce(Result<Live, Unavailable>) -> BoxFuture<'static, ()> + Send + 'static,
+    ) -> Job {
+        Job::Run {
+            epoch: 0,
+            work: Box::new(work),
+        }
+    }
+}
+
+/// A live session, as a job sees it.
+pub struct Live {
+    pub session: Arc<Session>,
+    turns: Turns,
+    epoch: u64,
+}
+
+impl Live {
+    /// Queues a prompt behind the running turn; `done` is told how the turn ended. A cancel
+    /// sent after the prompt was queued ends it `cancelled` without running it.
+    pub fn prompt(
+        &self,
+        prompt: Prompt,
+        token: CancellationToken,
+        done: impl FnOnce(TurnOutcome) + Send + 'static,
+    ) {
+        let done: OnTurnEnd = Box::new(done);
+        self.turns.push(prompt, self.epoch, token, done);
+    }
 }
 
 pub async fn run(
-    shared: Arc<Shared>,
+    ctx: Arc<EngineContext>,
     handle: Arc<SessionHandle>,
     mut jobs: mpsc::UnboundedReceiver<Job>,
     initial: Option<SessionState>,
 ) {
     let (state, interrupted) = match initial {
         Some(state) => (state, false),
-        None => match restore(&shared, &handle.id).await {
+        None => match restore(&ctx, &handle.id).await {
             Ok(Some(restored)) => restored,
-            Ok(None) => {
-                return answer_rest(&shared, &handle, jobs, |job| not_found(job, &handle.id));
-            }
+            Ok(None) => return answer_rest(&ctx, &handle, jobs, Unavailable::NotFound).await,
             Err(e) => {
                 tracing::error!(session = %handle.id, error = %e, "restoring a session failed");
-                let error = RpcError::internal(format!("cannot read the session store: {e}"));
-                return answer_rest(&shared, &handle, jobs, |job| {
-                    job.request.respond(Err(error.clone()))
-                });
+                return answer_rest(&ctx, &handle, jobs, Unavailable::Store(e)).await;
             }
         },
     };
-    let session = Arc::new(Session::new(handle.id.clone(), state));
+    let tools = Registry::builtin(ctx.tool_deps());
+    let services = Arc::new(SessionServices::new(handle.id.clone(), tools, ctx.client()));
+    handle.set_services(services.clone());
+    let session = Arc::new(Session::new(
+        handle.id.clone(),
+        state,
+        ctx.clone(),
+        services,
+    ));
     if interrupted {
-        crate::session::recovery::close_interrupted_tool_calls(&shared, &session).await;
+        super::recovery::close_interrupted_tool_calls(&session).await;
     }
-    let turns = Turns::start(&shared, &handle, &session);
+    let turns = Turns::start(&handle, &session);
     while let Some(job) = jobs.recv().await {
-        match job.call {
-            SessionCall::Prompt(prompt) => turns.push(job.request, prompt, job.epoch),
-            SessionCall::Load(params) => {
-                crate::acp::session::load(&session, job.request, params).await
-            }
-            SessionCall::Resume(params) => {
-                crate::acp::session::resume(&session, job.request, params)
-            }
-            SessionCall::SetConfigOption(params) => {
-                crate::acp::config::set_config_option(&session, job.request, params)
-            }
-            SessionCall::SetMode(params) => {
-                crate::acp::config::set_mode(&session, job.request, params)
-            }
-            SessionCall::Close => {
-                stop(&shared, &handle, &turns).await;
-                job.request.respond(Ok(json!({})));
-                return reroute_rest(&shared, &handle.id, jobs);
-            }
-            SessionCall::Delete => {
-                stop(&shared, &handle, &turns).await;
-                let op = StoreOp::DeleteSession {
-                    session_id: handle.id.clone(),
+        match job {
+            Job::Run { epoch, work } => {
+                let live = Live {
+                    session: session.clone(),
+                    turns: turns.clone(),
+                    epoch,
                 };
-                job.request.respond_after(op, Ok(json!({})));
-                return reroute_rest(&shared, &handle.id, jobs);
+                work(Ok(live)).await;
+            }
+            Job::End { delete, done } => {
+                stop(&ctx, &handle, &session, &turns).await;
+                if delete {
+                    ctx.write(StoreOp::DeleteSession {
+                        session_id: handle.id.clone(),
+                    });
+                }
+                done(Ok(()));
+                return reroute_rest(&ctx, &handle.id, jobs);
             }
         }
     }
@@ -96,58 +135,53 @@ pub async fn run(
 /// Reads the session's row, once every queued write is committed: its state, and whether a
 /// turn was running when the engine last wrote it (it was interrupted).
 async fn restore(
-    shared: &Arc<Shared>,
+    ctx: &Arc<EngineContext>,
     id: &Arc<str>,
 ) -> Result<Option<(SessionState, bool)>, String> {
-    shared.outbox.flushed().await;
-    let (store, id) = (shared.store.clone(), id.clone());
-    let record = tokio::task::spawn_blocking(move || store.session(&id))
+    let id = id.clone();
+    let record = ctx
+        .read(move |store| store.session(&id))
         .await
-        .map_err(|e| e.to_string())?
         .map_err(|e| e.0)?;
     Ok(record.map(|r| {
         (
-            SessionState::from_record(&r, &shared.config, &shared.catalog),
+            SessionState::from_record(&r, ctx.config(), ctx.catalog()),
             r.turn_running,
         )
     }))
 }
 
-/// Cancels the running and queued turns, waits until each has answered, and unregisters
-/// the session so that later requests start afresh.
-async fn stop(shared: &Arc<Shared>, handle: &Arc<SessionHandle>, turns: &Turns) {
+/// Cancels the running and queued turns, waits until each has answered, releases the
+/// session's services and unregisters it, so that later requests start afresh.
+async fn stop(ctx: &EngineContext, handle: &Arc<SessionHandle>, session: &Session, turns: &Turns) {
     handle.cancel();
     turns.idle().await;
-    shared.sessions.remove(handle);
+    session.services().shutdown();
+    ctx.sessions().remove(handle);
 }
 
-/// Requests that were queued behind a `close`/`delete` belong to the next incarnation of
-/// the session: route them again (they restore it, or find it deleted).
-fn reroute_rest(shared: &Arc<Shared>, id: &str, mut jobs: mpsc::UnboundedReceiver<Job>) {
+/// Jobs that were queued behind an end belong to the next incarnation of the session: route
+/// them again (they restore it, or find it deleted).
+fn reroute_rest(ctx: &Arc<EngineContext>, id: &str, mut jobs: mpsc::UnboundedReceiver<Job>) {
     jobs.close();
     while let Ok(job) = jobs.try_recv() {
-        shared.sessions.route(shared, id, job.call, job.request);
+        super::registry::route(ctx, id, job);
     }
 }
 
-/// The session could not be brought up: unregister it and answer everything queued.
-fn answer_rest(
-    shared: &Arc<Shared>,
+/// The session could not be brought up: unregister it and tell every queued job why.
+async fn answer_rest(
+    ctx: &EngineContext,
     handle: &Arc<SessionHandle>,
     mut jobs: mpsc::UnboundedReceiver<Job>,
-    answer: impl Fn(Job),
+    why: Unavailable,
 ) {
-    shared.sessions.remove(handle);
+    ctx.sessions().remove(handle);
     jobs.close();
     while let Ok(job) = jobs.try_recv() {
-        answer(job);
-    }
-}
-
-fn not_found(job: Job, id: &str) {
-    match job.call {
-        // Deleting what is already gone succeeds, as the spec asks.
-        SessionCall::Delete => job.request.respond(Ok(json!({}))),
-        _ => job.request.respond(Err(RpcError::session_not_found(id))),
+        match job {
+            Job::Run { work, .. } => work(Err(why.clone())).await,
+            Job::End { done, .. } => done(Err(why.clone())),
+        }
     }
 }

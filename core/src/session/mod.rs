@@ -1,21 +1,23 @@
-//! Live sessions: their state, the per-session job queue and the prompt queue.
+//! Live sessions: their state and services, the per-session job queue, the prompt queue, and
+//! the events they emit.
 
 pub mod actor;
-pub mod client;
+pub mod events;
 pub mod recovery;
 pub mod registry;
+pub mod services;
 pub mod turns;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use agent_client_protocol_schema::v1::SessionUpdate;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
-use serde_json::value::RawValue;
+use serde_json::{Value, json};
 
+use self::events::{EventSink, SessionEvent, Visibility};
+use self::services::SessionServices;
+use crate::chat::{Message, ThoughtLevel};
 use crate::config::{Config, ModelInfo};
-use crate::engine::Shared;
-use crate::llm::ThoughtLevel;
+use crate::context::EngineContext;
 use crate::permissions::Mode;
 use crate::store::{Event, SessionRecord, StoreOp, now};
 
@@ -83,16 +85,26 @@ impl SessionState {
     }
 }
 
+/// A live session: its state, its services, and the sink its turns emit to.
 pub struct Session {
     pub id: Arc<str>,
     state: Mutex<SessionState>,
+    ctx: Arc<EngineContext>,
+    services: Arc<SessionServices>,
 }
 
 impl Session {
-    pub fn new(id: Arc<str>, state: SessionState) -> Self {
+    pub fn new(
+        id: Arc<str>,
+        state: SessionState,
+        ctx: Arc<EngineContext>,
+        services: Arc<SessionServices>,
+    ) -> Self {
         Session {
             id,
             state: Mutex::new(state),
+            ctx,
+            services,
         }
     }
 
@@ -100,108 +112,95 @@ impl Session {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Appends an update to the log and sends it once committed.
-    pub fn record(&self, shared: &Shared, update: SessionUpdate) {
-        if let Ok(value) = serde_json::to_value(update) {
-            self.record_value(shared, value);
+    pub fn ctx(&self) -> &Arc<EngineContext> {
+        &self.ctx
+    }
+
+    pub fn services(&self) -> &SessionServices {
+        &self.services
+    }
+
+    /// Replaces the settings, persists them, and tells the client (logged, so a replay shows
+    /// the same changes).
+    pub fn apply_settings(&self, settings: Settings) {
+        let mode_changed = settings.mode != self.state().settings.mode;
+        self.state().settings = settings.clone();
+        self.ctx.write(StoreOp::SetConfig {
+            session_id: self.id.clone(),
+            config: settings.to_value(),
+        });
+        let mode = settings.mode;
+        self.emit(SessionEvent::ConfigChanged(settings), Visibility::Live);
+        if mode_changed {
+            self.emit(SessionEvent::ModeChanged(mode), Visibility::Live);
         }
     }
 
-    /// `record` for an update already in wire form.
-    pub fn record_value(&self, shared: &Shared, update: Value) {
-        let frame = update_frame(&self.id, &update);
-        let op = StoreOp::Append {
+    /// The client re-sends the workspace roots on load and resume; they replace the stored
+    /// ones (a project may have moved since).
+    pub fn adopt_dirs(&self, cwd: String, additional_dirs: Vec<String>) {
+        let mut state = self.state();
+        if state.cwd == cwd && state.additional_dirs == additional_dirs {
+            return;
+        }
+        state.cwd.clone_from(&cwd);
+        state.additional_dirs.clone_from(&additional_dirs);
+        self.ctx.write(StoreOp::SetDirs {
             session_id: self.id.clone(),
-            event: Event::update(update),
+            cwd,
+            additional_dirs,
+        });
+    }
+
+    /// Names the session (once, from its first prompt), and tells the client.
+    pub fn set_title(&self, title: String) {
+        self.state().title = Some(title.clone());
+        self.ctx.write(StoreOp::SetTitle {
+            session_id: self.id.clone(),
+            title: title.clone(),
+        });
+        let updated_at = now();
+        self.emit(SessionEvent::Title { title, updated_at }, Visibility::Live);
+    }
+
+    /// Keeps the row's `turn_running` flag, which tells a later restore whether this session
+    /// was interrupted mid-turn.
+    pub fn mark_running(&self, running: bool) {
+        self.ctx.write(StoreOp::SetTurnRunning {
+            session_id: self.id.clone(),
+            running,
+        });
+    }
+
+    fn append(&self, event: Event) -> StoreOp {
+        StoreOp::Append {
+            session_id: self.id.clone(),
+            event,
             at: now(),
-        };
-        shared.outbox.write(op, Some(frame));
+        }
     }
+}
 
-    /// Sends an update the log does not keep (live terminal output: the final tool call
-    /// update carries the bounded result).
-    pub fn notify_value(&self, shared: &Shared, update: &Value) {
-        shared.outbox.frame(update_frame(&self.id, update));
-    }
-
-    /// Appends an event the client never sees live (the user's own prompt).
-    pub fn record_silently(&self, shared: &Shared, update: SessionUpdate) {
-        if let Ok(value) = serde_json::to_value(update) {
-            let op = StoreOp::Append {
-                session_id: self.id.clone(),
-                event: Event::update(value),
-                at: now(),
-            };
-            shared.outbox.write(op, None);
+impl EventSink for Session {
+    fn emit(&self, event: SessionEvent, visibility: Visibility) {
+        let format = self.ctx.events();
+        let update = format.encode(&event);
+        match visibility {
+            Visibility::Live => {
+                let frame = format.frame(&self.id, &update);
+                self.ctx
+                    .write_then_send(self.append(Event::update(update)), frame);
+            }
+            Visibility::ReplayOnly => self.ctx.write(self.append(Event::update(update))),
+            Visibility::Transient => self.ctx.send_frame(format.frame(&self.id, &update)),
         }
     }
 
-    /// Appends an update that the client will see on the next replay, not now.
-    pub fn record_for_replay(&self, shared: &Shared, update: Value) {
-        let op = StoreOp::Append {
-            session_id: self.id.clone(),
-            event: Event::update(update),
-            at: now(),
-        };
-        shared.outbox.write(op, None);
-    }
-
-    /// Appends what only the model needs (its messages, tool results).
-    pub fn record_for_model(&self, shared: &Shared, model: Value) {
-        let op = StoreOp::Append {
-            session_id: self.id.clone(),
-            event: Event {
-                update: None,
-                model: Some(model),
-            },
-            at: now(),
-        };
-        shared.outbox.write(op, None);
-    }
-}
-
-/// A `session/update` notification carrying `update` in wire form: a JSON value, or (on
-/// replay) the stored JSON text of one, which comes out byte for byte as it went in.
-pub fn update_frame<U: Serialize + ?Sized>(session_id: &str, update: &U) -> String {
-    sized_update_frame(session_id, update, 0)
-}
-
-/// `update_frame` for a stored update, written into a buffer that fits it at once (a replay
-/// builds thousands of them).
-pub fn stored_update_frame(session_id: &str, update: &RawValue) -> String {
-    sized_update_frame(session_id, update, update.get().len() + session_id.len())
-}
-
-fn sized_update_frame<U: Serialize + ?Sized>(session_id: &str, update: &U, size: usize) -> String {
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Params<'a, U: ?Sized> {
-        session_id: &'a str,
-        update: &'a U,
-    }
-    // The envelope around params: `{"jsonrpc":"2.0","method":"session/update","params":
-    // {"sessionId":"","update":}}` is 80 bytes.
-    let capacity = (size + 96).max(256);
-    let params = Params { session_id, update };
-    crate::rpc::envelope::notification_frame_sized("session/update", params, capacity)
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-    use serde_json::value::RawValue;
-
-    use super::*;
-
-    /// Replay frames the stored text of an update; live frames serialize its value.
-    #[test]
-    fn a_stored_update_frames_like_its_value() {
-        let update =
-            json!({"sessionUpdate": "plan", "z": [1.5, -0.0, 1e300], "a": "é \"q\"\n\u{1}"});
-        let stored = RawValue::from_string(update.to_string()).unwrap();
-        // Ids are the engine's own (`sess_` and hex), but nothing here relies on that.
-        for id in ["sess_0123abcd", "odd \"id\"\\\n\u{7f}é"] {
-            assert_eq!(stored_update_frame(id, &stored), update_frame(id, &update));
-        }
+    fn remember(&self, message: Message) {
+        let model = json!({ "message": message });
+        self.ctx.write(self.append(Event {
+            update: None,
+            model: Some(model),
+        }));
     }
 }

@@ -3,110 +3,90 @@
 //! replaying the session shows them running forever.
 
 use std::collections::HashMap;
-use std::sync::Arc;
-
-use serde_json::json;
 
 use super::Session;
-use crate::engine::Shared;
-use crate::store::Event;
+use super::events::{CallStatus, EventSink, Recorded, SessionEvent, ToolOutcome, Visibility};
+use crate::store::StoreOp;
 
 /// Gives every tool call left open in the log a final `failed` status, for the next replay,
 /// and clears the session's `turn_running` flag.
-pub async fn close_interrupted_tool_calls(shared: &Arc<Shared>, session: &Session) {
-    shared.outbox.flushed().await;
-    let (store, id) = (shared.store.clone(), session.id.clone());
-    let events = match tokio::task::spawn_blocking(move || store.events(&id)).await {
-        Ok(Ok(events)) => events,
-        other => {
-            tracing::error!(session = %session.id, ?other, "cannot read the log to close interrupted tool calls");
+pub async fn close_interrupted_tool_calls(session: &Session) {
+    let ctx = session.ctx();
+    let id = session.id.clone();
+    let events = match ctx.read(move |store| store.events(&id)).await {
+        Ok(events) => events,
+        Err(e) => {
+            tracing::error!(session = %session.id, error = %e, "cannot read the log to close interrupted tool calls");
             return;
         }
     };
-    shared.outbox.write(
-        crate::store::StoreOp::SetTurnRunning {
-            session_id: session.id.clone(),
-            running: false,
-        },
-        None,
-    );
-    for id in open_tool_calls(&events) {
+    ctx.write(StoreOp::SetTurnRunning {
+        session_id: session.id.clone(),
+        running: false,
+    });
+    let format = ctx.events();
+    let logged = events.iter().filter_map(|e| e.update.as_ref());
+    for id in open_tool_calls(logged.map(|update| format.decode(update))) {
         let text = "Interrupted: Hearth stopped before this tool call finished.";
-        session.record_for_replay(
-            shared,
-            json!({
-                "sessionUpdate": "tool_call_update",
-                "toolCallId": id,
-                "status": "failed",
-                "content": [{ "type": "content", "content": { "type": "text", "text": text } }],
-            }),
+        let outcome = ToolOutcome::Failed(text.into());
+        session.emit(
+            SessionEvent::ToolCallFinished { id, outcome },
+            Visibility::ReplayOnly,
         );
     }
 }
 
 /// Tool calls whose last status is not final, in the order they were announced.
-fn open_tool_calls(events: &[Event]) -> Vec<String> {
+fn open_tool_calls(logged: impl Iterator<Item = Recorded>) -> Vec<String> {
     let mut order = Vec::new();
-    let mut last: HashMap<String, String> = HashMap::new();
-    for update in events.iter().filter_map(|e| e.update.as_ref()) {
-        let kind = update["sessionUpdate"].as_str();
-        let Some(id) = update["toolCallId"].as_str() else {
+    let mut last: HashMap<String, CallStatus> = HashMap::new();
+    for record in logged {
+        let Recorded::ToolCall {
+            id,
+            announced,
+            status,
+        } = record
+        else {
             continue;
         };
-        match kind {
-            Some("tool_call") => {
-                order.push(id.to_string());
-                let status = update["status"].as_str().unwrap_or("pending");
-                last.insert(id.to_string(), status.to_string());
-            }
-            Some("tool_call_update") => {
-                if let Some(status) = update["status"].as_str() {
-                    last.insert(id.to_string(), status.to_string());
-                }
-            }
-            _ => {}
+        if announced {
+            order.push(id.clone());
+            last.insert(id, status.unwrap_or(CallStatus::Pending));
+        } else if let Some(status) = status {
+            last.insert(id, status);
         }
     }
     order
         .into_iter()
-        .filter(|id| {
-            last.get(id)
-                .is_some_and(|s| s != "completed" && s != "failed")
-        })
+        .filter(|id| last.get(id).is_some_and(|s| !s.is_final()))
         .collect()
 }
 
 #[cfg(test)]
 mod tests {
-    use serde_json::Value;
-
     use super::*;
 
-    fn update(value: Value) -> Event {
-        Event::update(value)
+    fn call(id: &str, announced: bool, status: Option<CallStatus>) -> Recorded {
+        Recorded::ToolCall {
+            id: id.into(),
+            announced,
+            status,
+        }
     }
 
     #[test]
     fn finds_the_calls_without_a_final_status() {
-        let events = vec![
-            update(
-                json!({"sessionUpdate": "tool_call", "toolCallId": "a", "title": "A", "status": "pending"}),
-            ),
-            update(
-                json!({"sessionUpdate": "tool_call_update", "toolCallId": "a", "status": "completed"}),
-            ),
-            update(json!({"sessionUpdate": "tool_call", "toolCallId": "b", "title": "B"})),
-            update(
-                json!({"sessionUpdate": "tool_call_update", "toolCallId": "b", "status": "in_progress"}),
-            ),
-            update(
-                json!({"sessionUpdate": "tool_call", "toolCallId": "c", "title": "C", "status": "pending"}),
-            ),
-            update(
-                json!({"sessionUpdate": "tool_call_update", "toolCallId": "c", "status": "failed"}),
-            ),
-            update(json!({"sessionUpdate": "tool_call", "toolCallId": "d", "title": "D"})),
+        use CallStatus::*;
+        let logged = vec![
+            call("a", true, Some(Pending)),
+            call("a", false, Some(Completed)),
+            call("b", true, None),
+            call("b", false, Some(InProgress)),
+            call("c", true, Some(Pending)),
+            call("c", false, Some(Failed)),
+            Recorded::Other,
+            call("d", true, None),
         ];
-        assert_eq!(open_tool_calls(&events), ["b", "d"]);
+        assert_eq!(open_tool_calls(logged.into_iter()), ["b", "d"]);
     }
 }

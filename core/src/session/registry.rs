@@ -3,21 +3,23 @@
 //! stored session finds it, even after a restart.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::SessionState;
-use super::actor::{self, Job, SessionCall};
-use crate::acp::call::Call;
-use crate::engine::Shared;
+use super::actor::{self, Job};
+use super::services::SessionServices;
+use crate::context::EngineContext;
 
 /// The entry of one live (or restoring) session.
 pub struct SessionHandle {
     pub id: Arc<str>,
     jobs: mpsc::UnboundedSender<Job>,
     cancel: Mutex<CancelState>,
+    /// Set once the session is up, so the engine can shut its services down when it closes.
+    services: OnceLock<Arc<SessionServices>>,
 }
 
 /// `session/cancel` bumps the epoch and fires the running turn's token. A prompt queued
@@ -59,6 +61,10 @@ impl SessionHandle {
     pub fn end_turn(&self) {
         self.cancel_state().running = None;
     }
+
+    pub fn set_services(&self, services: Arc<SessionServices>) {
+        let _ = self.services.set(services);
+    }
 }
 
 #[derive(Default)]
@@ -69,41 +75,6 @@ pub struct Sessions {
 impl Sessions {
     fn lock(&self) -> MutexGuard<'_, HashMap<Arc<str>, Arc<SessionHandle>>> {
         self.map.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Starts the actor of a brand-new session (`session/new`).
-    pub fn create(&self, shared: &Arc<Shared>, id: Arc<str>, state: SessionState) {
-        let mut map = self.lock();
-        let handle = spawn(shared, id.clone(), Some(state));
-        map.insert(id, handle);
-    }
-
-    /// Queues a request on the session's actor, starting (restoring) it if needed.
-    pub fn route(&self, shared: &Arc<Shared>, id: &str, call: SessionCall, request: Call) {
-        let mut map = self.lock();
-        let handle = match map.get(id) {
-            Some(handle) => handle.clone(),
-            None => {
-                let id: Arc<str> = Arc::from(id);
-                let handle = spawn(shared, id.clone(), None);
-                map.insert(id, handle.clone());
-                handle
-            }
-        };
-        let job = Job {
-            epoch: handle.epoch(),
-            call,
-            request,
-        };
-        if let Err(mpsc::error::SendError(job)) = handle.jobs.send(job) {
-            // The actor is gone (it panicked, or the runtime is shutting down): start a fresh
-            // one, which restores the session from the store. During shutdown the spawn
-            // fails too, and the dropped Call answers -32800.
-            let id: Arc<str> = Arc::from(id);
-            let fresh = spawn(shared, id.clone(), None);
-            map.insert(id, fresh.clone());
-            let _ = fresh.jobs.send(job);
-        }
     }
 
     /// `session/cancel`: never an error, whatever the session's state.
@@ -119,6 +90,16 @@ impl Sessions {
         }
     }
 
+    /// Releases what every live session started (the engine is closing).
+    pub fn shutdown_all(&self) {
+        let live: Vec<_> = self.lock().values().cloned().collect();
+        for handle in live {
+            if let Some(services) = handle.services.get() {
+                services.shutdown();
+            }
+        }
+    }
+
     /// Forgets `handle` if it is still the registered one. After this, no new job can
     /// reach its queue.
     pub fn remove(&self, handle: &Arc<SessionHandle>) {
@@ -129,15 +110,56 @@ impl Sessions {
     }
 }
 
-fn spawn(shared: &Arc<Shared>, id: Arc<str>, state: Option<SessionState>) -> Arc<SessionHandle> {
+/// Starts the actor of a brand-new session (`session/new`).
+pub fn create(ctx: &Arc<EngineContext>, id: Arc<str>, state: SessionState) {
+    let mut map = ctx.sessions().lock();
+    let handle = spawn(ctx, id.clone(), Some(state));
+    map.insert(id, handle);
+}
+
+/// Queues a job on the session's actor, starting (restoring) it if needed.
+pub fn route(ctx: &Arc<EngineContext>, id: &str, job: Job) {
+    let mut map = ctx.sessions().lock();
+    let handle = match map.get(id) {
+        Some(handle) => handle.clone(),
+        None => {
+            let id: Arc<str> = Arc::from(id);
+            let handle = spawn(ctx, id.clone(), None);
+            map.insert(id, handle.clone());
+            handle
+        }
+    };
+    let job = match job {
+        Job::Run { work, .. } => Job::Run {
+            epoch: handle.epoch(),
+            work,
+        },
+        end => end,
+    };
+    if let Err(mpsc::error::SendError(job)) = handle.jobs.send(job) {
+        // The actor is gone (it panicked, or the runtime is shutting down): start a fresh
+        // one, which restores the session from the store. During shutdown the spawn fails
+        // too, and the dropped job's responder answers -32800.
+        let id: Arc<str> = Arc::from(id);
+        let fresh = spawn(ctx, id.clone(), None);
+        map.insert(id, fresh.clone());
+        let _ = fresh.jobs.send(job);
+    }
+}
+
+fn spawn(
+    ctx: &Arc<EngineContext>,
+    id: Arc<str>,
+    state: Option<SessionState>,
+) -> Arc<SessionHandle> {
     let (tx, rx) = mpsc::unbounded_channel();
     let handle = Arc::new(SessionHandle {
         id,
         jobs: tx,
         cancel: Mutex::new(CancelState::default()),
+        services: OnceLock::new(),
     });
-    shared
-        .runtime
-        .spawn(actor::run(shared.clone(), handle.clone(), rx, state));
+    ctx.runtime()
+        .spawn(actor::run(ctx.clone(), handle.clone(), rx, state));
     handle
 }

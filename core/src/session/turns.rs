@@ -1,52 +1,58 @@
 //! A session's prompt queue: one turn at a time, in arrival order. A prompt sent while a
-//! turn runs waits its turn; a cancel resolves it as `cancelled` without running it.
+//! turn runs waits its turn; a cancel resolves it as `cancelled` without running it. Each
+//! prompt resolves, through the callback it came with, with how its turn ended — answering
+//! the client is the protocol edge's. The callback runs here, before the next job, so a
+//! turn's answer always precedes whatever is answered after it (a `close` waiting for it).
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use agent_client_protocol_schema::v1::{PromptRequest, PromptResponse, StopReason};
 use futures::FutureExt;
 use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
 
 use super::Session;
 use super::registry::SessionHandle;
-use crate::acp::call::Call;
-use crate::engine::Shared;
-use crate::rpc::RpcError;
-use crate::store::StoreOp;
+use crate::agent::{Prompt, StopReason, TurnError};
+
+pub type TurnOutcome = Result<StopReason, TurnError>;
+
+/// Told how a turn ended. Dropped unrun only when the engine shuts down.
+pub type OnTurnEnd = Box<dyn FnOnce(TurnOutcome) + Send>;
 
 enum TurnJob {
     Prompt {
-        request: Call,
-        prompt: PromptRequest,
+        prompt: Prompt,
         epoch: u64,
+        token: CancellationToken,
+        done: OnTurnEnd,
     },
     Idle(oneshot::Sender<()>),
 }
 
+#[derive(Clone)]
 pub struct Turns {
     tx: mpsc::UnboundedSender<TurnJob>,
 }
 
 impl Turns {
-    pub fn start(
-        shared: &Arc<Shared>,
-        handle: &Arc<SessionHandle>,
-        session: &Arc<Session>,
-    ) -> Turns {
+    pub fn start(handle: &Arc<SessionHandle>, session: &Arc<Session>) -> Turns {
         let (tx, rx) = mpsc::unbounded_channel();
-        shared
-            .runtime
-            .spawn(run(shared.clone(), handle.clone(), session.clone(), rx));
+        session
+            .ctx()
+            .runtime()
+            .spawn(run(handle.clone(), session.clone(), rx));
         Turns { tx }
     }
 
-    pub fn push(&self, request: Call, prompt: PromptRequest, epoch: u64) {
-        // Fails only when the runtime is shutting down; the dropped Call answers -32800.
+    /// Queues a prompt; `token` cancels its turn. If the runtime is shutting down the job is
+    /// dropped, and `done` with it.
+    pub fn push(&self, prompt: Prompt, epoch: u64, token: CancellationToken, done: OnTurnEnd) {
         let _ = self.tx.send(TurnJob::Prompt {
-            request,
             prompt,
             epoch,
+            token,
+            done,
         });
     }
 
@@ -60,49 +66,45 @@ impl Turns {
 }
 
 async fn run(
-    shared: Arc<Shared>,
     handle: Arc<SessionHandle>,
     session: Arc<Session>,
     mut jobs: mpsc::UnboundedReceiver<TurnJob>,
 ) {
     while let Some(job) = jobs.recv().await {
-        let (request, prompt, epoch) = match job {
+        match job {
             TurnJob::Idle(done) => {
                 let _ = done.send(());
-                continue;
             }
             TurnJob::Prompt {
-                request,
                 prompt,
                 epoch,
-            } => (request, prompt, epoch),
-        };
-        let token = request.token.clone();
-        if !handle.start_turn(epoch, &token) {
-            request.reply(Ok(PromptResponse::new(StopReason::Cancelled)));
-            continue;
-        }
-        mark_running(&shared, &session, true);
-        let turn = crate::agent::run_turn(&shared, &session, &token, prompt.prompt);
-        let outcome = match AssertUnwindSafe(turn).catch_unwind().await {
-            Ok(outcome) => outcome,
-            Err(_) => {
-                tracing::error!(session = %session.id, "a turn panicked");
-                Err(RpcError::internal("the turn failed unexpectedly"))
+                token,
+                done,
+            } => {
+                let outcome = if handle.start_turn(epoch, &token) {
+                    let outcome = turn(&session, &token, prompt).await;
+                    handle.end_turn();
+                    outcome
+                } else {
+                    Ok(StopReason::Cancelled)
+                };
+                done(outcome);
             }
-        };
-        handle.end_turn();
-        mark_running(&shared, &session, false);
-        request.reply(outcome.map(PromptResponse::new));
+        }
     }
 }
 
-/// Keeps the row's `turn_running` flag, which tells a later restore whether this session was
-/// interrupted mid-turn.
-fn mark_running(shared: &Shared, session: &Session, running: bool) {
-    let op = StoreOp::SetTurnRunning {
-        session_id: session.id.clone(),
-        running,
+/// Runs one turn with the session as its sink, flagged as running in the store meanwhile.
+async fn turn(session: &Arc<Session>, token: &CancellationToken, prompt: Prompt) -> TurnOutcome {
+    session.mark_running(true);
+    let turn = crate::agent::run_turn(session, &**session, token, prompt);
+    let outcome = match AssertUnwindSafe(turn).catch_unwind().await {
+        Ok(outcome) => outcome,
+        Err(_) => {
+            tracing::error!(session = %session.id, "a turn panicked");
+            Err(TurnError::Internal("the turn failed unexpectedly".into()))
+        }
     };
-    shared.outbox.write(op, None);
+    session.mark_running(false);
+    outcome
 }

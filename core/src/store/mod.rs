@@ -18,7 +18,7 @@ use serde_json::value::RawValue;
 use crate::config::StoreLocation;
 pub use event::Event;
 use event::{Merge, Stored, coalesce};
-pub use sessions::{Cursor, ListPage, SessionRecord};
+pub use sessions::{Cursor, ListPage, RuleRow, SessionRecord};
 
 /// One write, applied by the outbox thread in order.
 #[derive(Debug)]
@@ -54,7 +54,7 @@ pub enum StoreOp {
     /// Stores an "always" answer for a workspace (replacing an earlier one).
     AddRule {
         workspace: String,
-        rule: crate::permissions::Rule,
+        rule: RuleRow,
     },
 }
 
@@ -149,10 +149,18 @@ impl Store {
         }
     }
 
-    fn read<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, StoreError> {
-        let conn = lock(&self.reader);
-        let conn = conn.as_ref().ok_or_else(closed)?;
-        Ok(f(conn)?)
+    /// The read connection, waiting while another read uses it.
+    pub fn reader(&self) -> Reader<'_> {
+        Reader(lock(&self.reader))
+    }
+
+    /// The read connection if no other read (or, in memory, write) is using it right now.
+    pub fn try_reader(&self) -> Option<Reader<'_>> {
+        match self.reader.try_lock() {
+            Ok(guard) => Some(Reader(guard)),
+            Err(std::sync::TryLockError::Poisoned(p)) => Some(Reader(p.into_inner())),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
     }
 
     /// Applies a batch in one transaction, folding adjacent chunks of one message into one
@@ -169,6 +177,35 @@ impl Store {
         }
         tx.commit()?;
         Ok(())
+    }
+
+    pub fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
+        self.reader().session(id)
+    }
+
+    /// See `Reader::events`.
+    pub fn events(&self, id: &str) -> Result<Vec<Event>, StoreError> {
+        self.reader().events(id)
+    }
+
+    /// See `Reader::updates`.
+    pub fn updates(&self, id: &str) -> Result<Vec<Box<RawValue>>, StoreError> {
+        self.reader().updates(id)
+    }
+
+    /// See `Reader::rules`.
+    pub fn rules(&self, workspace: &str) -> Result<Vec<RuleRow>, StoreError> {
+        self.reader().rules(workspace)
+    }
+}
+
+/// The read connection, held for as long as this lives.
+pub struct Reader<'a>(MutexGuard<'a, Option<Connection>>);
+
+impl Reader<'_> {
+    fn read<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, StoreError> {
+        let conn = self.0.as_ref().ok_or_else(closed)?;
+        Ok(f(conn)?)
     }
 
     pub fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
@@ -192,7 +229,7 @@ impl Store {
     }
 
     /// The "always" rules stored for `workspace`.
-    pub fn rules(&self, workspace: &str) -> Result<Vec<crate::permissions::Rule>, StoreError> {
+    pub fn rules(&self, workspace: &str) -> Result<Vec<RuleRow>, StoreError> {
         self.read(|conn| sessions::rules(conn, workspace))
     }
 

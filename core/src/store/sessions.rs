@@ -19,6 +19,15 @@ pub struct SessionRecord {
     pub turn_running: bool,
 }
 
+/// A stored "always" answer: allow or reject calls of `tool` matching `pattern` in one
+/// workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleRow {
+    pub tool: String,
+    pub pattern: String,
+    pub allow: bool,
+}
+
 #[derive(Debug)]
 pub struct ListPage {
     pub sessions: Vec<SessionRecord>,
@@ -155,15 +164,12 @@ pub fn stored_updates(conn: &Connection, id: &str) -> rusqlite::Result<Vec<Store
     Ok(stored)
 }
 
-pub fn rules(
-    conn: &Connection,
-    workspace: &str,
-) -> rusqlite::Result<Vec<crate::permissions::Rule>> {
+pub fn rules(conn: &Connection, workspace: &str) -> rusqlite::Result<Vec<RuleRow>> {
     let mut stmt = conn.prepare_cached(
         "SELECT tool, pattern, allow FROM permission_rules WHERE workspace = ?1 ORDER BY created_at",
     )?;
     stmt.query_map([workspace], |row| {
-        Ok(crate::permissions::Rule {
+        Ok(RuleRow {
             tool: row.get(0)?,
             pattern: row.get(1)?,
             allow: row.get(2)?,

@@ -4,12 +4,12 @@
 
 use std::path::Path;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use similar::TextDiff;
 
 use super::bounds::cap;
 use super::paths::shown;
-use super::{Context, Diff, Output, ToolError};
+use super::{Context, Diff, Output, ToolContent, ToolError};
 
 /// The unified diff shown to the model is cut past this size: it confirms the change, the
 /// model already knows what it asked for.
@@ -19,9 +19,9 @@ const MAX_MODEL_DIFF_BYTES: usize = 8 * 1024;
 pub async fn current_text(ctx: &Context, path: &Path) -> Result<Option<String>, ToolError> {
     match ctx.io.read_text(path).await {
         Ok(text) => Ok(Some(text)),
-        // Existence is checked on disk, as ACP has no stat: a client may fail to read a file
-        // for another reason, which must not turn an overwrite into a "new file" diff.
-        Err(_) if !tokio::fs::try_exists(path).await.unwrap_or(true) => Ok(None),
+        // Existence is checked with a stat (local: ACP has none): a client may fail to read a
+        // file for another reason, which must not turn an overwrite into a "new file" diff.
+        Err(_) if matches!(ctx.io.stat(path).await, Ok(None)) => Ok(None),
         Err(e) => Err(ToolError(e.0)),
     }
 }
@@ -39,16 +39,6 @@ pub async fn apply(ctx: &Context, diff: &Diff) -> Result<(), ToolError> {
         .write_text(&diff.path, &diff.new_text)
         .await
         .map_err(|e| ToolError(e.0))
-}
-
-/// The ACP `diff` content block.
-pub fn content(diff: &Diff) -> Value {
-    json!({
-        "type": "diff",
-        "path": diff.path,
-        "oldText": diff.old_text,
-        "newText": diff.new_text,
-    })
 }
 
 /// The result of an applied change: `headline` and the unified diff for the model, the diff
@@ -70,7 +60,7 @@ pub fn output(ctx: &Context, diff: &Diff, headline: &str) -> Output {
     let (added, removed) = line_counts(&text_diff);
     Output {
         for_model,
-        content: vec![content(diff)],
+        content: vec![ToolContent::Diff(diff.clone())],
         raw_output: Some(json!({ "path": diff.path, "added": added, "removed": removed })),
         plan: None,
     }

@@ -12,7 +12,7 @@ use super::diffs::{apply, first_changed_line, output};
 use super::input::parse;
 use super::paths::{resolve, shown};
 use super::{Access, Context, Diff, Kind, Location, Output, Prepared, Tool, ToolError};
-use crate::llm::ToolSpec;
+use crate::chat::ToolSpec;
 
 pub struct Edit;
 
@@ -219,6 +219,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::tools::ToolContent;
     use crate::tools::testing::{call, context, prepare};
 
     const SOURCE: &str = "fn a() {\n    old();\n}\n\nfn b() {\n    old();\n}\n";
@@ -263,7 +264,11 @@ mod tests {
         );
         assert_eq!(
             output.content,
-            vec![json!({ "type": "diff", "path": path, "oldText": SOURCE, "newText": expected })]
+            vec![ToolContent::Diff(Diff {
+                path: path.clone(),
+                old_text: Some(SOURCE.into()),
+                new_text: expected,
+            })]
         );
     }
 

@@ -1,10 +1,10 @@
 //! `fetch`: an HTTP(S) GET of a text resource (a documentation page, a JSON API, a raw
 //! file), capped in size and time. HTML comes back as readable text.
 
-use std::sync::OnceLock;
+use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use reqwest::{Client, Url, header};
+use reqwest::{Url, header};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
@@ -12,9 +12,19 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::html;
 use super::input::parse;
 use super::{Access, Context, Kind, Output, Prepared, Tool, ToolError};
-use crate::llm::ToolSpec;
+use crate::chat::ToolSpec;
+use crate::net::LazyClient;
 
-pub struct Fetch;
+pub struct Fetch {
+    http: Arc<LazyClient>,
+}
+
+impl Fetch {
+    /// `http` is the engine's fetch client (`http_client`), shared by every session.
+    pub fn new(http: Arc<LazyClient>) -> Self {
+        Fetch { http }
+    }
+}
 
 /// How much of an error page is quoted back to the model.
 const ERROR_EXCERPT_BYTES: usize = 500;
@@ -87,7 +97,7 @@ impl Tool for Fetch {
             let timeout = ctx.limits.fetch_timeout;
             let fetched = tokio::select! {
                 _ = ctx.cancel.cancelled() => return Err(ToolError("cancelled".into())),
-                fetched = tokio::time::timeout(timeout, get(&url, ctx.limits.fetch_max_bytes)) => fetched,
+                fetched = tokio::time::timeout(timeout, get(&self.http, &url, ctx.limits.fetch_max_bytes)) => fetched,
             };
             let page = fetched.map_err(|_| {
                 ToolError(format!(
@@ -100,21 +110,10 @@ impl Tool for Fetch {
     }
 }
 
-/// The shared HTTP client, built on first use with the engine's TLS setup (rustls with the
-/// platform's verifier, never the process-wide default a host may rely on).
-fn client() -> Result<&'static Client, ToolError> {
-    static CLIENT: OnceLock<Result<Client, String>> = OnceLock::new();
-    CLIENT
-        .get_or_init(|| {
-            Client::builder()
-                .tls_backend_preconfigured(crate::llm::tls::client_config()?)
-                .user_agent(concat!("hearth/", env!("CARGO_PKG_VERSION")))
-                .redirect(same_host_redirects())
-                .build()
-                .map_err(|e| e.to_string())
-        })
-        .as_ref()
-        .map_err(|e| ToolError(format!("cannot set up the HTTP client: {e}")))
+/// The client the fetch tool uses: the engine's TLS setup (see `net.rs`), built on first use,
+/// following redirects only on the approved host.
+pub fn http_client() -> LazyClient {
+    LazyClient::new(|builder| builder.redirect(same_host_redirects()))
 }
 
 /// Up to 5 redirects, all on the approved host: permission was given for that host, and a
@@ -152,9 +151,11 @@ struct Page {
     format: Format,
 }
 
-async fn get(url: &Url, max_bytes: usize) -> Result<Page, ToolError> {
+async fn get(http: &LazyClient, url: &Url, max_bytes: usize) -> Result<Page, ToolError> {
     let failed = |e: reqwest::Error| ToolError(format!("fetching {url} failed: {e}"));
-    let mut response = client()?
+    let mut response = http
+        .get()
+        .map_err(ToolError)?
         .get(url.clone())
         .header(
             header::ACCEPT,
@@ -310,6 +311,10 @@ mod tests {
     use super::*;
     use crate::tools::testing::{call, context, prepare};
 
+    fn fetch() -> Fetch {
+        Fetch::new(Arc::new(http_client()))
+    }
+
     /// A tiny HTTP/1.1 server with canned answers; returns its base URL.
     async fn serve() -> String {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -392,11 +397,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ctx = context(dir.path());
         let url = format!("{base}/page.html");
-        let prepared = prepare(&Fetch, json!({ "url": url }), &ctx).await.unwrap();
+        let prepared = prepare(&fetch(), json!({ "url": url }), &ctx)
+            .await
+            .unwrap();
         assert_eq!(prepared.title, format!("Fetch {url}"));
         assert_eq!(prepared.access, Access::Network(url.clone()));
 
-        let output = call(&Fetch, json!({ "url": url }), &ctx).await.unwrap();
+        let output = call(&fetch(), json!({ "url": url }), &ctx).await.unwrap();
         assert!(
             output.for_model.starts_with(&format!("{url} (text/html, ")),
             "{}",
@@ -415,7 +422,12 @@ mod tests {
         let base = serve().await;
         let dir = tempfile::tempdir().unwrap();
         let ctx = context(dir.path());
-        let outcome = call(&Fetch, json!({ "url": format!("{base}/elsewhere") }), &ctx).await;
+        let outcome = call(
+            &fetch(),
+            json!({ "url": format!("{base}/elsewhere") }),
+            &ctx,
+        )
+        .await;
         let text = match outcome {
             Ok(output) => output.for_model,
             Err(e) => e.0,
@@ -432,7 +444,7 @@ mod tests {
         let base = serve().await;
         let dir = tempfile::tempdir().unwrap();
         let ctx = context(dir.path());
-        let output = call(&Fetch, json!({ "url": format!("{base}/old") }), &ctx)
+        let output = call(&fetch(), json!({ "url": format!("{base}/old") }), &ctx)
             .await
             .unwrap();
         assert!(
@@ -442,7 +454,7 @@ mod tests {
             "{}",
             output.for_model
         );
-        let output = call(&Fetch, json!({ "url": format!("{base}/untyped") }), &ctx)
+        let output = call(&fetch(), json!({ "url": format!("{base}/untyped") }), &ctx)
             .await
             .unwrap();
         assert!(
@@ -460,7 +472,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut ctx = context(dir.path());
         ctx.limits.fetch_max_bytes = 1000;
-        let output = call(&Fetch, json!({ "url": format!("{base}/big.txt") }), &ctx)
+        let output = call(&fetch(), json!({ "url": format!("{base}/big.txt") }), &ctx)
             .await
             .unwrap();
         assert!(
@@ -482,7 +494,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ctx = &context(dir.path());
         let error = |url: String| async move {
-            call(&Fetch, json!({ "url": url }), ctx)
+            call(&fetch(), json!({ "url": url }), ctx)
                 .await
                 .unwrap_err()
                 .0
@@ -519,7 +531,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut ctx = context(dir.path());
         ctx.limits.fetch_timeout = Duration::from_millis(300);
-        let error = call(&Fetch, json!({ "url": format!("{base}/slow") }), &ctx)
+        let error = call(&fetch(), json!({ "url": format!("{base}/slow") }), &ctx)
             .await
             .unwrap_err();
         assert!(

@@ -11,9 +11,10 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::bounds::push_list;
 use super::input::parse;
 use super::paths::{resolve_or_cwd, shown, shown_dir};
-use super::walk::{off_thread, relative, require_dir, walker};
+use super::walk::{off_thread, relative, require_dir};
 use super::{Access, Context, Kind, Location, Output, Prepared, Tool, ToolError};
-use crate::llm::ToolSpec;
+use crate::chat::ToolSpec;
+use crate::io::WalkSpec;
 
 pub struct Glob;
 
@@ -106,23 +107,18 @@ impl Tool for Glob {
             let call: Call = prepared.into_state()?;
             require_dir(ctx, &call.root).await?;
             let max = ctx.limits.search_max_results;
-            let (found, total) = off_thread(ctx, move |cancel| {
+            let (found, total) = off_thread(ctx, move |io, cancel| {
                 let mut found = Vec::new();
                 let mut total = 0;
-                for entry in walker(&call.root).build() {
-                    if cancel.is_cancelled() {
-                        break;
+                io.walk(&WalkSpec::new(&call.root), cancel, &mut |entry| {
+                    if entry.is_file && call.matcher.is_match(relative(&call.root, &entry.path)) {
+                        total += 1;
+                        if found.len() < max {
+                            found.push(entry.path);
+                        }
                     }
-                    let Ok(entry) = entry else { continue };
-                    let is_file = entry.file_type().is_some_and(|t| t.is_file());
-                    if !is_file || !call.matcher.is_match(relative(&call.root, entry.path())) {
-                        continue;
-                    }
-                    total += 1;
-                    if found.len() < max {
-                        found.push(entry.into_path());
-                    }
-                }
+                    true
+                })?;
                 Ok((found, total))
             })
             .await?;

@@ -16,9 +16,10 @@ use tokio_util::sync::CancellationToken;
 use super::bounds::cut_line;
 use super::input::parse;
 use super::paths::{resolve_or_cwd, shown, shown_dir};
-use super::walk::{is_dir, off_thread, walker};
+use super::walk::{is_dir, off_thread};
 use super::{Access, Context, Kind, Location, Output, Prepared, Tool, ToolError};
-use crate::llm::ToolSpec;
+use crate::chat::ToolSpec;
+use crate::io::{Io, WalkSpec};
 
 pub struct Grep;
 
@@ -123,7 +124,7 @@ impl Tool for Grep {
             let call: Call = prepared.into_state()?;
             is_dir(ctx, &call.root).await?;
             let max = ctx.limits.search_max_results;
-            let found = off_thread(ctx, move |cancel| Ok(search(&call, max, cancel))).await?;
+            let found = off_thread(ctx, move |io, cancel| search(io, &call, max, cancel)).await?;
             let mut for_model = String::new();
             for (path, line, text) in &found.matches {
                 let text = cut_line(text.trim_end_matches(['\n', '\r']), MAX_MATCH_LINE_CHARS);
@@ -171,28 +172,29 @@ struct Found {
 }
 
 /// Walks and searches until `max` matches (or cancel); files that cannot be read are skipped.
-fn search(call: &Call, max: usize, cancel: &CancellationToken) -> Found {
+/// The files are read locally: ACP has no search, and reading a whole tree through the
+/// client's `fs/read_text_file` one file at a time would be far too slow.
+fn search(
+    io: &dyn Io,
+    call: &Call,
+    max: usize,
+    cancel: &CancellationToken,
+) -> Result<Found, ToolError> {
     let mut searcher: Searcher = SearcherBuilder::new()
         .binary_detection(BinaryDetection::quit(b'\0'))
         .line_number(true)
         .build();
-    let mut walk = walker(&call.root);
-    if let Some(filter) = &call.filter {
-        walk.overrides(filter.clone());
-    }
+    let mut spec = WalkSpec::new(&call.root);
+    spec.filter.clone_from(&call.filter);
     let mut found = Found {
         matches: Vec::new(),
         more: false,
     };
-    for entry in walk.build() {
-        if cancel.is_cancelled() || found.more {
-            break;
+    io.walk(&spec, cancel, &mut |entry| {
+        if !entry.is_file {
+            return true;
         }
-        let Ok(entry) = entry else { continue };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let path = entry.path();
+        let path = &entry.path;
         let _ = searcher.search_path(
             &call.matcher,
             path,
@@ -205,8 +207,9 @@ fn search(call: &Call, max: usize, cancel: &CancellationToken) -> Found {
                 Ok(true)
             }),
         );
-    }
-    found
+        !found.more
+    })?;
+    Ok(found)
 }
 
 #[cfg(test)]

@@ -10,9 +10,10 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::bounds::push_list;
 use super::input::parse;
 use super::paths::{resolve_or_cwd, shown, shown_dir};
-use super::walk::{off_thread, require_dir, walker};
+use super::walk::{off_thread, require_dir};
 use super::{Access, Context, Kind, Location, Output, Prepared, Tool, ToolError};
-use crate::llm::ToolSpec;
+use crate::chat::ToolSpec;
+use crate::io::WalkSpec;
 
 pub struct List;
 
@@ -92,23 +93,20 @@ impl Tool for List {
             require_dir(ctx, &call.root).await?;
             let max = ctx.limits.search_max_results;
             let root = call.root.clone();
-            let (entries, total) = off_thread(ctx, move |cancel| {
+            let (entries, total) = off_thread(ctx, move |io, cancel| {
                 let mut entries = Vec::new();
                 let mut total = 0;
-                for entry in walker(&root).max_depth(Some(call.depth)).build() {
-                    if cancel.is_cancelled() {
-                        break;
+                let mut spec = WalkSpec::new(&root);
+                spec.max_depth = Some(call.depth);
+                io.walk(&spec, cancel, &mut |entry| {
+                    if entry.depth > 0 {
+                        total += 1;
+                        if entries.len() < max {
+                            entries.push((entry.path, entry.is_dir));
+                        }
                     }
-                    let Ok(entry) = entry else { continue };
-                    if entry.depth() == 0 {
-                        continue;
-                    }
-                    total += 1;
-                    if entries.len() < max {
-                        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-                        entries.push((entry.into_path(), is_dir));
-                    }
-                }
+                    true
+                })?;
                 Ok((entries, total))
             })
             .await?;

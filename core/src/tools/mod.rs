@@ -13,8 +13,8 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
+use crate::chat::ToolSpec;
 use crate::io::{Io, IoError};
-use crate::llm::ToolSpec;
 
 mod bounds;
 mod diffs;
@@ -35,7 +35,7 @@ mod todo;
 mod walk;
 mod write;
 
-pub use registry::Registry;
+pub use registry::{Registry, ToolDeps};
 
 /// ACP `ToolKind` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,13 +136,23 @@ pub struct PlanEntry {
     pub status: String,
 }
 
+/// What a finished call shows the user, besides its status (ACP `ToolCallContent`, whose wire
+/// form `acp/` builds).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolContent {
+    Text(String),
+    Diff(Diff),
+    /// A terminal of the client's that ran the command.
+    Terminal(String),
+}
+
 /// The result of a call.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Output {
     /// What the model reads.
     pub for_model: String,
-    /// ACP `ToolCallContent` items for the final `tool_call_update` (text, diff, terminal).
-    pub content: Vec<Value>,
+    /// What the final tool call update shows.
+    pub content: Vec<ToolContent>,
     pub raw_output: Option<Value>,
     /// A new plan, when the tool maintains it.
     pub plan: Option<Vec<PlanEntry>>,
@@ -218,4 +228,7 @@ pub trait Tool: Send + Sync {
         ctx: &'a Context,
         progress: UnboundedSender<String>,
     ) -> BoxFuture<'a, Result<Output, ToolError>>;
+    /// Releases what the tool holds for its session (a server's process, a connection): the
+    /// session is closing. The built-in tools hold nothing.
+    fn shutdown(&self) {}
 }

@@ -9,7 +9,7 @@ use super::bounds::{MAX_LINE_CHARS, cut_line, plural};
 use super::input::parse;
 use super::paths::{resolve, shown};
 use super::{Access, Context, Kind, Location, Output, Prepared, Tool, ToolError};
-use crate::llm::ToolSpec;
+use crate::chat::ToolSpec;
 
 pub struct Read;
 

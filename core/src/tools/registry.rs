@@ -12,10 +12,27 @@ use super::read::Read;
 use super::run_command::RunCommand;
 use super::todo::Todo;
 use super::write::Write;
-use crate::llm::ToolSpec;
+use crate::chat::ToolSpec;
+use crate::net::LazyClient;
+
+/// What the built-in tools are built with: made once per engine and handed to the registry
+/// of every session.
+#[derive(Clone)]
+pub struct ToolDeps {
+    /// The fetch tool's HTTP client, built on first use.
+    pub http: Arc<LazyClient>,
+}
+
+impl ToolDeps {
+    pub fn create() -> Self {
+        ToolDeps {
+            http: Arc::new(super::fetch::http_client()),
+        }
+    }
+}
 
 /// Every built-in tool, in the order they are offered to the model.
-pub fn all() -> Vec<Arc<dyn Tool>> {
+pub fn all(deps: &ToolDeps) -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(Read),
         Arc::new(List),
@@ -24,12 +41,13 @@ pub fn all() -> Vec<Arc<dyn Tool>> {
         Arc::new(Edit),
         Arc::new(Write),
         Arc::new(RunCommand),
-        Arc::new(Fetch),
+        Arc::new(Fetch::new(deps.http.clone())),
         Arc::new(Todo),
     ]
 }
 
-/// A set of tools, found by name. Built once per session (MCP tools can be added later).
+/// A set of tools, found by name. Each live session has its own (MCP and language-server tools
+/// join it there).
 #[derive(Clone)]
 pub struct Registry {
     tools: Vec<(String, Arc<dyn Tool>)>,
@@ -45,8 +63,8 @@ impl Registry {
     }
 
     /// The built-in tools.
-    pub fn builtin() -> Self {
-        Registry::new(all())
+    pub fn builtin(deps: &ToolDeps) -> Self {
+        Registry::new(all(deps))
     }
 
     pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
@@ -54,6 +72,13 @@ impl Registry {
             .iter()
             .find(|(known, _)| known == name)
             .map(|(_, tool)| tool.clone())
+    }
+
+    /// Releases what each tool holds (the session is closing).
+    pub fn shutdown(&self) {
+        for (_, tool) in &self.tools {
+            tool.shutdown();
+        }
     }
 
     /// What the model is told about each tool.
@@ -69,7 +94,7 @@ mod tests {
 
     #[test]
     fn finds_every_builtin_tool_by_name() {
-        let registry = Registry::builtin();
+        let registry = Registry::builtin(&ToolDeps::create());
         let names: Vec<String> = registry.specs().into_iter().map(|s| s.name).collect();
         assert_eq!(
             names,
@@ -92,7 +117,7 @@ mod tests {
 
     #[test]
     fn specs_are_closed_object_schemas_with_descriptions() {
-        for spec in Registry::builtin().specs() {
+        for spec in Registry::builtin(&ToolDeps::create()).specs() {
             assert!(spec.description.len() > 40, "{}", spec.name);
             assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
             assert_eq!(

@@ -11,9 +11,9 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::bounds::{cut_line, fence};
 use super::input::parse;
-use super::{Access, Context, Kind, Output, Prepared, Tool, ToolError};
+use super::{Access, Context, Kind, Output, Prepared, Tool, ToolContent, ToolError};
+use crate::chat::ToolSpec;
 use crate::io::{CommandResult, CommandSpec};
-use crate::llm::ToolSpec;
 
 pub struct RunCommand;
 
@@ -152,8 +152,8 @@ fn output(result: &CommandResult, status: &str) -> Output {
         fence(&result.output)
     };
     let content = match &result.terminal_id {
-        Some(id) => json!({ "type": "terminal", "terminalId": id }),
-        None => json!({ "type": "content", "content": { "type": "text", "text": shown } }),
+        Some(id) => ToolContent::Terminal(id.clone()),
+        None => ToolContent::Text(shown.clone()),
     };
     Output {
         for_model: format!("{status}\n{shown}"),
@@ -170,7 +170,7 @@ fn output(result: &CommandResult, status: &str) -> Output {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
+    use std::path::{Path, PathBuf};
     use std::sync::Arc;
 
     use futures::future::BoxFuture;
@@ -180,7 +180,7 @@ mod tests {
 
     use super::*;
     use crate::io::testing::{group_is_gone, live_group_members};
-    use crate::io::{Io, IoError};
+    use crate::io::{Io, IoError, Meta, WalkEntry, WalkSpec};
     use crate::tools::testing::{call, context, prepare};
 
     #[tokio::test]
@@ -221,9 +221,7 @@ mod tests {
         assert_eq!(output.for_model, "Exit code: 2\n```\nhi\noops\n```");
         assert_eq!(
             output.content,
-            vec![
-                json!({ "type": "content", "content": { "type": "text", "text": "```\nhi\noops\n```" } })
-            ]
+            vec![ToolContent::Text("```\nhi\noops\n```".into())]
         );
         assert_eq!(
             output.raw_output,
@@ -310,6 +308,20 @@ mod tests {
         fn write_text<'a>(&'a self, _: &'a Path, _: &'a str) -> BoxFuture<'a, Result<(), IoError>> {
             unreachable!()
         }
+        fn stat<'a>(&'a self, _: &'a Path) -> BoxFuture<'a, Result<Option<Meta>, IoError>> {
+            unreachable!()
+        }
+        fn canonicalize(&self, _: &Path) -> PathBuf {
+            unreachable!()
+        }
+        fn walk(
+            &self,
+            _: &WalkSpec,
+            _: &CancellationToken,
+            _: &mut dyn FnMut(WalkEntry) -> bool,
+        ) -> Result<(), IoError> {
+            unreachable!()
+        }
         fn run_command<'a>(
             &'a self,
             spec: CommandSpec,
@@ -335,10 +347,7 @@ mod tests {
         let output = call(&RunCommand, json!({ "command": "make" }), &ctx)
             .await
             .unwrap();
-        assert_eq!(
-            output.content,
-            vec![json!({ "type": "terminal", "terminalId": "term-7" })]
-        );
+        assert_eq!(output.content, vec![ToolContent::Terminal("term-7".into())]);
         assert_eq!(output.for_model, "Exit code: 0\n```\nran make\n```");
     }
 }

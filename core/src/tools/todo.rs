@@ -8,7 +8,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::input::parse;
 use super::{Access, Context, Kind, Output, PlanEntry, Prepared, Tool, ToolError};
-use crate::llm::ToolSpec;
+use crate::chat::ToolSpec;
 
 pub struct Todo;
 

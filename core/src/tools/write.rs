@@ -10,7 +10,7 @@ use super::diffs::{apply, current_text, first_changed_line, output};
 use super::input::parse;
 use super::paths::{resolve, shown};
 use super::{Access, Context, Diff, Kind, Location, Output, Prepared, Tool, ToolError};
-use crate::llm::ToolSpec;
+use crate::chat::ToolSpec;
 
 pub struct Write;
 
@@ -106,6 +106,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::tools::ToolContent;
     use crate::tools::testing::{call, context, prepare};
 
     #[tokio::test]
@@ -130,9 +131,11 @@ mod tests {
         assert!(output.for_model.contains("+pub fn f() {}"));
         assert_eq!(
             output.content,
-            vec![
-                json!({ "type": "diff", "path": path, "oldText": null, "newText": "pub fn f() {}\n" })
-            ]
+            vec![ToolContent::Diff(Diff {
+                path: path.clone(),
+                old_text: None,
+                new_text: "pub fn f() {}\n".into(),
+            })]
         );
     }
 
@@ -154,7 +157,10 @@ mod tests {
             "{}",
             output.for_model
         );
-        assert_eq!(output.content[0]["oldText"], "one\ntwo\n");
+        let ToolContent::Diff(diff) = &output.content[0] else {
+            panic!("{:?}", output.content)
+        };
+        assert_eq!(diff.old_text.as_deref(), Some("one\ntwo\n"));
         assert_eq!(output.raw_output.unwrap()["added"], 1);
     }
 

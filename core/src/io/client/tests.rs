@@ -10,6 +10,13 @@ use tokio::sync::mpsc::unbounded_channel;
 
 use super::*;
 
+fn failed(message: &str) -> ClientError {
+    ClientError {
+        message: message.into(),
+        cancelled: false,
+    }
+}
+
 #[derive(Default)]
 struct FakeClient {
     calls: Mutex<Vec<(String, Value)>>,
@@ -52,13 +59,13 @@ impl FakeClient {
         }
     }
 
-    async fn answer(&self, method: &str, params: &Value) -> Result<Value, RpcError> {
+    async fn answer(&self, method: &str, params: &Value) -> Result<Value, ClientError> {
         match method {
             "fs/read_text_file" => {
                 let files = self.files.lock().unwrap();
                 match files.get(params["path"].as_str().unwrap()) {
                     Some(content) => Ok(json!({ "content": content })),
-                    None => Err(RpcError::new(-32002, "Resource not found")),
+                    None => Err(failed("Resource not found")),
                 }
             }
             "fs/write_text_file" => {
@@ -77,7 +84,7 @@ impl FakeClient {
             }
             "terminal/wait_for_exit" => loop {
                 if self.fail_wait {
-                    return Err(RpcError::new(-32603, "terminal vanished"));
+                    return Err(failed("terminal vanished"));
                 }
                 if let Some(status) = self.exit_status() {
                     return Ok(status);
@@ -89,7 +96,7 @@ impl FakeClient {
                 Ok(json!({}))
             }
             "terminal/release" => Ok(json!({})),
-            other => Err(RpcError::method_not_found(other)),
+            other => Err(failed(&format!("Method not found: {other}"))),
         }
     }
 }
@@ -104,14 +111,17 @@ impl ClientRequests for FakeClient {
         method: &'a str,
         params: Value,
         cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Value, RpcError>> {
+    ) -> BoxFuture<'a, Result<Value, ClientError>> {
         self.calls
             .lock()
             .unwrap()
             .push((method.to_owned(), params.clone()));
         Box::pin(async move {
             tokio::select! {
-                _ = cancel.cancelled() => Err(RpcError::new(-32800, "Request cancelled")),
+                _ = cancel.cancelled() => Err(ClientError {
+                    message: "Request cancelled".into(),
+                    cancelled: true,
+                }),
                 answer = self.answer(method, &params) => answer,
             }
         })

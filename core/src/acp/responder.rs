@@ -1,5 +1,6 @@
 //! A client request being served: its id, its cancellation token, and the promise that it
 //! is answered exactly once — `Drop` answers for a handler that panicked or was torn down.
+//! It never leaves `acp/`: the domain resolves typed outcomes, and the handler answers.
 
 use std::sync::Arc;
 
@@ -8,26 +9,33 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::Shared;
+use super::Edge;
+use crate::context::EngineContext;
+use crate::rpc::envelope;
 use crate::rpc::{RequestId, RpcError};
 
-pub struct Call {
-    shared: Arc<Shared>,
+pub struct Responder {
+    edge: Arc<Edge>,
     id: Option<RequestId>,
+    /// Fired by `$/cancel_request` for this request (and by engine shutdown).
     pub token: CancellationToken,
 }
 
-impl Call {
-    pub fn new(shared: Arc<Shared>, id: RequestId, token: CancellationToken) -> Self {
-        Call {
-            shared,
+impl Responder {
+    pub fn new(edge: Arc<Edge>, id: RequestId, token: CancellationToken) -> Self {
+        Responder {
+            edge,
             id: Some(id),
             token,
         }
     }
 
-    pub fn shared(&self) -> &Arc<Shared> {
-        &self.shared
+    pub fn edge(&self) -> &Arc<Edge> {
+        &self.edge
+    }
+
+    pub fn ctx(&self) -> &Arc<EngineContext> {
+        &self.edge.ctx
     }
 
     pub fn respond(mut self, outcome: Result<Value, RpcError>) {
@@ -46,35 +54,29 @@ impl Call {
     /// Answers with a result already in wire form.
     pub fn reply_raw(mut self, result: &RawValue) {
         if let Some(id) = self.id.take() {
-            self.shared.inflight.end(&id);
-            let frame = crate::rpc::envelope::raw_result_frame(&id, result);
-            self.shared.outbox.frame(frame);
-        }
-    }
-
-    /// Queues a store write whose commit must precede the answer.
-    pub fn respond_after(mut self, op: crate::store::StoreOp, outcome: Result<Value, RpcError>) {
-        if let Some(id) = self.id.take() {
-            self.shared.inflight.end(&id);
-            let frame = crate::rpc::envelope::response_frame(&id, &outcome);
-            self.shared.outbox.write(op, Some(frame));
+            self.edge.inflight.end(&id);
+            self.edge
+                .ctx
+                .send_frame(envelope::raw_result_frame(&id, result));
         }
     }
 
     fn finish(&mut self, outcome: Result<Value, RpcError>) {
         if let Some(id) = self.id.take() {
-            self.shared.inflight.end(&id);
-            self.shared.respond(&id, outcome);
+            self.edge.inflight.end(&id);
+            self.edge
+                .ctx
+                .send_frame(envelope::response_frame(&id, &outcome));
         }
     }
 }
 
-impl Drop for Call {
+impl Drop for Responder {
     fn drop(&mut self) {
         if self.id.is_none() {
             return;
         }
-        let error = if self.shared.is_closed() {
+        let error = if self.edge.ctx.is_closed() {
             RpcError::cancelled()
         } else {
             tracing::error!("a request handler ended without answering (panic?)");

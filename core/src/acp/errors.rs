@@ -1,0 +1,43 @@
+//! The domain's outcomes in the protocol's terms: turn errors and missing sessions as
+//! JSON-RPC errors, stop reasons as ACP's.
+
+use agent_client_protocol_schema::v1::StopReason as AcpStopReason;
+use serde_json::json;
+
+use crate::agent::{StopReason, TurnError};
+use crate::llm::Providers;
+use crate::rpc::RpcError;
+use crate::rpc::error::INTERNAL_ERROR;
+use crate::session::actor::Unavailable;
+
+pub fn turn_error(error: TurnError) -> RpcError {
+    match error {
+        TurnError::Auth { provider } => {
+            RpcError::auth_required(Providers::credential_hint(&provider))
+        }
+        TurnError::Provider(e) => {
+            RpcError::new(INTERNAL_ERROR, format!("The model provider failed: {e}"))
+                .with_data(json!({ "status": e.status, "message": e.message }))
+        }
+        TurnError::Store(e) => RpcError::internal(format!("cannot read the session log: {e}")),
+        TurnError::Internal(message) => RpcError::internal(message),
+    }
+}
+
+/// Why a request naming `session_id` found no live session.
+pub fn unavailable(why: &Unavailable, session_id: &str) -> RpcError {
+    match why {
+        Unavailable::NotFound => RpcError::session_not_found(session_id),
+        Unavailable::Store(e) => RpcError::internal(format!("cannot read the session store: {e}")),
+    }
+}
+
+pub fn stop_reason(stop: StopReason) -> AcpStopReason {
+    match stop {
+        StopReason::EndTurn => AcpStopReason::EndTurn,
+        StopReason::MaxTokens => AcpStopReason::MaxTokens,
+        StopReason::MaxTurnRequests => AcpStopReason::MaxTurnRequests,
+        StopReason::Refusal => AcpStopReason::Refusal,
+        StopReason::Cancelled => AcpStopReason::Cancelled,
+    }
+}

@@ -1,0 +1,489 @@
+//! Session events as ACP v1 `session/update`s — the only place that builds update JSON — and
+//! the stored log format, which is those same updates: `session/load` replays the log as the
+//! client first saw it, byte for byte, and the domain reads back what it needs through
+//! `decode`.
+//!
+//! Member order is part of the format (the crate keeps JSON objects in insertion order), so
+//! each shape is written out once, here.
+
+use agent_client_protocol_schema::v1::{
+    ConfigOptionUpdate, ContentBlock, ContentChunk, CurrentModeUpdate, EmbeddedResourceResource,
+    MessageId, SessionInfoUpdate, SessionUpdate, TextContent,
+};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use crate::config::ModelInfo;
+use crate::session::events::{
+    CallStatus, EventFormat, Recorded, SessionEvent, ToolCallStart, ToolOutcome,
+};
+use crate::tools::{Diff, Location, PlanEntry, ToolContent};
+
+/// Diffs larger than this go out as a one-line summary: a frame must stay well inside what
+/// clients accept (the TS SDK's cap is 32 MiB), and nobody reviews megabytes in a dialog.
+const MAX_DIFF_BYTES: usize = 256 * 1024;
+/// Strings in `rawInput` longer than this are replaced by their size (a `write` of a large
+/// file already shows as a diff).
+const MAX_RAW_STRING: usize = 4096;
+
+/// ACP v1, with the model catalog the config options are built from.
+pub struct V1 {
+    catalog: Vec<ModelInfo>,
+}
+
+impl V1 {
+    pub fn new(catalog: Vec<ModelInfo>) -> Self {
+        V1 { catalog }
+    }
+}
+
+impl EventFormat for V1 {
+    fn encode(&self, event: &SessionEvent) -> Value {
+        match event {
+            SessionEvent::UserChunk {
+                message_id,
+                content,
+            } => user_chunk(message_id, content),
+            SessionEvent::MessageChunk { message_id, text } => typed(
+                SessionUpdate::AgentMessageChunk(text_chunk(text, message_id)),
+            ),
+            SessionEvent::ThoughtChunk { message_id, text } => typed(
+                SessionUpdate::AgentThoughtChunk(text_chunk(text, message_id)),
+            ),
+            SessionEvent::ToolCallStarted(start) => tool_call(start),
+            SessionEvent::ToolCallRejected {
+                id,
+                name,
+                raw_input,
+                message,
+            } => json!({
+                "sessionUpdate": "tool_call",
+                "toolCallId": id,
+                "title": name,
+                "kind": "other",
+                "status": "failed",
+                "rawInput": raw_input,
+                "name": name,
+                "content": [text_content(message)],
+            }),
+            SessionEvent::ToolCallRunning { id } => {
+                tool_call_update(id, json!({ "status": "in_progress" }))
+            }
+            SessionEvent::ToolCallOutput { id, delta } => json!({
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": id,
+                "_meta": { "terminal_output": { "terminal_id": id, "data": delta } },
+            }),
+            SessionEvent::ToolCallFinished { id, outcome } => {
+                tool_call_update(id, finished(outcome))
+            }
+            SessionEvent::Plan(entries) => plan(entries),
+            SessionEvent::Usage { used, size } => {
+                json!({ "sessionUpdate": "usage_update", "used": used, "size": size })
+            }
+            SessionEvent::Title { title, updated_at } => typed(SessionUpdate::SessionInfoUpdate(
+                SessionInfoUpdate::new()
+                    .title(title.clone())
+                    .updated_at(updated_at.clone()),
+            )),
+            SessionEvent::ConfigChanged(settings) => typed(SessionUpdate::ConfigOptionUpdate(
+                ConfigOptionUpdate::new(super::config::options(settings, &self.catalog)),
+            )),
+            SessionEvent::ModeChanged(mode) => typed(SessionUpdate::CurrentModeUpdate(
+                CurrentModeUpdate::new(mode.id()),
+            )),
+        }
+    }
+
+    fn frame(&self, session_id: &str, update: &Value) -> String {
+        update_frame(session_id, update)
+    }
+
+    fn decode(&self, update: &Value) -> Recorded {
+        let kind = update.get("sessionUpdate").and_then(Value::as_str);
+        match kind {
+            Some("user_message_chunk") => user_text(update),
+            Some(kind @ ("tool_call" | "tool_call_update")) => {
+                let Some(id) = update.get("toolCallId").and_then(Value::as_str) else {
+                    return Recorded::Other;
+                };
+                Recorded::ToolCall {
+                    id: id.to_string(),
+                    announced: kind == "tool_call",
+                    status: update
+                        .get("status")
+                        .and_then(Value::as_str)
+                        .map(call_status),
+                }
+            }
+            _ => Recorded::Other,
+        }
+    }
+}
+
+fn typed(update: SessionUpdate) -> Value {
+    serde_json::to_value(update).unwrap_or(Value::Null)
+}
+
+fn text_chunk(text: &str, message_id: &str) -> ContentChunk {
+    ContentChunk::new(ContentBlock::Text(TextContent::new(text)))
+        .message_id(MessageId::new(message_id))
+}
+
+/// The block goes back through its ACP type, so it is logged exactly as it was typed when
+/// the prompt was parsed.
+fn user_chunk(message_id: &str, content: &Value) -> Value {
+    match serde_json::from_value::<ContentBlock>(content.clone()) {
+        Ok(block) => typed(SessionUpdate::UserMessageChunk(
+            ContentChunk::new(block).message_id(MessageId::new(message_id)),
+        )),
+        Err(_) => json!({
+            "sessionUpdate": "user_message_chunk",
+            "content": content,
+            "messageId": message_id,
+        }),
+    }
+}
+
+fn user_text(update: &Value) -> Recorded {
+    let text = update
+        .get("content")
+        .and_then(|c| serde_json::from_value::<ContentBlock>(c.clone()).ok())
+        .and_then(|block| block_text(&block));
+    match text {
+        Some(text) => Recorded::UserText {
+            message_id: update
+                .get("messageId")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            text,
+        },
+        None => Recorded::Other,
+    }
+}
+
+/// How a prompt block reads to the model. `None` for blocks we don't accept.
+pub fn block_text(block: &ContentBlock) -> Option<String> {
+    match block {
+        ContentBlock::Text(t) => Some(t.text.clone()),
+        ContentBlock::ResourceLink(link) => Some(format!("[{}]({})", link.name, link.uri)),
+        ContentBlock::Resource(embedded) => match &embedded.resource {
+            EmbeddedResourceResource::TextResourceContents(r) => Some(format!(
+                "<resource uri=\"{}\">\n{}\n</resource>",
+                r.uri, r.text
+            )),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn call_status(status: &str) -> CallStatus {
+    match status {
+        "completed" => CallStatus::Completed,
+        "failed" => CallStatus::Failed,
+        "in_progress" => CallStatus::InProgress,
+        _ => CallStatus::Pending,
+    }
+}
+
+fn tool_call(start: &ToolCallStart) -> Value {
+    let mut update = json!({
+        "sessionUpdate": "tool_call",
+        "toolCallId": start.id,
+        "title": start.title,
+        "kind": start.kind.as_str(),
+        "status": "pending",
+        "locations": locations(&start.locations),
+        "rawInput": shrink_raw_input(&start.raw_input),
+        "name": start.name,
+    });
+    let diffs = diff_content(&start.diffs);
+    if !diffs.is_empty() {
+        update["content"] = Value::Array(diffs);
+    }
+    update
+}
+
+fn locations(locations: &[Location]) -> Vec<Value> {
+    locations
+        .iter()
+        .map(|l| match l.line {
+            Some(line) => json!({ "path": l.path, "line": line }),
+            None => json!({ "path": l.path }),
+        })
+        .collect()
+}
+
+fn tool_call_update(id: &str, fields: Value) -> Value {
+    let mut update = json!({ "sessionUpdate": "tool_call_update", "toolCallId": id });
+    if let (Some(target), Value::Object(fields)) = (update.as_object_mut(), fields) {
+        target.extend(fields);
+    }
+    update
+}
+
+fn finished(outcome: &ToolOutcome) -> Value {
+    match outcome {
+        ToolOutcome::Completed {
+            content,
+            raw_output,
+        } => {
+            let content = content.iter().map(tool_content).collect();
+            let mut fields = json!({ "status": "completed", "content": bounded(content) });
+            if let Some(raw) = raw_output {
+                fields["rawOutput"] = raw.clone();
+            }
+            fields
+        }
+        ToolOutcome::Failed(message) => {
+            json!({ "status": "failed", "content": [text_content(message)] })
+        }
+    }
+}
+
+fn plan(entries: &[PlanEntry]) -> Value {
+    let entries: Vec<Value> = entries
+        .iter()
+        .map(|e| json!({ "content": e.content, "priority": e.priority, "status": e.status }))
+        .collect();
+    json!({ "sessionUpdate": "plan", "entries": entries })
+}
+
+/// ACP `ToolCallContent`.
+fn tool_content(content: &ToolContent) -> Value {
+    match content {
+        ToolContent::Text(text) => text_content(text),
+        ToolContent::Diff(diff) => diff_block(diff),
+        ToolContent::Terminal(id) => json!({ "type": "terminal", "terminalId": id }),
+    }
+}
+
+fn text_content(text: &str) -> Value {
+    json!({ "type": "content", "content": { "type": "text", "text": text } })
+}
+
+fn diff_block(diff: &Diff) -> Value {
+    json!({ "type": "diff", "path": diff.path, "oldText": diff.old_text, "newText": diff.new_text })
+}
+
+/// The `diff` blocks of a change, bounded: for the tool call and the permission request.
+pub fn diff_content(diffs: &[Diff]) -> Vec<Value> {
+    bounded(diffs.iter().map(diff_block).collect())
+}
+
+/// Tool call content with every oversized diff replaced by a summary.
+fn bounded(content: Vec<Value>) -> Vec<Value> {
+    content
+        .into_iter()
+        .map(|item| {
+            let size = |key: &str| item[key].as_str().map_or(0, str::len);
+            if item["type"] != "diff" || size("oldText") + size("newText") <= MAX_DIFF_BYTES {
+                return item;
+            }
+            let kib = (size("oldText") + size("newText")) / 1024;
+            let path = item["path"].as_str().unwrap_or("a file");
+            text_content(&format!(
+                "{path}: a change of {kib} KiB, too large to show as a diff"
+            ))
+        })
+        .collect()
+}
+
+fn shrink_raw_input(input: &Value) -> Value {
+    match input {
+        Value::String(text) if text.len() > MAX_RAW_STRING => {
+            json!(format!("<{} bytes>", text.len()))
+        }
+        Value::Array(items) => Value::Array(items.iter().map(shrink_raw_input).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), shrink_raw_input(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// A `session/update` notification carrying `update` in wire form: a JSON value, or (on
+/// replay) the stored JSON text of one, which comes out byte for byte as it went in.
+fn update_frame<U: Serialize + ?Sized>(session_id: &str, update: &U) -> String {
+    sized_update_frame(session_id, update, 0)
+}
+
+/// `update_frame` for a stored update, written into a buffer that fits it at once (a replay
+/// builds thousands of them).
+pub fn stored_update_frame(session_id: &str, update: &RawValue) -> String {
+    sized_update_frame(session_id, update, update.get().len() + session_id.len())
+}
+
+fn sized_update_frame<U: Serialize + ?Sized>(session_id: &str, update: &U, size: usize) -> String {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Params<'a, U: ?Sized> {
+        session_id: &'a str,
+        update: &'a U,
+    }
+    // The envelope around params: `{"jsonrpc":"2.0","method":"session/update","params":
+    // {"sessionId":"","update":}}` is 80 bytes.
+    let capacity = (size + 96).max(256);
+    let params = Params { session_id, update };
+    crate::rpc::envelope::notification_frame_sized("session/update", params, capacity)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::events::Recorded;
+
+    /// Replay frames the stored text of an update; live frames serialize its value.
+    #[test]
+    fn a_stored_update_frames_like_its_value() {
+        let update =
+            json!({"sessionUpdate": "plan", "z": [1.5, -0.0, 1e300], "a": "é \"q\"\n\u{1}"});
+        let stored = RawValue::from_string(update.to_string()).unwrap();
+        // Ids are the engine's own (`sess_` and hex), but nothing here relies on that.
+        for id in ["sess_0123abcd", "odd \"id\"\\\n\u{7f}é"] {
+            assert_eq!(stored_update_frame(id, &stored), update_frame(id, &update));
+        }
+    }
+
+    fn decode(update: Value) -> Recorded {
+        V1::new(Vec::new()).decode(&update)
+    }
+
+    #[test]
+    fn user_chunks_decode_to_what_the_model_reads() {
+        let text = json!({"sessionUpdate": "user_message_chunk", "messageId": "u1",
+            "content": {"type": "text", "text": "fix it"}});
+        assert_eq!(
+            decode(text),
+            Recorded::UserText {
+                message_id: Some("u1".into()),
+                text: "fix it".into()
+            }
+        );
+        let link = json!({"sessionUpdate": "user_message_chunk",
+            "content": {"type": "resource_link", "name": "main.rs", "uri": "file:///w/main.rs"}});
+        assert_eq!(
+            decode(link),
+            Recorded::UserText {
+                message_id: None,
+                text: "[main.rs](file:///w/main.rs)".into()
+            }
+        );
+        let image = json!({"sessionUpdate": "user_message_chunk",
+            "content": {"type": "image", "data": "AA==", "mimeType": "image/png"}});
+        assert_eq!(decode(image), Recorded::Other);
+        let agent = json!({"sessionUpdate": "agent_message_chunk",
+            "content": {"type": "text", "text": "done"}});
+        assert_eq!(decode(agent), Recorded::Other);
+    }
+
+    #[test]
+    fn tool_calls_decode_with_their_status() {
+        let call = |id: &str, announced, status| Recorded::ToolCall {
+            id: id.into(),
+            announced,
+            status,
+        };
+        assert_eq!(
+            decode(json!({"sessionUpdate": "tool_call", "toolCallId": "a", "title": "A"})),
+            call("a", true, None)
+        );
+        for (status, expected) in [
+            ("pending", CallStatus::Pending),
+            ("in_progress", CallStatus::InProgress),
+            ("completed", CallStatus::Completed),
+            ("failed", CallStatus::Failed),
+        ] {
+            assert_eq!(
+                decode(
+                    json!({"sessionUpdate": "tool_call_update", "toolCallId": "a", "status": status})
+                ),
+                call("a", false, Some(expected))
+            );
+        }
+        assert_eq!(
+            decode(json!({"sessionUpdate": "tool_call_update", "status": "failed"})),
+            Recorded::Other
+        );
+    }
+
+    /// Every event's wire shape, member order included: the log keeps these bytes.
+    #[test]
+    fn events_encode_to_their_v1_shapes() {
+        let v1 = V1::new(Vec::new());
+        let encoded = |event: SessionEvent| v1.encode(&event).to_string();
+        let diff = Diff {
+            path: "/w/a.rs".into(),
+            old_text: None,
+            new_text: "x".into(),
+        };
+        let start = ToolCallStart {
+            id: "tc_1".into(),
+            title: "Write a.rs".into(),
+            kind: crate::tools::Kind::Edit,
+            locations: vec![Location {
+                path: "/w/a.rs".into(),
+                line: Some(1),
+            }],
+            raw_input: json!({"path": "a.rs", "content": "x".repeat(5000)}),
+            name: "write".into(),
+            diffs: vec![diff.clone()],
+        };
+        assert_eq!(
+            encoded(SessionEvent::ToolCallStarted(start)),
+            r#"{"sessionUpdate":"tool_call","toolCallId":"tc_1","title":"Write a.rs","kind":"edit","status":"pending","locations":[{"path":"/w/a.rs","line":1}],"rawInput":{"path":"a.rs","content":"<5000 bytes>"},"name":"write","content":[{"type":"diff","path":"/w/a.rs","oldText":null,"newText":"x"}]}"#
+        );
+        let done = ToolOutcome::Completed {
+            content: vec![
+                ToolContent::Text("ok".into()),
+                ToolContent::Terminal("term-1".into()),
+                ToolContent::Diff(diff),
+            ],
+            raw_output: Some(json!({"exitCode": 0})),
+        };
+        assert_eq!(
+            encoded(SessionEvent::ToolCallFinished {
+                id: "tc_1".into(),
+                outcome: done
+            }),
+            r#"{"sessionUpdate":"tool_call_update","toolCallId":"tc_1","status":"completed","content":[{"type":"content","content":{"type":"text","text":"ok"}},{"type":"terminal","terminalId":"term-1"},{"type":"diff","path":"/w/a.rs","oldText":null,"newText":"x"}],"rawOutput":{"exitCode":0}}"#
+        );
+        assert_eq!(
+            encoded(SessionEvent::ToolCallOutput {
+                id: "tc_1".into(),
+                delta: "hi\n".into()
+            }),
+            r#"{"sessionUpdate":"tool_call_update","toolCallId":"tc_1","_meta":{"terminal_output":{"terminal_id":"tc_1","data":"hi\n"}}}"#
+        );
+        assert_eq!(
+            encoded(SessionEvent::MessageChunk {
+                message_id: "m1".into(),
+                text: "Hel".into()
+            }),
+            r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hel"},"messageId":"m1"}"#
+        );
+        assert_eq!(
+            encoded(SessionEvent::Usage { used: 5, size: 100 }),
+            r#"{"sessionUpdate":"usage_update","used":5,"size":100}"#
+        );
+    }
+
+    #[test]
+    fn oversized_diffs_become_a_summary() {
+        let big = Diff {
+            path: "/w/big.txt".into(),
+            old_text: Some("a".repeat(MAX_DIFF_BYTES)),
+            new_text: "b".repeat(2048),
+        };
+        assert_eq!(
+            diff_content(&[big]),
+            vec![text_content(
+                "/w/big.txt: a change of 258 KiB, too large to show as a diff"
+            )]
+        );
+    }
+}

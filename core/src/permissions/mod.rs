@@ -1,0 +1,383 @@
+//! Who decides whether a tool call may run: the session's mode, the workspace's stored
+//! "always" rules, and two checks no rule can waive — paths outside the workspace and
+//! dangerous commands.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::tools::Access;
+
+mod command;
+pub mod prompt;
+
+use command::command_prefix;
+pub use command::dangerous;
+
+/// The permission mode (also a session config option, `category: "mode"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Ask before every edit, command and fetch.
+    #[default]
+    Ask,
+    /// Edits inside the workspace go ahead; commands and fetches ask.
+    AcceptEdits,
+    /// Read-only: edits and commands are refused.
+    Plan,
+    /// Nothing asks, except paths outside the workspace.
+    Bypass,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 4] = [Mode::Ask, Mode::AcceptEdits, Mode::Plan, Mode::Bypass];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Mode::Ask => "ask",
+            Mode::AcceptEdits => "accept_edits",
+            Mode::Plan => "plan",
+            Mode::Bypass => "bypass",
+        }
+    }
+
+    pub fn parse(id: &str) -> Option<Mode> {
+        Mode::ALL.into_iter().find(|m| m.id() == id)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Ask => "Ask",
+            Mode::AcceptEdits => "Accept edits",
+            Mode::Plan => "Plan",
+            Mode::Bypass => "Bypass permissions",
+        }
+    }
+
+    pub fn description(self) -> &'static str {
+        match self {
+            Mode::Ask => "Ask before every edit, command and web fetch",
+            Mode::AcceptEdits => "Edit files in the workspace without asking; ask before commands",
+            Mode::Plan => "Read and plan only: no edits, no commands",
+            Mode::Bypass => "Never ask, except for paths outside the workspace",
+        }
+    }
+}
+
+/// A remembered answer: allow or reject calls of `tool` matching `pattern` in one workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rule {
+    pub tool: String,
+    pub pattern: String,
+    pub allow: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    Allow,
+    /// Ask the user. `remember` is the rule pattern an "always" answer would store, or
+    /// `None` when no rule may cover this call (outside the workspace, dangerous).
+    Ask {
+        remember: Option<String>,
+    },
+    /// Refused without asking; the message goes to the model.
+    Deny(String),
+}
+
+/// Decides for one prepared call of `tool`.
+pub fn decide(
+    mode: Mode,
+    tool: &str,
+    access: &Access,
+    roots: &Roots<'_>,
+    rules: &[Rule],
+) -> Decision {
+    let pattern = rule_pattern(access);
+    let rule = pattern
+        .as_ref()
+        .and_then(|p| rules.iter().find(|r| r.tool == tool && r.pattern == *p));
+    if rule.is_some_and(|r| !r.allow) {
+        return Decision::Deny("Refused by a rule the user chose earlier (reject always).".into());
+    }
+    let allowed_by_rule = rule.is_some();
+    match access {
+        Access::None => Decision::Allow,
+        Access::Read(paths) => match roots.outside(paths.iter()) {
+            Some(_) => Decision::Ask { remember: None },
+            None => Decision::Allow,
+        },
+        Access::Edit(diffs) => {
+            if mode == Mode::Plan {
+                return Decision::Deny(
+                    "Plan mode is read-only: edits are not allowed. Describe the change instead."
+                        .into(),
+                );
+            }
+            if roots.outside(diffs.iter().map(|d| &d.path)).is_some() {
+                return Decision::Ask { remember: None };
+            }
+            match mode {
+                Mode::AcceptEdits | Mode::Bypass => Decision::Allow,
+                _ if allowed_by_rule => Decision::Allow,
+                _ => Decision::Ask { remember: pattern },
+            }
+        }
+        Access::Execute(command) => {
+            if mode == Mode::Plan {
+                return Decision::Deny("Plan mode is read-only: commands are not allowed.".into());
+            }
+            if mode == Mode::Bypass {
+                return Decision::Allow;
+            }
+            if dangerous(command).is_some() {
+                return Decision::Ask { remember: None };
+            }
+            if allowed_by_rule {
+                Decision::Allow
+            } else {
+                Decision::Ask { remember: pattern }
+            }
+        }
+        Access::Network(_) => match mode {
+            Mode::Bypass => Decision::Allow,
+            _ if allowed_by_rule => Decision::Allow,
+            _ => Decision::Ask { remember: pattern },
+        },
+    }
+}
+
+/// What an "always" answer covers: every edit inside the workspace for an edit tool, the
+/// program and subcommand for a simple command (none for a compound one), the host for a
+/// fetch.
+fn rule_pattern(access: &Access) -> Option<String> {
+    match access {
+        Access::Edit(_) => Some("*".into()),
+        Access::Execute(command) => command_prefix(command),
+        Access::Network(url) => host(url).map(str::to_string),
+        Access::Read(_) | Access::None => None,
+    }
+}
+
+fn host(url: &str) -> Option<&str> {
+    let rest = url.split_once("://")?.1;
+    let host = rest.split(['/', '?', '#']).next()?;
+    (!host.is_empty()).then_some(host)
+}
+
+/// The workspace roots, and where a path really leads. Finding that out (`..`, symlinks,
+/// dangling ones too) is the workspace port's job (`Io::canonicalize`); this module only
+/// compares what it finds.
+pub struct Roots<'a> {
+    canonical_roots: Vec<PathBuf>,
+    canonical: &'a (dyn Fn(&Path) -> PathBuf + Sync),
+}
+
+impl<'a> Roots<'a> {
+    pub fn new(roots: &[PathBuf], canonical: &'a (dyn Fn(&Path) -> PathBuf + Sync)) -> Self {
+        Roots {
+            canonical_roots: roots.iter().map(|r| canonical(r)).collect(),
+            canonical,
+        }
+    }
+
+    /// The first path not inside any root, where it really leads.
+    pub fn outside<'p>(&self, mut paths: impl Iterator<Item = &'p PathBuf>) -> Option<PathBuf> {
+        paths.find_map(|p| {
+            let real = (self.canonical)(p);
+            let inside = self
+                .canonical_roots
+                .iter()
+                .any(|root| real.starts_with(root));
+            (!inside).then_some(real)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::Diff;
+
+    /// `..` folded, no disk: these tests are about the policy, not the filesystem.
+    fn lexical(path: &Path) -> PathBuf {
+        let mut out = PathBuf::new();
+        for part in path.components() {
+            match part {
+                std::path::Component::ParentDir => {
+                    out.pop();
+                }
+                other => out.push(other),
+            }
+        }
+        out
+    }
+
+    fn workspace() -> Roots<'static> {
+        Roots::new(&[PathBuf::from("/w")], &lexical)
+    }
+
+    fn edit(path: &str) -> Access {
+        Access::Edit(vec![Diff {
+            path: PathBuf::from(path),
+            old_text: None,
+            new_text: "x".into(),
+        }])
+    }
+
+    #[test]
+    fn modes() {
+        let roots = workspace();
+        let inside = edit("/w/a.rs");
+        assert_eq!(
+            decide(Mode::Ask, "edit", &inside, &roots, &[]),
+            Decision::Ask {
+                remember: Some("*".into())
+            }
+        );
+        assert_eq!(
+            decide(Mode::AcceptEdits, "edit", &inside, &roots, &[]),
+            Decision::Allow
+        );
+        assert!(matches!(
+            decide(Mode::Plan, "edit", &inside, &roots, &[]),
+            Decision::Deny(_)
+        ));
+        assert_eq!(
+            decide(Mode::Bypass, "edit", &inside, &roots, &[]),
+            Decision::Allow
+        );
+        assert_eq!(
+            command_prefix("rm -f a.o").as_deref(),
+            Some("rm -f a.o"),
+            "rm rules are exact"
+        );
+        assert_eq!(
+            command_prefix("npm -s run build").as_deref(),
+            Some("npm run")
+        );
+        assert_eq!(command_prefix("ls -la").as_deref(), Some("ls"));
+        let run = Access::Execute("cargo test --all".into());
+        assert_eq!(
+            decide(Mode::AcceptEdits, "run_command", &run, &roots, &[]),
+            Decision::Ask {
+                remember: Some("cargo test".into())
+            }
+        );
+        assert!(matches!(
+            decide(Mode::Plan, "run_command", &run, &roots, &[]),
+            Decision::Deny(_)
+        ));
+        assert_eq!(
+            decide(
+                Mode::Bypass,
+                "run_command",
+                &Access::Execute("sudo x".into()),
+                &roots,
+                &[]
+            ),
+            Decision::Allow
+        );
+        assert_eq!(
+            decide(
+                Mode::Plan,
+                "read",
+                &Access::Read(vec!["/w/a".into()]),
+                &roots,
+                &[]
+            ),
+            Decision::Allow
+        );
+        let outside_read = Access::Read(vec!["/etc/passwd".into()]);
+        let decision = decide(Mode::Bypass, "read", &outside_read, &roots, &[]);
+        assert_eq!(
+            decision,
+            Decision::Ask { remember: None },
+            "outside the workspace asks even in bypass"
+        );
+    }
+
+    #[test]
+    fn outside_the_workspace_always_asks() {
+        let roots = workspace();
+        for mode in Mode::ALL.into_iter().filter(|m| *m != Mode::Plan) {
+            assert_eq!(
+                decide(mode, "edit", &edit("/w/../etc/passwd"), &roots, &[]),
+                Decision::Ask { remember: None },
+                "{mode:?}"
+            );
+        }
+        let rules = [Rule {
+            tool: "edit".into(),
+            pattern: "*".into(),
+            allow: true,
+        }];
+        assert_eq!(
+            decide(Mode::Ask, "edit", &edit("/etc/x"), &roots, &rules),
+            Decision::Ask { remember: None }
+        );
+        assert_eq!(
+            decide(Mode::Ask, "edit", &edit("/w/x"), &roots, &rules),
+            Decision::Allow
+        );
+    }
+
+    #[test]
+    fn rules_allow_and_reject_but_never_dangerous() {
+        let roots = workspace();
+        let allow = [Rule {
+            tool: "run_command".into(),
+            pattern: "cargo test".into(),
+            allow: true,
+        }];
+        assert_eq!(
+            decide(
+                Mode::Ask,
+                "run_command",
+                &Access::Execute("cargo test -q".into()),
+                &roots,
+                &allow
+            ),
+            Decision::Allow
+        );
+        assert_eq!(
+            decide(
+                Mode::Ask,
+                "run_command",
+                &Access::Execute("cargo test; rm -rf x".into()),
+                &roots,
+                &allow
+            ),
+            Decision::Ask { remember: None }
+        );
+        let reject = [Rule {
+            tool: "run_command".into(),
+            pattern: "npm publish".into(),
+            allow: false,
+        }];
+        assert!(matches!(
+            decide(
+                Mode::Bypass,
+                "run_command",
+                &Access::Execute("npm publish".into()),
+                &roots,
+                &reject
+            ),
+            Decision::Deny(_)
+        ));
+        let allow_sudo = [Rule {
+            tool: "run_command".into(),
+            pattern: "sudo ls".into(),
+            allow: true,
+        }];
+        assert_eq!(
+            decide(
+                Mode::Ask,
+                "run_command",
+                &Access::Execute("sudo ls".into()),
+                &roots,
+                &allow_sudo
+            ),
+            Decision::Ask { remember: None }
+        );
+    }
+}

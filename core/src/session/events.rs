@@ -1,0 +1,139 @@
+//! What a session reports: typed events, emitted to a sink. The session is the sink of its own
+//! turns (it logs each event and sends it to the client); how an event looks on the wire and in
+//! the log is the protocol edge's business, behind `EventFormat`.
+
+use serde_json::Value;
+
+use super::Settings;
+use crate::chat::Message;
+use crate::permissions::Mode;
+use crate::tools::{Diff, Kind, Location, PlanEntry, ToolContent};
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionEvent {
+    /// One block of the user's prompt, as the client sent it (opaque to the domain).
+    UserChunk {
+        message_id: String,
+        content: Value,
+    },
+    MessageChunk {
+        message_id: String,
+        text: String,
+    },
+    ThoughtChunk {
+        message_id: String,
+        text: String,
+    },
+    ToolCallStarted(ToolCallStart),
+    /// A call that failed before it could be prepared (unknown tool, bad input).
+    ToolCallRejected {
+        id: String,
+        name: String,
+        raw_input: Value,
+        message: String,
+    },
+    ToolCallRunning {
+        id: String,
+    },
+    /// Live output of a running command (not logged: the final update carries the result).
+    ToolCallOutput {
+        id: String,
+        delta: String,
+    },
+    ToolCallFinished {
+        id: String,
+        outcome: ToolOutcome,
+    },
+    Plan(Vec<PlanEntry>),
+    /// How full the context window is, in tokens.
+    Usage {
+        used: u64,
+        size: u64,
+    },
+    Title {
+        title: String,
+        updated_at: String,
+    },
+    ConfigChanged(Settings),
+    ModeChanged(Mode),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCallStart {
+    pub id: String,
+    pub title: String,
+    pub kind: Kind,
+    pub locations: Vec<Location>,
+    /// The arguments as the model sent them.
+    pub raw_input: Value,
+    pub name: String,
+    /// The change an edit will make, shown before it runs.
+    pub diffs: Vec<Diff>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolOutcome {
+    Completed {
+        content: Vec<ToolContent>,
+        raw_output: Option<Value>,
+    },
+    Failed(String),
+}
+
+/// Who sees an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Visibility {
+    /// Sent now and replayed later.
+    Live,
+    /// Kept for replay but not sent now (the user's own prompt; fixes after a crash).
+    ReplayOnly,
+    /// Sent now, never kept (live command output).
+    Transient,
+}
+
+/// Where a turn's events go. `remember` keeps what only the model needs.
+pub trait EventSink: Send + Sync {
+    fn emit(&self, event: SessionEvent, visibility: Visibility);
+    fn remember(&self, message: Message);
+}
+
+/// How events are logged and sent — the stored log is ACP v1 `session/update` JSON, the format
+/// the protocol edge owns — and what the domain needs to read back from a logged update.
+pub trait EventFormat: Send + Sync {
+    /// The logged (and, when live, sent) form of `event`.
+    fn encode(&self, event: &SessionEvent) -> Value;
+    /// The notification that carries a logged update to the client.
+    fn frame(&self, session_id: &str, update: &Value) -> String;
+    /// What a logged update says, as far as the model's context and crash recovery care.
+    fn decode(&self, update: &Value) -> Recorded;
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recorded {
+    /// A block of a user prompt, as the model reads it.
+    UserText {
+        message_id: Option<String>,
+        text: String,
+    },
+    /// A tool call announced (`announced`) or updated, with its status if the update set one.
+    ToolCall {
+        id: String,
+        announced: bool,
+        status: Option<CallStatus>,
+    },
+    Other,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallStatus {
+    Pending,
+    InProgress,
+    Completed,
+    Failed,
+}
+
+impl CallStatus {
+    pub fn is_final(self) -> bool {
+        matches!(self, CallStatus::Completed | CallStatus::Failed)
+    }
+}
