@@ -7,7 +7,7 @@ use std::sync::Arc;
 use hearth_core::{Config, EngineError};
 
 use crate::args::utf8;
-use crate::error::{Failure, HEARTH_BAD_CONFIG, HEARTH_INTERNAL, guard};
+use crate::error::{Failure, HEARTH_INTERNAL, guard};
 use crate::host::{CallbackHost, FrameFn, FreeFn, UserData};
 
 /// A running engine. Opaque: create it with hearth_engine_new, release it with
@@ -58,7 +58,7 @@ pub unsafe extern "C" fn hearth_engine_new(
         let on_frame = on_frame.ok_or_else(|| Failure::null_argument("on_frame"))?;
         // SAFETY: the caller guarantees `config_len` readable bytes, read only in this call.
         let json = unsafe { utf8(config_json, config_len, "config_json") }?;
-        let config = Config::from_json(json).map_err(|e| Failure::new(HEARTH_BAD_CONFIG, e.0))?;
+        let config = Config::from_json(json).map_err(EngineError::from)?;
         let host = CallbackHost::new(on_frame, user_data);
         let inner = hearth_core::Engine::start(config, Arc::new(host))?;
         // SAFETY: as above; the caller now owns the engine until hearth_engine_free.
@@ -122,9 +122,10 @@ pub unsafe extern "C" fn hearth_engine_free(engine: *mut Engine) {
         unsafe { engine.as_ref() }
             .inner
             .close()
-            .map_err(|e| match e {
-                EngineError::CloseFromDeliver => Failure::new(HEARTH_INTERNAL, FREE_FROM_ON_FRAME),
-                other => other.into(),
+            .map_err(|e| match e.code() {
+                // The core's message speaks of close(); a C host called hearth_engine_free.
+                "close_from_deliver" => Failure::new(HEARTH_INTERNAL, FREE_FROM_ON_FRAME),
+                _ => e.into(),
             })?;
         // SAFETY: closed, so no on_frame runs any more, and the caller hands the engine back;
         // it was made by Box::into_raw in hearth_engine_new.

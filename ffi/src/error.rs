@@ -55,13 +55,14 @@ impl Failure {
 
 impl From<EngineError> for Failure {
     fn from(e: EngineError) -> Failure {
-        let status = match e {
-            EngineError::Config(_) => HEARTH_BAD_CONFIG,
-            EngineError::Store(_) => HEARTH_STORE_ERROR,
-            EngineError::Closed => HEARTH_CLOSED,
-            // Start: no runtime or thread. CloseFromDeliver: only hearth_engine_free meets
-            // it, and that call reports through hearth_last_error alone.
-            EngineError::Start(_) | EngineError::CloseFromDeliver => HEARTH_INTERNAL,
+        let status = match e.code() {
+            "config" => HEARTH_BAD_CONFIG,
+            "store" => HEARTH_STORE_ERROR,
+            "closed" => HEARTH_CLOSED,
+            // "start": no runtime or thread. "close_from_deliver": only hearth_engine_free
+            // meets it, and that call reports through hearth_last_error alone. A code added
+            // later lands here too, so the ABI's statuses stay as released.
+            _ => HEARTH_INTERNAL,
         };
         Failure::new(status, e.to_string())
     }
@@ -150,6 +151,16 @@ mod tests {
     fn a_panic_becomes_a_status_and_a_message() {
         assert_eq!(guard(|| panic!("boom")), HEARTH_PANIC);
         assert!(last_error().unwrap().ends_with("boom"));
+    }
+
+    #[test]
+    fn engine_errors_keep_their_released_statuses() {
+        let status = |e: EngineError| Failure::from(e).status;
+        assert_eq!(status(EngineError::Config("k".into())), HEARTH_BAD_CONFIG);
+        assert_eq!(status(EngineError::Store("s".into())), HEARTH_STORE_ERROR);
+        assert_eq!(status(EngineError::Closed), HEARTH_CLOSED);
+        assert_eq!(status(EngineError::Start("t".into())), HEARTH_INTERNAL);
+        assert_eq!(status(EngineError::CloseFromDeliver), HEARTH_INTERNAL);
     }
 
     #[test]

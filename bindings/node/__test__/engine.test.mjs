@@ -1,7 +1,7 @@
 // The raw-frame API: new Engine(config, onFrame), send, close.
 
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
@@ -182,6 +182,14 @@ test('a bad config throws an Error that names the key', () => {
     message: /`workerThreads`/,
   })
   assert.throws(() => new Engine('{"dataDir": ', () => {}), { code: 'ERR_HEARTH_CONFIG' })
+})
+
+test('a store that cannot be opened throws ERR_HEARTH_STORE', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'hearth-node-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const notADirectory = join(dir, 'file')
+  writeFileSync(notADirectory, '')
+  assert.throws(() => new Engine({ dataDir: notADirectory }, () => {}), { code: 'ERR_HEARTH_STORE' })
 })
 
 test('wrong argument types are TypeErrors', (t) => {

@@ -4,16 +4,10 @@
 use hearth_core::EngineError;
 use napi::Status;
 
-/// The `code` of an error thrown to JS (engine.d.ts lists them as `EngineErrorCode`).
+/// The `code` of an error thrown to JS (engine.d.ts lists the engine's as `EngineErrorCode`).
 pub enum ErrorCode {
-    /// The configuration was rejected; the message names the key.
-    Config,
-    /// The data directory's store could not be opened.
-    Store,
-    /// The engine's threads or runtime could not start.
-    Start,
-    /// The engine is closed.
-    Closed,
+    /// `ERR_HEARTH_` and the engine's own code in capitals, e.g. `ERR_HEARTH_CLOSED`.
+    Engine(String),
     /// An N-API failure while talking to JS (wrong argument types and the like).
     Napi(Status),
 }
@@ -21,10 +15,7 @@ pub enum ErrorCode {
 impl AsRef<str> for ErrorCode {
     fn as_ref(&self) -> &str {
         match self {
-            ErrorCode::Config => "ERR_HEARTH_CONFIG",
-            ErrorCode::Store => "ERR_HEARTH_STORE",
-            ErrorCode::Start => "ERR_HEARTH_START",
-            ErrorCode::Closed => "ERR_HEARTH_CLOSED",
+            ErrorCode::Engine(code) => code,
             ErrorCode::Napi(status) => status.as_ref(),
         }
     }
@@ -42,14 +33,7 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 /// Maps the errors of `Engine::start` and `Engine::send`.
 pub fn to_js(error: EngineError) -> Error {
-    let code = match &error {
-        EngineError::Config(_) => ErrorCode::Config,
-        EngineError::Store(_) => ErrorCode::Store,
-        EngineError::Start(_) => ErrorCode::Start,
-        EngineError::Closed => ErrorCode::Closed,
-        // Only `close` returns this, and close.rs never runs it on the delivery thread; the
-        // match must still be total.
-        EngineError::CloseFromDeliver => ErrorCode::Start,
-    };
-    Error::new(code, error.to_string())
+    // Node's convention for `code`: an `ERR_` prefix, upper snake case.
+    let code = format!("ERR_HEARTH_{}", error.code().to_ascii_uppercase());
+    Error::new(ErrorCode::Engine(code), error.to_string())
 }

@@ -101,18 +101,10 @@ impl Drop for Engine {
             std::mem::forget(engine);
             return;
         }
-        // Python drops objects while attached; closing must detach (see the module docs).
-        let closed = Python::attach(|py| py.detach(|| engine.close()));
-        if let Err(EngineError::CloseFromDeliver) = closed {
-            // The last reference went away inside `on_frame`, on the delivery thread, which
-            // cannot wait for itself: let another thread close the engine once it is free.
-            let handoff = std::thread::Builder::new()
-                .name("hearth-close".into())
-                .spawn(move || drop(engine));
-            if let Err(e) = handoff {
-                eprintln!("hearth: cannot close an engine dropped inside on_frame: {e}");
-            }
-        }
+        // Dropping closes, which waits for the delivery thread: detach, or that thread could
+        // be waiting for the GIL we hold. Dropped on the delivery thread itself (the last
+        // reference went away inside `on_frame`), the core hands the close to another thread.
+        Python::attach(|py| py.detach(|| drop(engine)));
     }
 }
 

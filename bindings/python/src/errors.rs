@@ -20,11 +20,12 @@ create_exception!(
 );
 
 /// Bad configuration is a `ValueError` (the message names the key), the closed engine is
-/// `ClosedError`, anything else a `HearthError`.
+/// `ClosedError`, anything else — including codes added later — a `HearthError`.
 pub fn to_py(error: EngineError) -> PyErr {
-    match error {
-        EngineError::Config(message) => PyValueError::new_err(message),
-        EngineError::Closed => ClosedError::new_err(error.to_string()),
-        other => HearthError::new_err(other.to_string()),
+    let message = error.to_string();
+    match error.code() {
+        "config" => PyValueError::new_err(message),
+        "closed" => ClosedError::new_err(message),
+        _ => HearthError::new_err(message),
     }
 }

@@ -54,10 +54,7 @@ impl<T: Default> ErrorPolicy<T, BindingError> for ThrowJavaException {
             return Ok(T::default());
         }
         let (class, message) = match error {
-            BindingError::Engine(e @ (EngineError::Closed | EngineError::CloseFromDeliver)) => {
-                (ILLEGAL_STATE, e.to_string())
-            }
-            BindingError::Engine(e) => (HEARTH_EXCEPTION, e.to_string()),
+            BindingError::Engine(e) => (engine_exception(&e), e.to_string()),
             BindingError::Jni(e) => (HEARTH_EXCEPTION, format!("JNI call failed: {e}")),
             BindingError::NullHandle => (ILLEGAL_STATE, "the engine handle is null".to_owned()),
         };
@@ -81,6 +78,15 @@ impl<T: Default> ErrorPolicy<T, BindingError> for ThrowJavaException {
             &format!("internal error in the Hearth library: {what}"),
         );
         Ok(T::default())
+    }
+}
+
+/// Misusing the engine's state is Java's `IllegalStateException`; every other engine failure,
+/// including codes added later, is a `HearthException`.
+fn engine_exception(error: &EngineError) -> &'static JNIStr {
+    match error.code() {
+        "closed" | "close_from_deliver" => ILLEGAL_STATE,
+        _ => HEARTH_EXCEPTION,
     }
 }
 

@@ -1,20 +1,23 @@
 //! The `native` methods of `dev.hearth.NativeEngine`.
 //!
-//! The handle is a `Box<Binding>` turned into a `jlong`. Ownership: `create` hands it to the
-//! Java `Engine`, which keeps it in a final field and gives it back exactly once, to `release`,
-//! from a `java.lang.ref.Cleaner` once the `Engine` is unreachable — so no `send` or `close`
-//! can still be running with it. `close` does not free it: it stops the engine and drops it
-//! (store, threads, the listener), leaving a small closed shell that answers later calls with
-//! `IllegalStateException`.
+//! The handle is a `Box<hearth_core::Engine>` turned into a `jlong`. Ownership: `create` hands
+//! it to the Java `Engine`, which keeps it in a final field and gives it back exactly once, to
+//! `release`, from a `java.lang.ref.Cleaner` once the `Engine` is unreachable — so no `send` or
+//! `close` can still be running with it. `close` does not free it: the core's close releases
+//! the store, the threads and the listener, and is itself idempotent, safe from several
+//! threads at once and refused on the delivery thread, so the Java side needs no lock. The
+//! closed engine left behind answers later calls with `IllegalStateException`.
 //!
 //! Each method runs inside `EnvUnowned::with_env`, which catches panics; `ThrowJavaException`
 //! turns errors and panics into Java exceptions.
 
+use std::sync::Arc;
+
+use hearth_core::{Config, Engine, EngineError};
 use jni::EnvUnowned;
 use jni::objects::{JClass, JObject, JString};
 use jni::sys::jlong;
 
-use crate::binding::Binding;
 use crate::errors::{BindingError, ThrowJavaException};
 use crate::listener::JvmHost;
 
@@ -30,8 +33,9 @@ pub extern "system" fn Java_dev_hearth_NativeEngine_create<'local>(
         .with_env(|env| -> Result<jlong, BindingError> {
             let config_json = config_json.try_to_string(env)?;
             let host = JvmHost::new(env, &listener)?;
-            let binding = Binding::start(&config_json, host)?;
-            Ok(Box::into_raw(Box::new(binding)) as jlong)
+            let config = Config::from_json(&config_json).map_err(EngineError::from)?;
+            let engine = Engine::start(config, Arc::new(host))?;
+            Ok(Box::into_raw(Box::new(engine)) as jlong)
         })
         .resolve::<ThrowJavaException>()
 }
@@ -48,7 +52,7 @@ pub extern "system" fn Java_dev_hearth_NativeEngine_send<'local>(
         .with_env(|env| -> Result<(), BindingError> {
             // A Java string with lone surrogates has no UTF-8 form; it is converted lossily (U+FFFD).
             let frame = frame.try_to_string(env)?;
-            Ok(binding(handle)?.send(&frame)?)
+            Ok(engine(handle)?.send(&frame)?)
         })
         .resolve::<ThrowJavaException>()
 }
@@ -61,7 +65,7 @@ pub extern "system" fn Java_dev_hearth_NativeEngine_close<'local>(
     handle: jlong,
 ) {
     unowned
-        .with_env(|_env| -> Result<(), BindingError> { Ok(binding(handle)?.close()?) })
+        .with_env(|_env| -> Result<(), BindingError> { Ok(engine(handle)?.close()?) })
         .resolve::<ThrowJavaException>()
 }
 
@@ -78,15 +82,15 @@ pub extern "system" fn Java_dev_hearth_NativeEngine_release<'local>(
                 // SAFETY: `handle` came from `create` and the Java side releases it exactly
                 // once, when nothing else can use it (see the module docs). Dropping an
                 // engine that was never closed closes it here.
-                drop(unsafe { Box::from_raw(handle as *mut Binding) });
+                drop(unsafe { Box::from_raw(handle as *mut Engine) });
             }
             Ok(())
         })
         .resolve::<ThrowJavaException>()
 }
 
-fn binding<'a>(handle: jlong) -> Result<&'a Binding, BindingError> {
+fn engine<'a>(handle: jlong) -> Result<&'a Engine, BindingError> {
     // SAFETY: a non-zero handle came from `create` and stays valid until `release`, which the
     // Java side only calls once the `Engine` object (and so every call through it) is gone.
-    unsafe { (handle as *const Binding).as_ref() }.ok_or(BindingError::NullHandle)
+    unsafe { (handle as *const Engine).as_ref() }.ok_or(BindingError::NullHandle)
 }

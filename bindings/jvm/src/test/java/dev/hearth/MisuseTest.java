@@ -9,6 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.gson.JsonObject;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -111,6 +113,18 @@ class MisuseTest {
         assertTrue(wrongType.getMessage().contains("providers.openai.baseUrl"), wrongType.getMessage());
 
         assertThrows(HearthException.class, () -> new Engine("{not json", frame -> {}));
+    }
+
+    @Test
+    void aStoreThatCannotBeOpenedThrowsHearthException() throws Exception {
+        Path notADirectory = Files.createTempFile("hearth-misuse", ".txt");
+        try {
+            JsonObject config = new JsonObject();
+            config.addProperty("dataDir", notADirectory.toString());
+            assertThrows(HearthException.class, () -> new Engine(config.toString(), frame -> {}));
+        } finally {
+            Files.delete(notADirectory);
+        }
     }
 
     @Test
