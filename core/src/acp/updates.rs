@@ -39,7 +39,7 @@ impl V1 {
 }
 
 impl EventFormat for V1 {
-    fn encode(&self, event: &SessionEvent) -> Value {
+    fn encode(&self, event: SessionEvent) -> Value {
         match event {
             SessionEvent::UserChunk {
                 message_id,
@@ -51,7 +51,7 @@ impl EventFormat for V1 {
             SessionEvent::ThoughtChunk { message_id, text } => typed(
                 SessionUpdate::AgentThoughtChunk(text_chunk(text, message_id)),
             ),
-            SessionEvent::ToolCallStarted(start) => tool_call(start),
+            SessionEvent::ToolCallStarted(start) => tool_call(&start),
             SessionEvent::ToolCallRejected {
                 id,
                 name,
@@ -65,10 +65,10 @@ impl EventFormat for V1 {
                 "status": "failed",
                 "rawInput": raw_input,
                 "name": name,
-                "content": [text_content(message)],
+                "content": [text_content(&message)],
             }),
             SessionEvent::ToolCallRunning { id } => {
-                tool_call_update(id, json!({ "status": "in_progress" }))
+                tool_call_update(&id, json!({ "status": "in_progress" }))
             }
             SessionEvent::ToolCallOutput { id, delta } => json!({
                 "sessionUpdate": "tool_call_update",
@@ -76,19 +76,17 @@ impl EventFormat for V1 {
                 "_meta": { "terminal_output": { "terminal_id": id, "data": delta } },
             }),
             SessionEvent::ToolCallFinished { id, outcome } => {
-                tool_call_update(id, finished(outcome))
+                tool_call_update(&id, finished(&outcome))
             }
-            SessionEvent::Plan(entries) => plan(entries),
+            SessionEvent::Plan(entries) => plan(&entries),
             SessionEvent::Usage { used, size } => {
                 json!({ "sessionUpdate": "usage_update", "used": used, "size": size })
             }
             SessionEvent::Title { title, updated_at } => typed(SessionUpdate::SessionInfoUpdate(
-                SessionInfoUpdate::new()
-                    .title(title.clone())
-                    .updated_at(updated_at.clone()),
+                SessionInfoUpdate::new().title(title).updated_at(updated_at),
             )),
             SessionEvent::ConfigChanged(settings) => typed(SessionUpdate::ConfigOptionUpdate(
-                ConfigOptionUpdate::new(super::config::options(settings, &self.catalog)),
+                ConfigOptionUpdate::new(super::config::options(&settings, &self.catalog)),
             )),
             SessionEvent::ModeChanged(mode) => typed(SessionUpdate::CurrentModeUpdate(
                 CurrentModeUpdate::new(mode.id()),
@@ -126,14 +124,14 @@ fn typed(update: SessionUpdate) -> Value {
     serde_json::to_value(update).unwrap_or(Value::Null)
 }
 
-fn text_chunk(text: &str, message_id: &str) -> ContentChunk {
+fn text_chunk(text: String, message_id: String) -> ContentChunk {
     ContentChunk::new(ContentBlock::Text(TextContent::new(text)))
         .message_id(MessageId::new(message_id))
 }
 
 /// The block goes back through its ACP type, so it is logged exactly as it was typed when
 /// the prompt was parsed.
-fn user_chunk(message_id: &str, content: &Value) -> Value {
+fn user_chunk(message_id: String, content: Value) -> Value {
     match serde_json::from_value::<ContentBlock>(content.clone()) {
         Ok(block) => typed(SessionUpdate::UserMessageChunk(
             ContentChunk::new(block).message_id(MessageId::new(message_id)),
@@ -415,7 +413,7 @@ mod tests {
     #[test]
     fn events_encode_to_their_v1_shapes() {
         let v1 = V1::new(Vec::new());
-        let encoded = |event: SessionEvent| v1.encode(&event).to_string();
+        let encoded = |event: SessionEvent| v1.encode(event).to_string();
         let diff = Diff {
             path: "/w/a.rs".into(),
             old_text: None,

@@ -109,7 +109,7 @@ mod tests {
     struct Format;
 
     impl EventFormat for Format {
-        fn encode(&self, _: &SessionEvent) -> Value {
+        fn encode(&self, _: SessionEvent) -> Value {
             unreachable!()
         }
         fn frame(&self, _: &str, _: &Value) -> String {

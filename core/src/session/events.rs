@@ -101,7 +101,7 @@ pub trait EventSink: Send + Sync {
 /// the protocol edge owns — and what the domain needs to read back from a logged update.
 pub trait EventFormat: Send + Sync {
     /// The logged (and, when live, sent) form of `event`.
-    fn encode(&self, event: &SessionEvent) -> Value;
+    fn encode(&self, event: SessionEvent) -> Value;
     /// The notification that carries a logged update to the client.
     fn frame(&self, session_id: &str, update: &Value) -> String;
     /// What a logged update says, as far as the model's context and crash recovery care.

@@ -184,7 +184,7 @@ impl Session {
 impl EventSink for Session {
     fn emit(&self, event: SessionEvent, visibility: Visibility) {
         let format = self.ctx.events();
-        let update = format.encode(&event);
+        let update = format.encode(event);
         match visibility {
             Visibility::Live => {
                 let frame = format.frame(&self.id, &update);
