@@ -387,6 +387,11 @@ fn non_empty_env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
+/// Whether `model` takes a thinking level.
+pub fn model_thinks(catalog: &[ModelInfo], model: &str) -> bool {
+    catalog.iter().any(|m| m.id == model && m.thinking)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -45,13 +45,14 @@ pub struct EngineContext {
 impl EngineContext {
     pub fn new(
         config: Config,
+        catalog: Vec<ModelInfo>,
         store: Arc<Store>,
         outbox: Outbox,
         runtime: tokio::runtime::Handle,
         ports: Ports,
     ) -> Self {
         EngineContext {
-            catalog: config.catalog(),
+            catalog,
             providers: Providers::new(&config),
             config,
             store,
@@ -79,7 +80,7 @@ impl EngineContext {
 
     /// Whether `model` takes a thinking level.
     pub fn model_thinks(&self, model: &str) -> bool {
-        self.model(model).is_some_and(|m| m.thinking)
+        crate::config::model_thinks(&self.catalog, model)
     }
 
     pub fn providers(&self) -> &Providers {
@@ -141,24 +142,24 @@ impl EngineContext {
         self.outbox.write(op, Some(frame));
     }
 
-    /// Runs `read` on the blocking pool once every write queued before this call is committed.
-    /// With nothing pending it waits for no one: the outbox thread is not asked.
-    pub async fn read<T: Send + 'static>(
+    /// Runs `read` once every write queued before this call is committed. With nothing
+    /// pending it costs no thread hop: the outbox thread is not asked, and the read runs on
+    /// this worker (`block_in_place` hands the worker's other tasks to another thread while
+    /// SQLite works). Call it only from the engine's runtime.
+    pub async fn read<T>(
         &self,
-        read: impl FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
+        read: impl FnOnce(&Reader<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         if self.outbox.has_pending_writes() {
             self.outbox.flushed().await;
         }
-        let store = self.store.clone();
-        tokio::task::spawn_blocking(move || read(&store))
-            .await
-            .map_err(|e| StoreError(format!("the store read failed: {e}")))?
+        tokio::task::block_in_place(|| read(&self.store.reader()))
     }
 
     /// Runs `read` right here when that costs no wait: nothing is pending and the read
-    /// connection is free. `None` means "use `read`". For small queries answered on the
-    /// caller's thread, like `initialize`.
+    /// connection is free. `None` means "use `read`". For small, indexed queries answered on
+    /// the caller's thread (`session/list`). SQLite itself could still make a WAL reader wait,
+    /// but only while a crashed writer's log is recovered, which happens at open.
     pub fn read_now<T>(&self, read: impl FnOnce(&Reader<'_>) -> T) -> Option<T> {
         if self.outbox.has_pending_writes() {
             return None;

@@ -15,7 +15,7 @@ use crate::acp::updates::V1;
 use crate::acp::{self, Edge};
 use crate::config::Config;
 use crate::context::{EngineContext, Ports};
-pub use crate::error::EngineError;
+use crate::error::EngineError;
 use crate::outbox::{Host, Outbox};
 use crate::rpc::RpcError;
 use crate::rpc::envelope;
@@ -58,14 +58,22 @@ impl Engine {
             .map_err(|e| EngineError::Start(format!("cannot start the runtime: {e}")))?;
         let (outbox, delivery, delivery_thread) = Outbox::start(store.clone(), host)
             .map_err(|e| EngineError::Start(format!("cannot start the delivery thread: {e}")))?;
+        let catalog = config.catalog();
         let outgoing = Arc::new(Outgoing::default());
         let client = Arc::new(AcpClient::new(outgoing.clone(), outbox.clone()));
         let ports = Ports {
-            events: Arc::new(V1::new(config.catalog())),
+            events: Arc::new(V1::new(catalog.clone())),
             client: client.clone(),
             approver: client,
         };
-        let ctx = EngineContext::new(config, store, outbox, runtime.handle().clone(), ports);
+        let ctx = EngineContext::new(
+            config,
+            catalog,
+            store,
+            outbox,
+            runtime.handle().clone(),
+            ports,
+        );
         let edge = Arc::new(Edge::new(Arc::new(ctx), outgoing));
         let threads = Threads { runtime, delivery };
         Ok(Engine {
@@ -81,7 +89,7 @@ impl Engine {
     /// including from inside `Host::deliver`.
     pub fn send(&self, frame: &str) -> Result<(), EngineError> {
         let edge = &self.running.edge;
-        if edge.ctx.is_closed() {
+        if edge.ctx().is_closed() {
             return Err(EngineError::Closed);
         }
         match envelope::parse(frame) {
@@ -96,7 +104,7 @@ impl Engine {
     pub fn send_bytes(&self, frame: &[u8]) -> Result<(), EngineError> {
         match std::str::from_utf8(frame) {
             Ok(text) => self.send(text),
-            Err(e) if !self.running.edge.ctx.is_closed() => {
+            Err(e) if !self.running.edge.ctx().is_closed() => {
                 let error = RpcError::parse_error(format!("the frame is not valid UTF-8: {e}"));
                 self.running.edge.respond(&Value::Null, Err(error));
                 Ok(())
@@ -118,7 +126,7 @@ impl Running {
         if std::thread::current().id() == self.delivery_thread {
             return Err(EngineError::CloseFromDeliver);
         }
-        let (edge, ctx) = (&self.edge, &self.edge.ctx);
+        let (edge, ctx) = (&self.edge, self.edge.ctx());
         ctx.mark_closed();
         let mut threads = self.threads.lock().unwrap_or_else(|p| p.into_inner());
         let Some(Threads { runtime, delivery }) = threads.take() else {

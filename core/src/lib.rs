@@ -7,7 +7,7 @@
 mod acp;
 mod agent;
 mod chat;
-pub mod config;
+mod config;
 mod context;
 mod engine;
 mod error;
@@ -23,6 +23,7 @@ mod store;
 mod tools;
 
 pub use config::{Config, ConfigError};
-pub use engine::{Engine, EngineError};
+pub use engine::Engine;
+pub use error::EngineError;
 pub use outbox::Host;
 pub use permissions::Mode;

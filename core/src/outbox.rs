@@ -49,7 +49,10 @@ struct Queue {
     /// Signalled when an item arrives while the delivery thread sleeps.
     arrived: Condvar,
     /// Writes queued and not yet committed: when none are, a read sees every write queued
-    /// before it without waiting for the thread.
+    /// before it without waiting for the thread. Counted under `state`'s lock as they are
+    /// queued, released once their batch is committed (or failed, as a barrier would be).
+    /// Writes dropped when the thread ends are never released; reads then wait on a barrier,
+    /// which is dropped at once too.
     pending_writes: AtomicUsize,
 }
 

@@ -117,23 +117,27 @@ fn module_of(rel: &str) -> &str {
     first.strip_suffix(".rs").unwrap_or(first)
 }
 
-/// What a file imports: the `crate::<module>` paths and the schema crate, outside comments.
-fn imports(text: &str) -> BTreeSet<String> {
+/// What a file imports: the `crate::<module>` paths (grouped ones too: `crate::{a, b::c}`),
+/// `super::` paths that climb to the crate root, and the schema crate — outside comments.
+fn imports(rel: &str, text: &str) -> BTreeSet<String> {
     let mut found = BTreeSet::new();
+    // How many `super::` reach the crate root from this file: `tools/x.rs` → 2.
+    let depth = rel.split('/').filter(|part| *part != "mod.rs").count();
+    let root_by_super = "super::".repeat(depth);
     for line in text.lines() {
         let code = line.split("//").next().unwrap_or("");
-        let mut rest = code;
-        while let Some(at) = rest.find("crate::") {
-            let name: String = rest[at + 7..]
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
+        for (at, _) in code.match_indices("crate::") {
+            let before = code[..at].chars().last();
             // `hearth_crate::x` or the like is not ours.
-            let before = rest[..at].chars().last();
-            if !name.is_empty() && !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
-                found.insert(name);
+            if !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+                found.extend(paths_after(&code[at + "crate::".len()..]));
             }
-            rest = &rest[at + 7..];
+        }
+        for (at, _) in code.match_indices(&root_by_super) {
+            let rest = &code[at + root_by_super.len()..];
+            if !rest.starts_with("super::") && (at == 0 || !code[..at].ends_with("super::")) {
+                found.extend(paths_after(rest));
+            }
         }
         if code.contains(SCHEMA) {
             found.insert(SCHEMA.to_string());
@@ -142,12 +146,47 @@ fn imports(text: &str) -> BTreeSet<String> {
     found
 }
 
+/// The first segment of each path at the start of `rest`: `acp::x` → acp, `{a, b::c}` → a, b.
+fn paths_after(rest: &str) -> Vec<String> {
+    let ident = |s: &str| -> String {
+        s.trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let Some(group) = rest.strip_prefix('{') else {
+        return vec![ident(rest)]
+            .into_iter()
+            .filter(|n| !n.is_empty())
+            .collect();
+    };
+    let mut names = Vec::new();
+    let mut depth = 0;
+    let mut start = 0;
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => {
+                names.push(ident(&group[start..i]));
+                break;
+            }
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                names.push(ident(&group[start..i]));
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    names.into_iter().filter(|n| !n.is_empty()).collect()
+}
+
 /// Every broken rule, one line each: file, import, rule.
 fn violations(files: &[(String, String)]) -> Vec<String> {
     let mut broken = Vec::new();
     for (rel, text) in files {
         let module = module_of(rel);
-        for import in imports(text) {
+        for import in imports(rel, text) {
             if import == module {
                 continue;
             }
@@ -206,6 +245,11 @@ fn planted_violations_are_caught() {
             "engine.rs",
             "use crate::acp::Edge;\nuse crate::rpc::envelope;",
         ),
+        file("io/v.rs", "use crate::{config::Config, rpc::RpcError};"),
+        file(
+            "agent/u/t.rs",
+            "use super::super::super::acp::Edge;\nuse super::super::Turn;",
+        ),
     ];
     let broken = violations(&planted);
     let expected = [
@@ -216,6 +260,10 @@ fn planted_violations_are_caught() {
         "agent/z.rs imports agent_client_protocol_schema: the turn emits events to a sink and returns a typed outcome",
         "agent/z.rs imports agent_client_protocol_schema: only acp may name it",
         "chat.rs imports tools: chat is a leaf",
+        "io/v.rs imports rpc: io/ is the workspace port: the client is reached through ClientPort",
+        "io/v.rs imports rpc: only acp, rpc, engine may name it",
+        "agent/u/t.rs imports acp: the turn emits events to a sink and returns a typed outcome",
+        "agent/u/t.rs imports acp: only acp, engine may name it",
     ];
     assert_eq!(broken, expected);
 }

@@ -37,10 +37,7 @@ impl ClientPort for AcpClient {
             self.outgoing
                 .request(&self.outbox, method, params, cancel)
                 .await
-                .map_err(|e| ClientError {
-                    cancelled: e.code == REQUEST_CANCELLED,
-                    message: e.message,
-                })
+                .map_err(|e| ClientError { message: e.message })
         })
     }
 }

@@ -10,7 +10,7 @@ use agent_client_protocol_schema::v1::{
 use super::responder::Responder;
 use super::{SessionParams, on_session};
 use crate::chat::ThoughtLevel;
-use crate::config::ModelInfo;
+use crate::config::{ModelInfo, model_thinks};
 use crate::context::EngineContext;
 use crate::permissions::Mode;
 use crate::rpc::RpcError;
@@ -44,7 +44,7 @@ pub fn options(settings: &Settings, catalog: &[ModelInfo]) -> Vec<SessionConfigO
         SessionConfigOption::select(MODE, "Mode", settings.mode.id(), modes)
             .category(SessionConfigOptionCategory::Mode),
     ];
-    if model_thinks(&settings.model, catalog) {
+    if model_thinks(catalog, &settings.model) {
         let levels = LEVELS
             .iter()
             .map(|(_, id, name)| SessionConfigSelectOption::new(*id, *name))
@@ -71,10 +71,6 @@ pub fn modes(settings: &Settings) -> SessionModeState {
     SessionModeState::new(settings.mode.id(), available)
 }
 
-fn model_thinks(model: &str, catalog: &[ModelInfo]) -> bool {
-    catalog.iter().any(|m| m.id == model && m.thinking)
-}
-
 fn level_id(level: ThoughtLevel) -> &'static str {
     LEVELS
         .iter()
@@ -82,34 +78,34 @@ fn level_id(level: ThoughtLevel) -> &'static str {
         .map_or("medium", |(_, id, _)| id)
 }
 
-pub fn set_config_option(call: Responder, raw: Params<'_>) {
+pub fn set_config_option(responder: Responder, raw: Params<'_>) {
     on_session(
-        call,
+        responder,
         raw,
-        |call, request: SetSessionConfigOptionRequest, live| async move {
+        |responder, request: SetSessionConfigOptionRequest, live| async move {
             let Some(value) = request.value.as_value_id().map(|v| v.0.to_string()) else {
-                return call.respond(Err(RpcError::invalid_params(
+                return responder.respond(Err(RpcError::invalid_params(
                     "`value`: every Hearth option is a select; send a value id",
                 )));
             };
-            let ctx = call.ctx();
+            let ctx = responder.ctx();
             let outcome =
                 change(ctx, &live.session, &request.config_id.0, &value).map(|settings| {
                     SetSessionConfigOptionResponse::new(options(&settings, ctx.catalog()))
                 });
-            call.reply(outcome);
+            responder.reply(outcome);
         },
     );
 }
 
-pub fn set_mode(call: Responder, raw: Params<'_>) {
+pub fn set_mode(responder: Responder, raw: Params<'_>) {
     on_session(
-        call,
+        responder,
         raw,
-        |call, request: SetSessionModeRequest, live| async move {
-            let outcome = change(call.ctx(), &live.session, MODE, &request.mode_id.0)
+        |responder, request: SetSessionModeRequest, live| async move {
+            let outcome = change(responder.ctx(), &live.session, MODE, &request.mode_id.0)
                 .map(|_| SetSessionModeResponse::new());
-            call.reply(outcome);
+            responder.reply(outcome);
         },
     );
 }

@@ -30,19 +30,19 @@ const AUTH_METHODS: [(&str, &str, &str); 2] = [
 /// Answers `protocolVersion: 1` whatever was asked (we speak only v1; the client decides),
 /// and advertises only what works. A second `initialize` is answered the same way and
 /// refreshes the client's capabilities.
-pub fn initialize(call: Responder, raw: Params<'_>) {
+pub fn initialize(responder: Responder, raw: Params<'_>) {
     let request: InitializeRequest = match params(raw) {
         Ok(r) => r,
-        Err(e) => return call.respond(Err(e)),
+        Err(e) => return responder.respond(Err(e)),
     };
     let caps = &request.client_capabilities;
-    call.ctx().set_abilities(ClientAbilities {
+    responder.ctx().set_abilities(ClientAbilities {
         read_text_file: caps.fs.read_text_file,
         write_text_file: caps.fs.write_text_file,
         terminal: caps.terminal,
     });
-    call.edge().initialized.store(true, Ordering::Release);
-    call.reply_raw(&RESPONSE)
+    responder.edge().initialized.store(true, Ordering::Release);
+    responder.reply_raw(&RESPONSE)
 }
 
 /// The answer depends on nothing the client sends, so it is serialized once per process:
@@ -79,22 +79,28 @@ fn response() -> InitializeResponse {
 
 /// The credential comes from the environment or the host, so there is nothing to log in
 /// to: succeed when it is present, else explain where it goes.
-pub fn authenticate(call: Responder, raw: Params<'_>) {
+pub fn authenticate(responder: Responder, raw: Params<'_>) {
     let request: AuthenticateRequest = match params(raw) {
         Ok(r) => r,
-        Err(e) => return call.respond(Err(e)),
+        Err(e) => return responder.respond(Err(e)),
     };
     let method = &*request.method_id.0;
     let outcome = match AUTH_METHODS.iter().find(|(id, _, _)| *id == method) {
         None => Err(RpcError::invalid_params(format!(
             "unknown auth method `{method}`"
         ))),
-        Some((_, provider, _)) if call.ctx().providers().by_name(provider).has_credential() => {
+        Some((_, provider, _))
+            if responder
+                .ctx()
+                .providers()
+                .by_name(provider)
+                .has_credential() =>
+        {
             Ok(json!({}))
         }
         Some((_, provider, _)) => Err(RpcError::auth_required(Providers::credential_hint(
             provider,
         ))),
     };
-    call.respond(outcome)
+    responder.respond(outcome)
 }

@@ -37,7 +37,7 @@ use crate::session::registry;
 /// The protocol edge of one engine: the domain's context, the client's requests in flight,
 /// and ours waiting for the client's answers.
 pub struct Edge {
-    pub ctx: Arc<EngineContext>,
+    ctx: Arc<EngineContext>,
     inflight: Inflight,
     outgoing: Arc<Outgoing>,
     initialized: AtomicBool,
@@ -51,6 +51,10 @@ impl Edge {
             outgoing,
             initialized: AtomicBool::new(false),
         }
+    }
+
+    pub fn ctx(&self) -> &Arc<EngineContext> {
+        &self.ctx
     }
 
     /// Queues the answer to a client request that never reached a handler.
@@ -92,20 +96,20 @@ fn request(edge: &Arc<Edge>, id: RequestId, method: &str, params: Params<'_>) {
         let error = RpcError::invalid_request("A request with this id is still in flight");
         return edge.respond(&id, Err(error));
     };
-    let call = Responder::new(edge.clone(), id, token);
+    let responder = Responder::new(edge.clone(), id, token);
     match method {
-        "initialize" => initialize::initialize(call, params),
-        "authenticate" => initialize::authenticate(call, params),
-        "session/new" => session::new(call, params),
-        "session/list" => session::list(call, params),
-        "session/load" => session::load(call, params),
-        "session/resume" => session::resume(call, params),
-        "session/close" => session::close(call, params),
-        "session/delete" => session::delete(call, params),
-        "session/prompt" => prompt::prompt(call, params),
-        "session/set_config_option" => config::set_config_option(call, params),
-        "session/set_mode" => config::set_mode(call, params),
-        _ => call.respond(Err(RpcError::method_not_found(method))),
+        "initialize" => initialize::initialize(responder, params),
+        "authenticate" => initialize::authenticate(responder, params),
+        "session/new" => session::new(responder, params),
+        "session/list" => session::list(responder, params),
+        "session/load" => session::load(responder, params),
+        "session/resume" => session::resume(responder, params),
+        "session/close" => session::close(responder, params),
+        "session/delete" => session::delete(responder, params),
+        "session/prompt" => prompt::prompt(responder, params),
+        "session/set_config_option" => config::set_config_option(responder, params),
+        "session/set_mode" => config::set_mode(responder, params),
+        _ => responder.respond(Err(RpcError::method_not_found(method))),
     }
 }
 
@@ -138,7 +142,7 @@ fn notification(edge: &Edge, method: &str, params: Params<'_>) {
 
 /// Parses params that name a session (answering `-32602` if they are bad) and schedules
 /// `work` on that session, which runs once it is live, after the jobs queued before it.
-fn on_session<P, F, Fut>(call: Responder, raw: Params<'_>, work: F)
+fn on_session<P, F, Fut>(responder: Responder, raw: Params<'_>, work: F)
 where
     P: DeserializeOwned + SessionParams + Send + 'static,
     F: FnOnce(Responder, P, Live) -> Fut + Send + 'static,
@@ -146,15 +150,15 @@ where
 {
     let request = match params::<P>(raw).and_then(|p| p.validate().map(|()| p)) {
         Ok(p) => p,
-        Err(e) => return call.respond(Err(e)),
+        Err(e) => return responder.respond(Err(e)),
     };
     let id = request.session_id().to_string();
-    let ctx = call.ctx().clone();
+    let ctx = responder.ctx().clone();
     let job = Job::run(move |live| {
         Box::pin(async move {
             match live {
-                Ok(live) => work(call, request, live).await,
-                Err(why) => call.respond(Err(errors::unavailable(&why, request.session_id()))),
+                Ok(live) => work(responder, request, live).await,
+                Err(why) => responder.respond(Err(errors::unavailable(&why, request.session_id()))),
             }
         })
     });

@@ -13,17 +13,21 @@ use crate::rpc::RpcError;
 use crate::rpc::envelope::Params;
 
 /// Queues the prompt behind the session's running turn and answers when its turn ends.
-pub fn prompt(call: Responder, raw: Params<'_>) {
-    on_session(call, raw, |call, request: PromptRequest, live| async move {
-        let token = call.token.clone();
-        // The session serves its next job while the turn runs.
-        live.prompt(prompt_of(request.prompt), token, move |outcome| {
-            let response = outcome
-                .map(|stop| PromptResponse::new(errors::stop_reason(stop)))
-                .map_err(errors::turn_error);
-            call.reply(response);
-        });
-    });
+pub fn prompt(responder: Responder, raw: Params<'_>) {
+    on_session(
+        responder,
+        raw,
+        |responder, request: PromptRequest, live| async move {
+            let token = responder.token.clone();
+            // The session serves its next job while the turn runs.
+            live.prompt(prompt_of(request.prompt), token, move |outcome| {
+                let response = outcome
+                    .map(|stop| PromptResponse::new(errors::stop_reason(stop)))
+                    .map_err(errors::turn_error);
+                responder.reply(response);
+            });
+        },
+    );
 }
 
 /// `session/cancel`: never an error, whatever the session's state.

@@ -25,17 +25,17 @@ use crate::store::{Cursor, ListPage, Reader, SessionRecord, StoreError, StoreOp,
 /// Sessions per `session/list` page.
 pub const LIST_PAGE: usize = 50;
 
-pub fn new(call: Responder, raw: Params<'_>) {
+pub fn new(responder: Responder, raw: Params<'_>) {
     let request: NewSessionRequest = match params(raw) {
         Ok(r) => r,
-        Err(e) => return call.respond(Err(e)),
+        Err(e) => return responder.respond(Err(e)),
     };
     if let Err(e) = check_dirs(&request.cwd, &request.additional_directories) {
-        return call.respond(Err(e));
+        return responder.respond(Err(e));
     }
-    let ctx = call.ctx().clone();
+    let ctx = responder.ctx().clone();
     if let Err(e) = crate::agent::check_credential(&ctx, &ctx.config().default_model()) {
-        return call.respond(Err(errors::turn_error(e)));
+        return responder.respond(Err(errors::turn_error(e)));
     }
     warn_unsupported_mcp(request.mcp_servers.len());
     let id: Arc<str> = Arc::from(new_id("sess"));
@@ -68,46 +68,48 @@ pub fn new(call: Responder, raw: Params<'_>) {
     let response = NewSessionResponse::new(id.to_string())
         .modes(super::config::modes(&settings))
         .config_options(super::config::options(&settings, ctx.catalog()));
-    call.reply(Ok(response));
+    responder.reply(Ok(response));
 }
 
 /// Answered on the caller's thread when the store can be read at once (nothing pending, the
-/// read connection free), like `initialize`; otherwise after the pending writes, off it.
-pub fn list(call: Responder, raw: Params<'_>) {
+/// read connection free); otherwise after the pending writes. Either way it sees every write
+/// queued before it, but not the effect of jobs still queued on a session (a `delete` not yet
+/// run): the list is not ordered with them, as it never was.
+pub fn list(responder: Responder, raw: Params<'_>) {
     let request: ListSessionsRequest = match params(raw) {
         Ok(r) => r,
-        Err(e) => return call.respond(Err(e)),
+        Err(e) => return responder.respond(Err(e)),
     };
     let cursor = match request.cursor.as_deref().map(|c| Cursor::parse(c).ok_or(c)) {
         None => None,
         Some(Ok(cursor)) => Some(cursor),
         Some(Err(bad)) => {
-            return call.respond(Err(RpcError::invalid_params(format!(
+            return responder.respond(Err(RpcError::invalid_params(format!(
                 "`cursor`: `{bad}` is not a cursor this agent issued"
             ))));
         }
     };
     let cwd = request.cwd.as_deref().map(path_string);
     let page = move |reader: &Reader<'_>| reader.list(cwd.as_deref(), cursor.as_ref(), LIST_PAGE);
-    let ctx = call.ctx().clone();
+    let ctx = responder.ctx().clone();
     if let Some(listed) = ctx.read_now(&page) {
-        return answer_list(call, listed);
+        return answer_list(responder, listed);
     }
     ctx.runtime().spawn(async move {
-        let listed = call.ctx().read(move |store| page(&store.reader())).await;
-        answer_list(call, listed);
+        let listed = responder.ctx().read(page).await;
+        answer_list(responder, listed);
     });
 }
 
-fn answer_list(call: Responder, listed: Result<ListPage, StoreError>) {
+fn answer_list(responder: Responder, listed: Result<ListPage, StoreError>) {
     match listed {
         Ok(page) => {
             let sessions = page.sessions.into_iter().map(info).collect();
-            call.reply(Ok(
+            responder.reply(Ok(
                 ListSessionsResponse::new(sessions).next_cursor(page.next_cursor)
             ));
         }
-        Err(e) => call.respond(Err(RpcError::internal(format!(
+        Err(e) => responder.respond(Err(RpcError::internal(format!(
             "cannot read the session store: {e}"
         )))),
     }
@@ -130,23 +132,23 @@ fn info(record: SessionRecord) -> SessionInfo {
 }
 
 /// Replays the log as the client first saw it — every `session/update` before the answer.
-pub fn load(call: Responder, raw: Params<'_>) {
+pub fn load(responder: Responder, raw: Params<'_>) {
     on_session(
-        call,
+        responder,
         raw,
-        |call, request: LoadSessionRequest, live| async move {
+        |responder, request: LoadSessionRequest, live| async move {
             warn_unsupported_mcp(request.mcp_servers.len());
             adopt_dirs(&live, &request.cwd, &request.additional_directories);
-            if let Err(e) = replay(call.ctx(), &live.session.id).await {
-                return call.respond(Err(RpcError::internal(format!(
+            if let Err(e) = replay(responder.ctx(), &live.session.id).await {
+                return responder.respond(Err(RpcError::internal(format!(
                     "cannot read the session log: {e}"
                 ))));
             }
             let settings = live.session.state().settings.clone();
             let response = LoadSessionResponse::new()
                 .modes(super::config::modes(&settings))
-                .config_options(super::config::options(&settings, call.ctx().catalog()));
-            call.reply(Ok(response));
+                .config_options(super::config::options(&settings, responder.ctx().catalog()));
+            responder.reply(Ok(response));
         },
     );
 }
@@ -155,8 +157,8 @@ pub fn load(call: Responder, raw: Params<'_>) {
 /// ones to the host while the rest are still being made.
 async fn replay(ctx: &Arc<EngineContext>, id: &Arc<str>) -> Result<(), StoreError> {
     let (sender, id) = (ctx.clone(), id.clone());
-    ctx.read(move |store| {
-        for update in store.updates(&id)? {
+    ctx.read(move |log| {
+        for update in log.updates(&id)? {
             sender.send_frame(stored_update_frame(&id, &update));
         }
         Ok(())
@@ -165,17 +167,17 @@ async fn replay(ctx: &Arc<EngineContext>, id: &Arc<str>) -> Result<(), StoreErro
 }
 
 /// Reattaches to a stored session without replaying it.
-pub fn resume(call: Responder, raw: Params<'_>) {
+pub fn resume(responder: Responder, raw: Params<'_>) {
     on_session(
-        call,
+        responder,
         raw,
-        |call, request: ResumeSessionRequest, live| async move {
+        |responder, request: ResumeSessionRequest, live| async move {
             adopt_dirs(&live, &request.cwd, &request.additional_directories);
             let settings = live.session.state().settings.clone();
             let response = ResumeSessionResponse::new()
                 .modes(super::config::modes(&settings))
-                .config_options(super::config::options(&settings, call.ctx().catalog()));
-            call.reply(Ok(response));
+                .config_options(super::config::options(&settings, responder.ctx().catalog()));
+            responder.reply(Ok(response));
         },
     );
 }
@@ -186,27 +188,27 @@ struct SessionIdOnly {
     session_id: String,
 }
 
-pub fn close(call: Responder, raw: Params<'_>) {
-    end(call, raw, false);
+pub fn close(responder: Responder, raw: Params<'_>) {
+    end(responder, raw, false);
 }
 
-pub fn delete(call: Responder, raw: Params<'_>) {
-    end(call, raw, true);
+pub fn delete(responder: Responder, raw: Params<'_>) {
+    end(responder, raw, true);
 }
 
 /// Ends the session once the jobs queued before are done; deleting what is already gone
 /// succeeds, as the spec asks.
-fn end(call: Responder, raw: Params<'_>, delete: bool) {
+fn end(responder: Responder, raw: Params<'_>, delete: bool) {
     let id = match params::<SessionIdOnly>(raw) {
         Ok(p) => p.session_id,
-        Err(e) => return call.respond(Err(e)),
+        Err(e) => return responder.respond(Err(e)),
     };
-    let ctx = call.ctx().clone();
+    let ctx = responder.ctx().clone();
     let session_id = id.clone();
     let done = Box::new(move |ended: Result<(), Unavailable>| match ended {
-        Ok(()) => call.respond(Ok(json!({}))),
-        Err(Unavailable::NotFound) if delete => call.respond(Ok(json!({}))),
-        Err(why) => call.respond(Err(errors::unavailable(&why, &session_id))),
+        Ok(()) => responder.respond(Ok(json!({}))),
+        Err(Unavailable::NotFound) if delete => responder.respond(Ok(json!({}))),
+        Err(why) => responder.respond(Err(errors::unavailable(&why, &session_id))),
     });
     registry::route(&ctx, &id, Job::End { delete, done });
 }

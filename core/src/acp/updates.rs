@@ -129,19 +129,14 @@ fn text_chunk(text: String, message_id: String) -> ContentChunk {
         .message_id(MessageId::new(message_id))
 }
 
-/// The block goes back through its ACP type, so it is logged exactly as it was typed when
-/// the prompt was parsed.
+/// `content` is the block as `acp/prompt.rs` serialized it from its ACP type; the members
+/// are in `ContentChunk`'s order (tested against it).
 fn user_chunk(message_id: String, content: Value) -> Value {
-    match serde_json::from_value::<ContentBlock>(content.clone()) {
-        Ok(block) => typed(SessionUpdate::UserMessageChunk(
-            ContentChunk::new(block).message_id(MessageId::new(message_id)),
-        )),
-        Err(_) => json!({
-            "sessionUpdate": "user_message_chunk",
-            "content": content,
-            "messageId": message_id,
-        }),
-    }
+    json!({
+        "sessionUpdate": "user_message_chunk",
+        "content": content,
+        "messageId": message_id,
+    })
 }
 
 fn user_text(update: &Value) -> Recorded {
@@ -468,6 +463,24 @@ mod tests {
             encoded(SessionEvent::Usage { used: 5, size: 100 }),
             r#"{"sessionUpdate":"usage_update","used":5,"size":100}"#
         );
+    }
+
+    #[test]
+    fn user_chunks_are_what_the_typed_chunk_serializes_to() {
+        let blocks = [
+            json!({"type": "text", "text": "fix it", "annotations": {"priority": 1.0}}),
+            json!({"type": "resource_link", "name": "a.rs", "uri": "file:///w/a.rs", "size": 3}),
+            json!({"type": "resource", "resource": {"uri": "file:///w/a.rs", "text": "x", "mimeType": "text/x-rust"}}),
+        ];
+        for block in blocks {
+            let typed_block: ContentBlock = serde_json::from_value(block).unwrap();
+            let content = serde_json::to_value(&typed_block).unwrap();
+            let chunk = ContentChunk::new(typed_block).message_id(MessageId::new("u1"));
+            assert_eq!(
+                user_chunk("u1".into(), content).to_string(),
+                typed(SessionUpdate::UserMessageChunk(chunk)).to_string()
+            );
+        }
     }
 
     #[test]

@@ -16,7 +16,6 @@ use crate::permissions::prompt::{self, PermissionAsk};
 use crate::permissions::{self, Decision, Roots, Rule};
 use crate::session::Session;
 use crate::session::events::{EventSink, SessionEvent, ToolCallStart, ToolOutcome, Visibility};
-use crate::store::{RuleRow, StoreOp};
 use crate::tools::{self, Access, Kind, Output, Prepared, Tool};
 
 /// A tool call as the model made it.
@@ -31,7 +30,8 @@ pub struct Turn<'a> {
     pub session: &'a Arc<Session>,
     pub sink: &'a dyn EventSink,
     pub token: &'a CancellationToken,
-    pub ctx: tools::Context,
+    /// Where and how its tools run.
+    pub tool_ctx: tools::Context,
 }
 
 impl Turn<'_> {
@@ -133,7 +133,10 @@ async fn prepare(turn: &Turn<'_>, call: &ModelCall) -> Result<Ready, String> {
         &call.arguments
     })
     .map_err(|e| format!("The arguments are not valid JSON: {e}"))?;
-    let prepared = tool.prepare(&input, &turn.ctx).await.map_err(|e| e.0)?;
+    let prepared = tool
+        .prepare(&input, &turn.tool_ctx)
+        .await
+        .map_err(|e| e.0)?;
     Ok((tool, input, prepared))
 }
 
@@ -156,7 +159,7 @@ async fn run(
     };
     let (output, ()) = tokio::join!(
         async {
-            let output = tool.run(prepared, &turn.ctx, tx).await;
+            let output = tool.run(prepared, &turn.tool_ctx, tx).await;
             output.map_err(|e| e.0)
         },
         forward
@@ -175,36 +178,14 @@ async fn permit(
         let state = turn.session.state();
         (state.settings.mode, state.cwd.clone())
     };
-    let rules = load_rules(turn.session, &cwd).await;
-    let io = turn.ctx.io.clone();
+    let rules = turn.session.rules(&cwd).await;
+    let io = turn.tool_ctx.io.clone();
     let canonical = move |path: &std::path::Path| io.canonicalize(path);
-    let roots = Roots::new(&turn.ctx.roots, &canonical);
+    let roots = Roots::new(&turn.tool_ctx.roots, &canonical);
     match permissions::decide(mode, &call.name, &prepared.access, &roots, &rules) {
         Decision::Allow => Ok(()),
         Decision::Deny(reason) => Err(reason),
         Decision::Ask { remember } => ask(turn, id, call, prepared, remember, &cwd).await,
-    }
-}
-
-async fn load_rules(session: &Session, workspace: &str) -> Vec<Rule> {
-    let workspace = workspace.to_string();
-    match session
-        .ctx()
-        .read(move |store| store.rules(&workspace))
-        .await
-    {
-        Ok(rows) => rows
-            .into_iter()
-            .map(|row| Rule {
-                tool: row.tool,
-                pattern: row.pattern,
-                allow: row.allow,
-            })
-            .collect(),
-        Err(e) => {
-            tracing::error!(error = %e, "cannot read permission rules; asking");
-            Vec::new()
-        }
     }
 }
 
@@ -237,15 +218,12 @@ async fn ask(
         ));
     };
     if let (true, Some(pattern)) = (answer.remember, remember) {
-        let rule = RuleRow {
+        let rule = Rule {
             tool: call.name.clone(),
             pattern,
             allow: answer.allow,
         };
-        ctx.write(StoreOp::AddRule {
-            workspace: workspace.to_string(),
-            rule,
-        });
+        turn.session.remember_rule(workspace, rule);
     }
     if answer.allow {
         Ok(())

@@ -21,6 +21,7 @@ use crate::context::EngineContext;
 use crate::llm::{ChatRequest, Provider};
 use crate::session::Session;
 use crate::session::events::{EventSink, SessionEvent, Visibility};
+use crate::store::now;
 use crate::tools;
 
 /// What the user sent, as the turn needs it.
@@ -52,7 +53,7 @@ pub async fn run_turn(
         session,
         sink,
         token,
-        ctx: tool_context(session, token),
+        tool_ctx: tool_context(session, token),
     };
     for _ in 0..ctx.config().max_turn_requests() {
         let request = build_request(session).await?;
@@ -126,14 +127,16 @@ fn log_prompt(session: &Session, sink: &dyn EventSink, prompt: Prompt) {
         sink.emit(chunk, Visibility::ReplayOnly);
     }
     if let Some(title) = first_title {
-        session.set_title(title);
+        session.set_title(title.clone());
+        let updated_at = now();
+        sink.emit(SessionEvent::Title { title, updated_at }, Visibility::Live);
     }
 }
 
 async fn build_request(session: &Session) -> Result<ChatRequest, TurnError> {
     let ctx = session.ctx();
     let id = session.id.clone();
-    let events = ctx.read(move |store| store.events(&id)).await?;
+    let events = ctx.read(move |log| log.events(&id)).await?;
     let state = session.state().clone();
     let thinks = ctx.model_thinks(&state.settings.model);
     Ok(ChatRequest {
@@ -193,7 +196,7 @@ async fn stream_answer(
         }
     };
     // What streamed is part of the conversation even when the turn ends early.
-    answer.log(sink);
+    answer.remember(sink);
     answer.report_usage(session, sink);
     let calls = match outcome {
         Step::Failed(_) => Vec::new(),

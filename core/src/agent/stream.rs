@@ -115,7 +115,7 @@ impl Answer {
     }
 
     /// Remembers the assembled message for the model's context (nothing if nothing streamed).
-    pub fn log(&self, sink: &dyn EventSink) {
+    pub fn remember(&self, sink: &dyn EventSink) {
         if !self.parts.is_empty() {
             sink.remember(Message::Assistant {
                 parts: self.parts.clone(),

@@ -13,8 +13,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::terminal::run_in_terminal;
 use super::{
-    ClientAbilities, ClientError, ClientPort, ClientRequests, CommandResult, CommandSpec, Io,
-    IoError, LocalIo, Meta, WalkEntry, WalkSpec,
+    ClientAbilities, ClientError, ClientPort, CommandResult, CommandSpec, Io, IoError, LocalIo,
+    Meta, WalkEntry, WalkSpec,
 };
 
 /// One session's requests to the client, with the cancel rules `fs/*` and `terminal/*` need.
@@ -36,12 +36,14 @@ impl SessionClient {
     }
 }
 
-impl ClientRequests for SessionClient {
-    fn session_id(&self) -> &str {
+impl SessionClient {
+    pub fn session_id(&self) -> &str {
         &self.session_id
     }
 
-    fn request<'a>(
+    /// Sends `method` with `params` (the caller adds `sessionId`), withdrawn when `cancel`
+    /// fires — or, for file requests, when the turn is cancelled.
+    pub fn request<'a>(
         &'a self,
         method: &'a str,
         params: Value,
@@ -74,13 +76,13 @@ impl ClientRequests for SessionClient {
 }
 
 pub struct ClientIo {
-    client: Arc<dyn ClientRequests>,
+    client: Arc<SessionClient>,
     abilities: ClientAbilities,
     local: LocalIo,
 }
 
 impl ClientIo {
-    pub fn new(client: Arc<dyn ClientRequests>, abilities: ClientAbilities) -> Self {
+    pub fn new(client: Arc<SessionClient>, abilities: ClientAbilities) -> Self {
         ClientIo {
             client,
             abilities,
@@ -92,7 +94,7 @@ impl ClientIo {
         // `Io` calls carry no cancel token: a cancelled turn drops this future instead.
         let never = CancellationToken::new();
         let answer = call(
-            &*self.client,
+            &self.client,
             "fs/read_text_file",
             json!({ "path": path }),
             &never,
@@ -111,7 +113,7 @@ impl ClientIo {
     async fn write_via_client(&self, path: &Path, content: &str) -> Result<(), IoError> {
         let never = CancellationToken::new();
         call(
-            &*self.client,
+            &self.client,
             "fs/write_text_file",
             json!({ "path": path, "content": content }),
             &never,
@@ -176,7 +178,7 @@ impl Io for ClientIo {
 
 /// Sends `method` to the client with `fields` plus the session id.
 pub(super) async fn call(
-    client: &dyn ClientRequests,
+    client: &SessionClient,
     method: &str,
     mut fields: Value,
     cancel: &CancellationToken,

@@ -26,7 +26,7 @@ mod terminal;
 pub(crate) mod testing;
 mod walk;
 
-pub use client::{ClientIo, SessionClient};
+use client::{ClientIo, SessionClient};
 pub use local::LocalIo;
 pub(crate) use output::floor_char_boundary;
 
@@ -136,30 +136,16 @@ pub struct WalkEntry {
     pub is_file: bool,
 }
 
-/// A request to the ACP client failed.
+/// A request to the ACP client failed (or was withdrawn): what the client or the edge said.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientError {
     pub message: String,
-    /// The request was withdrawn (its token fired) or the engine is closing.
-    pub cancelled: bool,
 }
 
 /// Requests to the ACP client: implemented by the protocol edge, which owns the wire.
 pub trait ClientPort: Send + Sync {
     /// Sends `method` with `params`. When `cancel` fires first the client is told
-    /// (`$/cancel_request`) and the answer is a `cancelled` error.
-    fn request<'a>(
-        &'a self,
-        method: &'a str,
-        params: Value,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Value, ClientError>>;
-}
-
-/// Requests to the ACP client on behalf of one session (`SessionClient` in production).
-pub trait ClientRequests: Send + Sync {
-    fn session_id(&self) -> &str;
-    /// Sends `method` with `params` (the caller adds `sessionId`).
+    /// (`$/cancel_request`) and the answer is an error.
     fn request<'a>(
         &'a self,
         method: &'a str,

@@ -11,9 +11,10 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio::time::{sleep, timeout};
 use tokio_util::sync::CancellationToken;
 
+use super::client::SessionClient;
 use super::client::{call, failure};
 use super::output::{DeltaStream, KeptOutput, floor_char_boundary};
-use super::{ClientError, ClientRequests, CommandResult, CommandSpec, IoError};
+use super::{ClientError, CommandResult, CommandSpec, IoError};
 
 /// How often the output is polled while the command runs: live enough for a human, a handful
 /// of small requests a second for the client.
@@ -26,13 +27,13 @@ const CLEANUP_TIMEOUT: Duration = Duration::from_secs(5);
 const ANCHOR_BYTES: usize = 256;
 
 pub(super) async fn run_in_terminal(
-    client: Arc<dyn ClientRequests>,
+    client: Arc<SessionClient>,
     spec: CommandSpec,
     output: UnboundedSender<String>,
     cancel: CancellationToken,
 ) -> Result<CommandResult, IoError> {
     let created = call(
-        &*client,
+        &client,
         "terminal/create",
         json!({
             "command": "sh",
@@ -113,7 +114,7 @@ impl Snapshot {
 
 /// A created terminal; released on drop if it was not released before.
 struct Terminal {
-    client: Arc<dyn ClientRequests>,
+    client: Arc<SessionClient>,
     id: String,
     released: bool,
 }
@@ -188,7 +189,7 @@ impl Terminal {
 
     async fn call(&self, method: &str, cancel: &CancellationToken) -> Result<Value, ClientError> {
         call(
-            &*self.client,
+            &self.client,
             method,
             json!({ "terminalId": self.id }),
             cancel,
@@ -226,7 +227,7 @@ impl Drop for Terminal {
             let own = CancellationToken::new();
             let _ = timeout(
                 CLEANUP_TIMEOUT,
-                call(&*client, "terminal/release", params, &own),
+                call(&client, "terminal/release", params, &own),
             )
             .await;
         });

@@ -140,7 +140,7 @@ async fn restore(
 ) -> Result<Option<(SessionState, bool)>, String> {
     let id = id.clone();
     let record = ctx
-        .read(move |store| store.session(&id))
+        .read(move |rows| rows.session(&id))
         .await
         .map_err(|e| e.0)?;
     Ok(record.map(|r| {

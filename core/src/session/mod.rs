@@ -18,8 +18,8 @@ use self::services::SessionServices;
 use crate::chat::{Message, ThoughtLevel};
 use crate::config::{Config, ModelInfo};
 use crate::context::EngineContext;
-use crate::permissions::Mode;
-use crate::store::{Event, SessionRecord, StoreOp, now};
+use crate::permissions::{Mode, Rule};
+use crate::store::{Event, RuleRow, SessionRecord, StoreOp, now};
 
 /// The session's config values (the `configOptions` the client sees), stored as the
 /// session row's `config` JSON.
@@ -152,15 +152,46 @@ impl Session {
         });
     }
 
-    /// Names the session (once, from its first prompt), and tells the client.
+    /// Names the session (the turn names it after its first prompt, and tells its sink).
     pub fn set_title(&self, title: String) {
         self.state().title = Some(title.clone());
         self.ctx.write(StoreOp::SetTitle {
             session_id: self.id.clone(),
-            title: title.clone(),
+            title,
         });
-        let updated_at = now();
-        self.emit(SessionEvent::Title { title, updated_at }, Visibility::Live);
+    }
+
+    /// The "always" answers stored for `workspace`; none (so every call asks) if the store
+    /// cannot be read.
+    pub async fn rules(&self, workspace: &str) -> Vec<Rule> {
+        let workspace = workspace.to_string();
+        match self.ctx.read(move |rows| rows.rules(&workspace)).await {
+            Ok(rows) => rows
+                .into_iter()
+                .map(|row| Rule {
+                    tool: row.tool,
+                    pattern: row.pattern,
+                    allow: row.allow,
+                })
+                .collect(),
+            Err(e) => {
+                tracing::error!(error = %e, "cannot read permission rules; asking");
+                Vec::new()
+            }
+        }
+    }
+
+    /// Stores an "always" answer for `workspace`, replacing an earlier one for the same calls.
+    pub fn remember_rule(&self, workspace: &str, rule: Rule) {
+        let rule = RuleRow {
+            tool: rule.tool,
+            pattern: rule.pattern,
+            allow: rule.allow,
+        };
+        self.ctx.write(StoreOp::AddRule {
+            workspace: workspace.to_string(),
+            rule,
+        });
     }
 
     /// Keeps the row's `turn_running` flag, which tells a later restore whether this session

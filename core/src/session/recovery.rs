@@ -13,7 +13,7 @@ use crate::store::StoreOp;
 pub async fn close_interrupted_tool_calls(session: &Session) {
     let ctx = session.ctx();
     let id = session.id.clone();
-    let events = match ctx.read(move |store| store.events(&id)).await {
+    let events = match ctx.read(move |log| log.events(&id)).await {
         Ok(events) => events,
         Err(e) => {
             tracing::error!(session = %session.id, error = %e, "cannot read the log to close interrupted tool calls");

@@ -137,9 +137,12 @@ pub fn route(ctx: &Arc<EngineContext>, id: &str, job: Job) {
         end => end,
     };
     if let Err(mpsc::error::SendError(job)) = handle.jobs.send(job) {
-        // The actor is gone (it panicked, or the runtime is shutting down): start a fresh
-        // one, which restores the session from the store. During shutdown the spawn fails
-        // too, and the dropped job's responder answers -32800.
+        // The actor is gone (it panicked, or the runtime is shutting down): release what its
+        // session started and start a fresh one, which restores the session from the store.
+        // During shutdown the spawn fails too, and the dropped job's responder answers -32800.
+        if let Some(services) = handle.services.get() {
+            services.shutdown();
+        }
         let id: Arc<str> = Arc::from(id);
         let fresh = spawn(ctx, id.clone(), None);
         map.insert(id, fresh.clone());

@@ -1,6 +1,8 @@
 //! What one live session owns beyond its state: its tool registry (the built-in tools now; MCP
-//! and language-server tools join it) and the way to its workspace. `shutdown` releases what
-//! they started, once: when the session is closed or deleted, and when the engine closes.
+//! and language-server tools join it) and the way to its workspace (made per turn, since the
+//! client's abilities may change and the turn's token withdraws its requests). `shutdown`
+//! releases what the tools started, once: when the session is closed or deleted, when its
+//! actor is replaced after a crash, and when the engine closes.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

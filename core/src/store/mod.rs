@@ -178,25 +178,6 @@ impl Store {
         tx.commit()?;
         Ok(())
     }
-
-    pub fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
-        self.reader().session(id)
-    }
-
-    /// See `Reader::events`.
-    pub fn events(&self, id: &str) -> Result<Vec<Event>, StoreError> {
-        self.reader().events(id)
-    }
-
-    /// See `Reader::updates`.
-    pub fn updates(&self, id: &str) -> Result<Vec<Box<RawValue>>, StoreError> {
-        self.reader().updates(id)
-    }
-
-    /// See `Reader::rules`.
-    pub fn rules(&self, workspace: &str) -> Result<Vec<RuleRow>, StoreError> {
-        self.reader().rules(workspace)
-    }
 }
 
 /// The read connection, held for as long as this lives.
@@ -371,12 +352,14 @@ mod tests {
             store.apply(batch).unwrap();
         }
         let replayed: Vec<String> = store
+            .reader()
             .updates(&id)
             .unwrap()
             .iter()
             .map(|u| u.get().to_string())
             .collect();
         let expected: Vec<String> = store
+            .reader()
             .events(&id)
             .unwrap()
             .iter()

@@ -37,9 +37,10 @@ pub async fn off_thread<T: Send + 'static>(
 
 /// Whether `path` is a directory; an error naming it when it does not exist.
 pub async fn is_dir(ctx: &Context, path: &Path) -> Result<bool, ToolError> {
-    match ctx.io.stat(path).await? {
-        Some(meta) => Ok(meta.is_dir),
-        None => Err(ToolError(format!("{} does not exist", shown(ctx, path)))),
+    match ctx.io.stat(path).await {
+        Ok(Some(meta)) => Ok(meta.is_dir),
+        // Unreadable counts as absent, as the model can do nothing else with either.
+        _ => Err(ToolError(format!("{} does not exist", shown(ctx, path)))),
     }
 }
 

@@ -13,8 +13,17 @@ use super::*;
 fn failed(message: &str) -> ClientError {
     ClientError {
         message: message.into(),
-        cancelled: false,
     }
+}
+
+/// The client-served workspace of session `sess-1`, over `client`.
+fn client_io(client: &Arc<FakeClient>, abilities: ClientAbilities) -> ClientIo {
+    let session = SessionClient::new(
+        client.clone(),
+        Arc::from("sess-1"),
+        CancellationToken::new(),
+    );
+    ClientIo::new(Arc::new(session), abilities)
 }
 
 #[derive(Default)]
@@ -101,11 +110,7 @@ impl FakeClient {
     }
 }
 
-impl ClientRequests for FakeClient {
-    fn session_id(&self) -> &str {
-        "sess-1"
-    }
-
+impl ClientPort for FakeClient {
     fn request<'a>(
         &'a self,
         method: &'a str,
@@ -118,10 +123,7 @@ impl ClientRequests for FakeClient {
             .push((method.to_owned(), params.clone()));
         Box::pin(async move {
             tokio::select! {
-                _ = cancel.cancelled() => Err(ClientError {
-                    message: "Request cancelled".into(),
-                    cancelled: true,
-                }),
+                _ = cancel.cancelled() => Err(failed("Request cancelled")),
                 answer = self.answer(method, &params) => answer,
             }
         })
@@ -151,7 +153,7 @@ async fn reads_and_writes_through_the_client_when_advertised() {
         .lock()
         .unwrap()
         .insert("/p/a.rs".into(), "unsaved buffer".into());
-    let io = ClientIo::new(client.clone(), ALL);
+    let io = client_io(&client, ALL);
 
     assert_eq!(
         io.read_text(Path::new("/p/a.rs")).await.unwrap(),
@@ -183,8 +185,8 @@ async fn works_locally_for_whatever_the_client_did_not_advertise() {
     let file = dir.path().join("a.txt");
     std::fs::write(&file, "on disk").unwrap();
     let client = Arc::new(FakeClient::default());
-    let io = ClientIo::new(
-        client.clone(),
+    let io = client_io(
+        &client,
         ClientAbilities {
             read_text_file: true,
             ..ClientAbilities::default()
@@ -210,7 +212,7 @@ async fn works_locally_for_whatever_the_client_did_not_advertise() {
     assert_eq!(result.terminal_id, None);
     assert!(client.methods().is_empty(), "{:?}", client.methods());
 
-    let none = ClientIo::new(client.clone(), ClientAbilities::default());
+    let none = client_io(&client, ClientAbilities::default());
     assert_eq!(none.read_text(&file).await.unwrap(), "on disk");
     assert!(client.methods().is_empty(), "{:?}", client.methods());
 }
@@ -228,7 +230,7 @@ async fn a_terminal_forwards_only_new_output_and_is_released() {
         exits: true,
         ..FakeClient::default()
     });
-    let io = ClientIo::new(client.clone(), ALL);
+    let io = client_io(&client, ALL);
     let (tx, mut rx) = unbounded_channel();
 
     let result = io
@@ -268,7 +270,7 @@ async fn a_terminal_that_times_out_is_killed_read_and_released() {
         snapshots: vec![("still going\n", false)],
         ..FakeClient::default()
     });
-    let io = ClientIo::new(client.clone(), ALL);
+    let io = client_io(&client, ALL);
     let mut slow = spec("sleep 1000");
     slow.timeout = Duration::from_millis(400);
     let (tx, _rx) = unbounded_channel();
@@ -295,7 +297,7 @@ async fn a_cancelled_terminal_is_killed_and_released() {
         snapshots: vec![("working\n", false)],
         ..FakeClient::default()
     });
-    let io = ClientIo::new(client.clone(), ALL);
+    let io = client_io(&client, ALL);
     let cancel = CancellationToken::new();
     let (tx, mut rx) = unbounded_channel();
 
@@ -321,7 +323,7 @@ async fn a_terminal_is_released_when_waiting_fails() {
         fail_wait: true,
         ..FakeClient::default()
     });
-    let io = ClientIo::new(client.clone(), ALL);
+    let io = client_io(&client, ALL);
     let (tx, _rx) = unbounded_channel();
 
     let error = io
@@ -339,7 +341,7 @@ async fn a_terminal_is_released_when_the_future_is_dropped() {
         snapshots: vec![("", false)],
         ..FakeClient::default()
     });
-    let io = Arc::new(ClientIo::new(client.clone(), ALL));
+    let io = Arc::new(client_io(&client, ALL));
     let (tx, _rx) = unbounded_channel();
 
     let running = tokio::spawn({
