@@ -143,17 +143,35 @@ pub fn decide(
             _ if allowed_by_rule => Decision::Allow,
             _ => Decision::Ask { remember: pattern },
         },
+        // A tool that says it only reads runs without asking, in every mode, as the built-in
+        // reads do: the user connected the server, and asking before every lookup would
+        // teach them to allow without reading. The rest may do anything the server can
+        // (`accept_edits` covers files Hearth edits, not a server's actions), so they ask.
+        Access::External { read_only, .. } => match mode {
+            _ if *read_only => Decision::Allow,
+            Mode::Plan => Decision::Deny(
+                "Plan mode is read-only: this MCP tool may change things (it is not marked \
+                 read-only)."
+                    .into(),
+            ),
+            Mode::Bypass => Decision::Allow,
+            _ if allowed_by_rule => Decision::Allow,
+            _ => Decision::Ask { remember: pattern },
+        },
     }
 }
 
 /// What an "always" answer covers: every edit inside the workspace for an edit tool, the
 /// program and subcommand for a simple command (none for a compound one), the host for a
-/// fetch.
+/// fetch, every call of one MCP server's tool. The latter is named by the server's and the
+/// tool's own names, not the model's: a model name can pass to another server's tool when the
+/// servers change (collisions are numbered in order), and a rule must not follow it there.
 fn rule_pattern(access: &Access) -> Option<String> {
     match access {
         Access::Edit(_) => Some("*".into()),
         Access::Execute(command) => command_prefix(command),
         Access::Network(url) => host(url).map(str::to_string),
+        Access::External { server, tool, .. } => Some(format!("{server}/{tool}")),
         Access::Read(_) | Access::None => None,
     }
 }
@@ -319,6 +337,100 @@ mod tests {
             decide(Mode::Ask, "edit", &edit("/w/x"), &roots, &rules),
             Decision::Allow
         );
+    }
+
+    fn mcp(read_only: bool) -> Access {
+        Access::External {
+            server: "files".into(),
+            tool: "delete".into(),
+            read_only,
+        }
+    }
+
+    #[test]
+    fn mcp_tools_ask_unless_read_only() {
+        let roots = workspace();
+        let name = "mcp__files__delete";
+        let ask = Decision::Ask {
+            remember: Some("files/delete".into()),
+        };
+        assert_eq!(decide(Mode::Ask, name, &mcp(false), &roots, &[]), ask);
+        assert_eq!(
+            decide(Mode::AcceptEdits, name, &mcp(false), &roots, &[]),
+            ask
+        );
+        assert_eq!(
+            decide(Mode::Bypass, name, &mcp(false), &roots, &[]),
+            Decision::Allow
+        );
+        assert!(matches!(
+            decide(Mode::Plan, name, &mcp(false), &roots, &[]),
+            Decision::Deny(_)
+        ));
+        for mode in Mode::ALL {
+            assert_eq!(
+                decide(mode, name, &mcp(true), &roots, &[]),
+                Decision::Allow,
+                "{mode:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn mcp_rules_cover_one_servers_tool() {
+        let roots = workspace();
+        let name = "mcp__files__delete";
+        let rule = |pattern: &str, allow| Rule {
+            tool: name.into(),
+            pattern: pattern.into(),
+            allow,
+        };
+        assert_eq!(
+            decide(
+                Mode::Ask,
+                name,
+                &mcp(false),
+                &roots,
+                &[rule("files/delete", true)]
+            ),
+            Decision::Allow
+        );
+        // The same model name, now another server's tool: the rule does not follow it.
+        let other = Access::External {
+            server: "files".into(),
+            tool: "delete-all".into(),
+            read_only: false,
+        };
+        assert!(matches!(
+            decide(
+                Mode::Ask,
+                name,
+                &other,
+                &roots,
+                &[rule("files/delete", true)]
+            ),
+            Decision::Ask { .. }
+        ));
+        assert!(matches!(
+            decide(
+                Mode::Bypass,
+                name,
+                &mcp(true),
+                &roots,
+                &[rule("files/delete", false)]
+            ),
+            Decision::Deny(_)
+        ));
+        assert!(matches!(
+            decide(
+                Mode::Plan,
+                name,
+                &mcp(false),
+                &roots,
+                &[rule("files/delete", true)]
+            ),
+            Decision::Deny(_)
+        ));
     }
 
     #[test]

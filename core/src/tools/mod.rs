@@ -25,6 +25,10 @@ mod grep;
 mod html;
 mod input;
 mod list;
+// Until sessions connect MCP servers (issue 10, wired in by the session side), only its
+// tests use it.
+#[cfg_attr(not(test), allow(dead_code, unused_imports))]
+pub mod mcp;
 mod paths;
 mod read;
 pub mod registry;
@@ -46,6 +50,8 @@ pub enum Kind {
     Execute,
     Think,
     Fetch,
+    /// None of the above: an MCP server's tool that does not say it only reads.
+    Other,
 }
 
 impl Kind {
@@ -57,6 +63,7 @@ impl Kind {
             Kind::Execute => "execute",
             Kind::Think => "think",
             Kind::Fetch => "fetch",
+            Kind::Other => "other",
         }
     }
 }
@@ -81,6 +88,13 @@ pub enum Access {
     Execute(String),
     /// Fetches a URL.
     Network(String),
+    /// Calls `tool` of the MCP server `server` (their own names, not the model's), which may do
+    /// anything the server can; `read_only` is the tool's `readOnlyHint`.
+    External {
+        server: String,
+        tool: String,
+        read_only: bool,
+    },
     /// Touches nothing outside the engine (e.g. the plan).
     None,
 }

@@ -1,0 +1,212 @@
+//! The state of a session's servers, shared by their connection tasks, their tools and the
+//! session: one lock over every server's state, so that each change publishes a consistent
+//! snapshot to the subscribers.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use rmcp::RoleClient;
+use rmcp::model::Tool as McpToolInfo;
+use rmcp::service::Peer;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::process::Group;
+
+/// How long a call that lost a stdio server waits for the exit to be reported.
+const EXIT_REPORT: Duration = Duration::from_secs(1);
+
+/// What the user is shown about one server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerStatus {
+    pub name: String,
+    pub state: ServerState,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerState {
+    /// Starting, or waiting for the handshake and the first tool list.
+    Connecting,
+    Connected {
+        tools: usize,
+    },
+    /// It will not come back in this session; `reason` is written for the user.
+    Failed {
+        reason: String,
+    },
+}
+
+/// What the engine holds of a server, beyond its status.
+pub(super) enum Live {
+    Connecting,
+    Connected {
+        peer: Peer<RoleClient>,
+        tools: Arc<[McpToolInfo]>,
+    },
+    Failed(String),
+}
+
+impl Live {
+    fn state(&self) -> ServerState {
+        match self {
+            Live::Connecting => ServerState::Connecting,
+            Live::Connected { tools, .. } => ServerState::Connected { tools: tools.len() },
+            Live::Failed(reason) => ServerState::Failed {
+                reason: reason.clone(),
+            },
+        }
+    }
+}
+
+pub(super) struct Board {
+    names: Vec<String>,
+    lives: Mutex<Vec<Live>>,
+    groups: Mutex<Vec<Option<Arc<Group>>>>,
+    /// One per server: cancelled when that server is done with (failed, or shut down).
+    stops: Vec<CancellationToken>,
+    /// Cancelled by `shutdown`: nothing is reported after it.
+    closing: CancellationToken,
+    status: watch::Sender<Vec<ServerStatus>>,
+}
+
+impl Board {
+    pub fn new(names: Vec<String>) -> Self {
+        let closing = CancellationToken::new();
+        let status = names
+            .iter()
+            .map(|name| ServerStatus {
+                name: name.clone(),
+                state: ServerState::Connecting,
+            })
+            .collect();
+        Board {
+            lives: Mutex::new(names.iter().map(|_| Live::Connecting).collect()),
+            groups: Mutex::new(names.iter().map(|_| None).collect()),
+            stops: names.iter().map(|_| closing.child_token()).collect(),
+            names,
+            closing,
+            status: watch::channel(status).0,
+        }
+    }
+
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    pub fn lives(&self) -> MutexGuard<'_, Vec<Live>> {
+        self.lives.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn subscribe(&self) -> watch::Receiver<Vec<ServerStatus>> {
+        self.status.subscribe()
+    }
+
+    pub fn status(&self) -> Vec<ServerStatus> {
+        self.status.borrow().clone()
+    }
+
+    /// Stops every server: nothing is reported after this; each stdio group gets SIGTERM now
+    /// and SIGKILL after a grace period, on a thread of its own. Returns the groups, to wait on.
+    pub fn shutdown(&self) -> Vec<Arc<Group>> {
+        self.closing.cancel();
+        let groups: Vec<Arc<Group>> = self
+            .groups
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .flatten()
+            .cloned()
+            .collect();
+        for group in &groups {
+            group.stop();
+        }
+        groups
+    }
+
+    /// Changes server `index`'s state unless it already failed or the session is closing;
+    /// `false` when it did not.
+    fn set(&self, index: usize, live: Live) -> bool {
+        let mut lives = self.lives();
+        if self.closing.is_cancelled() || matches!(lives[index], Live::Failed(_)) {
+            return false;
+        }
+        lives[index] = live;
+        let state = lives[index].state();
+        self.status
+            .send_modify(|status| status[index].state = state);
+        true
+    }
+}
+
+/// One server of a board: what its connection task and its tools act through.
+#[derive(Clone)]
+pub(super) struct ServerRef {
+    board: Arc<Board>,
+    index: usize,
+}
+
+impl ServerRef {
+    pub fn new(board: Arc<Board>, index: usize) -> Self {
+        ServerRef { board, index }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.board.names[self.index]
+    }
+
+    /// The process group of a stdio server, for `shutdown` to stop. A group registered after
+    /// shutdown began is stopped at once.
+    pub fn register(&self, group: Arc<Group>) {
+        self.board.groups.lock().unwrap_or_else(|e| e.into_inner())[self.index] =
+            Some(group.clone());
+        if self.board.closing.is_cancelled() {
+            group.stop();
+        }
+    }
+
+    pub fn connected(&self, peer: Peer<RoleClient>, tools: Vec<McpToolInfo>) {
+        self.board.set(
+            self.index,
+            Live::Connected {
+                peer,
+                tools: tools.into(),
+            },
+        );
+    }
+
+    /// The server is gone for this session: its state says why, and its connection ends.
+    pub fn fail(&self, reason: String) {
+        if self.board.set(self.index, Live::Failed(reason.clone())) {
+            tracing::warn!(target: super::LOG_TARGET, server = %self.name(), "{reason}");
+        }
+        self.board.stops[self.index].cancel();
+    }
+
+    /// A call found the connection lost. A stdio server's connection task reports the exit
+    /// (its status and last words) a moment later, which says more than this `reason`; an
+    /// HTTP server has no process to watch, so `reason` is all there is.
+    pub async fn lost(&self, reason: String) {
+        let stdio =
+            self.board.groups.lock().unwrap_or_else(|e| e.into_inner())[self.index].is_some();
+        if stdio {
+            let index = self.index;
+            let mut status = self.board.subscribe();
+            let exited = status.wait_for(|s| matches!(s[index].state, ServerState::Failed { .. }));
+            let _ = tokio::time::timeout(EXIT_REPORT, exited).await;
+        }
+        self.fail(reason);
+    }
+
+    /// Why the server failed, if it did.
+    pub fn failure(&self) -> Option<String> {
+        match &self.board.lives()[self.index] {
+            Live::Failed(reason) => Some(reason.clone()),
+            _ => None,
+        }
+    }
+
+    /// Resolves when the server is done with: it failed, or the session is closing.
+    pub async fn stopped(&self) {
+        self.board.stops[self.index].cancelled().await
+    }
+}

@@ -1,0 +1,29 @@
+//! What a session is asked to connect: one MCP server, by name and transport. The protocol edge
+//! turns ACP's `McpServer` entries (and the config's) into these.
+
+/// One MCP server of a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpServerSpec {
+    /// The name the user gave it: it names its tools (`mcp__<name>__<tool>`) and its reports.
+    pub name: String,
+    pub transport: Transport,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transport {
+    /// A local process speaking MCP on its stdin and stdout. `env` is added to Hearth's own
+    /// environment.
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+    },
+    /// A streamable-HTTP endpoint; `headers` go with every request.
+    Http {
+        url: String,
+        headers: Vec<(String, String)>,
+    },
+    /// A transport Hearth does not speak (`sse`, `acp`) or an entry it could not read: reported
+    /// as a failed server, never dropped.
+    Unsupported { kind: String },
+}

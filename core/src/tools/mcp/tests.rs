@@ -1,0 +1,452 @@
+//! Against real servers, no mocks: `tests/mcp/server.py` (the official Python SDK) over stdio
+//! and streamable HTTP, and `server-everything` from npm. `tests/mcp/setup.sh` installs both;
+//! without them these tests fail and say so.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+use super::*;
+use crate::io::testing::{group_is_gone, live_group_members};
+use crate::tools::testing::{call, context};
+use crate::tools::{Access, Context, Kind, ToolError};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn installed(variable: &str, default: &str) -> PathBuf {
+    let path = std::env::var_os(variable)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join(default));
+    assert!(
+        path.exists(),
+        "{} is missing: run `bash tests/mcp/setup.sh` (or set {variable})",
+        path.display()
+    );
+    path
+}
+
+fn python() -> String {
+    installed("MCP_TEST_PYTHON", "tests/mcp/.venv/bin/python")
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn server_py() -> String {
+    repo()
+        .join("tests/mcp/server.py")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// `server.py` over stdio, as server `name` (also its `--name`), with `env` added.
+fn test_server(name: &str, env: &[(&str, &str)]) -> McpServerSpec {
+    McpServerSpec {
+        name: name.into(),
+        transport: Transport::Stdio {
+            command: python(),
+            args: vec![server_py(), "--name".into(), name.into()],
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        },
+    }
+}
+
+fn everything() -> McpServerSpec {
+    let script = installed(
+        "MCP_TEST_EVERYTHING",
+        "tests/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    );
+    McpServerSpec {
+        name: "everything".into(),
+        transport: Transport::Stdio {
+            command: "node".into(),
+            args: vec![script.to_string_lossy().into_owned(), "stdio".into()],
+            // Its gzip tool downloads from the internet unless told otherwise.
+            env: vec![("GZIP_ALLOWED_DOMAINS".into(), "127.0.0.1".into())],
+        },
+    }
+}
+
+/// The SDK takes 1–3 s to import here, more while cargo builds.
+const STARTUP: Duration = Duration::from_secs(20);
+
+fn connect(specs: Vec<McpServerSpec>, startup_timeout: Duration) -> McpServers {
+    let options = Options {
+        startup_timeout,
+        http: Arc::new(http_client()),
+        cwd: repo(),
+    };
+    McpServers::connect(specs, options, &tokio::runtime::Handle::current())
+}
+
+async fn connected(specs: Vec<McpServerSpec>) -> McpServers {
+    let servers = connect(specs, STARTUP);
+    servers.ready().await;
+    for server in servers.status() {
+        assert!(
+            matches!(server.state, ServerState::Connected { .. }),
+            "{server:?}"
+        );
+    }
+    servers
+}
+
+fn tool(servers: &McpServers, name: &str) -> Arc<dyn Tool> {
+    servers
+        .tools()
+        .into_iter()
+        .find(|tool| tool.spec().name == name)
+        .unwrap_or_else(|| panic!("no tool {name}"))
+}
+
+fn ctx() -> Context {
+    context(&repo())
+}
+
+async fn text(servers: &McpServers, name: &str, input: Value) -> Result<String, ToolError> {
+    call(&*tool(servers, name), input, &ctx())
+        .await
+        .map(|output| output.for_model)
+}
+
+/// Waits (bounded) until `check` holds for the status.
+async fn status_until(servers: &McpServers, check: impl Fn(&[ServerStatus]) -> bool) {
+    let mut status = servers.subscribe();
+    let waited = tokio::time::timeout(Duration::from_secs(10), status.wait_for(|s| check(s))).await;
+    assert!(
+        waited.is_ok(),
+        "status never matched: {:?}",
+        servers.status()
+    );
+}
+
+fn failure(servers: &McpServers, index: usize) -> String {
+    match &servers.status()[index].state {
+        ServerState::Failed { reason } => reason.clone(),
+        other => panic!("server {index} is {other:?}"),
+    }
+}
+
+/// Waits (bounded) until `path` has a line containing `needle`, and returns it.
+async fn line_in(path: &Path, needle: &str) -> String {
+    for _ in 0..100 {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if let Some(line) = text.lines().find(|line| line.contains(needle)) {
+            return line.to_owned();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("no `{needle}` in {}", path.display());
+}
+
+#[tokio::test]
+async fn stdio_tools_carry_their_schemas_and_annotations() {
+    let servers = connected(vec![test_server("files", &[])]).await;
+    assert_eq!(
+        servers.status()[0].state,
+        ServerState::Connected { tools: 10 }
+    );
+    let names: Vec<String> = servers.tools().iter().map(|t| t.spec().name).collect();
+    for expected in ["mcp__files__echo", "mcp__files__add", "mcp__files__grow"] {
+        assert!(names.iter().any(|n| n == expected), "{names:?}");
+    }
+    let echo = tool(&servers, "mcp__files__echo");
+    let spec = echo.spec();
+    assert_eq!(spec.description, "Echo the text back.");
+    assert_eq!(spec.parameters["properties"]["text"]["type"], "string");
+    assert_eq!(echo.kind(), Kind::Read);
+    assert_eq!(tool(&servers, "mcp__files__add").kind(), Kind::Other);
+    let prepared = echo
+        .prepare(&json!({ "text": "hi" }), &ctx())
+        .await
+        .unwrap();
+    assert_eq!(prepared.title, "files: echo");
+    assert_eq!(
+        prepared.access,
+        Access::External {
+            server: "files".into(),
+            tool: "echo".into(),
+            read_only: true
+        }
+    );
+    assert!(echo.prepare(&json!([1]), &ctx()).await.is_err());
+}
+
+#[tokio::test]
+async fn stdio_results_reach_the_model() {
+    let servers = connected(vec![test_server("files", &[])]).await;
+    let echo = text(&servers, "mcp__files__echo", json!({ "text": "hello" })).await;
+    assert_eq!(echo.unwrap(), "hello");
+    let add = text(&servers, "mcp__files__add", json!({ "a": 2, "b": 3 })).await;
+    assert_eq!(add.unwrap(), "5");
+    let fail = text(
+        &servers,
+        "mcp__files__fail",
+        json!({ "message": "no luck" }),
+    )
+    .await;
+    assert_eq!(fail.unwrap_err().0, "no luck");
+    let image = text(&servers, "mcp__files__image", json!({}))
+        .await
+        .unwrap();
+    assert!(image.starts_with("[image: image/png, "), "{image}");
+    let resource = text(&servers, "mcp__files__resource", json!({}))
+        .await
+        .unwrap();
+    assert!(
+        !resource.is_empty() && !resource.starts_with('['),
+        "{resource}"
+    );
+    let link = text(&servers, "mcp__files__link", json!({})).await.unwrap();
+    assert!(
+        link.starts_with('[') && link.contains("](test://"),
+        "{link}"
+    );
+    let bad = text(&servers, "mcp__files__add", json!({ "a": "x" })).await;
+    assert!(bad.is_err(), "{bad:?}");
+}
+
+/// An HTTP `server.py`, and its URL.
+async fn http_server(name: &str) -> (Child, String) {
+    let mut child = Command::new(python())
+        .args([&server_py(), "--name", name, "--http", "0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut line = String::new();
+    let mut stdout = BufReader::new(stdout);
+    let read = stdout.read_line(&mut line);
+    tokio::time::timeout(STARTUP, read).await.unwrap().unwrap();
+    let url = line.trim().strip_prefix("listening ").unwrap().to_owned();
+    (child, url)
+}
+
+#[tokio::test]
+async fn http_servers_work_and_their_death_is_noticed() {
+    let (mut process, url) = http_server("web").await;
+    let spec = McpServerSpec {
+        name: "web".into(),
+        transport: Transport::Http {
+            url,
+            headers: vec![("X-Test".into(), "1".into())],
+        },
+    };
+    let servers = connected(vec![spec]).await;
+    let echo = text(&servers, "mcp__web__echo", json!({ "text": "over http" })).await;
+    assert_eq!(echo.unwrap(), "over http");
+    assert_eq!(
+        text(&servers, "mcp__web__whoami", json!({})).await.unwrap(),
+        "web"
+    );
+    process.kill().await.unwrap();
+    let after = text(&servers, "mcp__web__echo", json!({ "text": "x" })).await;
+    assert!(after.unwrap_err().0.contains("not available"));
+    assert!(failure(&servers, 0).starts_with("the server stopped answering"));
+}
+
+#[tokio::test]
+async fn a_cancelled_call_tells_the_server_and_ends_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("cancel.log");
+    let log_text = log.to_string_lossy().into_owned();
+    let servers = connected(vec![test_server(
+        "s",
+        &[("MCP_TEST_CANCEL_LOG", &log_text)],
+    )])
+    .await;
+    let slow = tool(&servers, "mcp__s__slow");
+    let ctx = ctx();
+    let cancel = ctx.cancel.clone();
+    let running = tokio::spawn(async move { call(&*slow, json!({ "seconds": 30 }), &ctx).await });
+    line_in(&log, "slow started").await;
+    let cancelled_at = Instant::now();
+    cancel.cancel();
+    let result = running.await.unwrap();
+    assert_eq!(result.unwrap_err().0, "cancelled");
+    assert!(cancelled_at.elapsed() < Duration::from_secs(1));
+    let seen = line_in(&log, "notifications/cancelled").await;
+    assert!(seen.contains("reason=cancelled by the user"), "{seen}");
+    line_in(&log, "slow interrupted").await;
+}
+
+#[tokio::test]
+async fn the_tool_list_follows_list_changed() {
+    let servers = connected(vec![test_server("g", &[])]).await;
+    assert_eq!(
+        text(&servers, "mcp__g__grow", json!({})).await.unwrap(),
+        "grew: extra"
+    );
+    status_until(&servers, |s| {
+        s[0].state == ServerState::Connected { tools: 11 }
+    })
+    .await;
+    assert_eq!(
+        text(&servers, "mcp__g__extra", json!({})).await.unwrap(),
+        "extra"
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_dies_is_reported_and_its_sibling_lives_on() {
+    let servers = connected(vec![test_server("c", &[]), test_server("d", &[])]).await;
+    assert!(text(&servers, "mcp__c__crash", json!({})).await.is_err());
+    status_until(&servers, |s| {
+        matches!(s[0].state, ServerState::Failed { .. })
+    })
+    .await;
+    let reason = failure(&servers, 0);
+    assert!(
+        reason.starts_with("the server exited (exit status: 3)"),
+        "{reason}"
+    );
+    assert!(
+        servers
+            .tools()
+            .iter()
+            .all(|t| !t.spec().name.starts_with("mcp__c__"))
+    );
+    assert_eq!(
+        text(&servers, "mcp__d__whoami", json!({})).await.unwrap(),
+        "d"
+    );
+}
+
+#[tokio::test]
+async fn startup_failures_are_reported_with_their_reasons() {
+    let missing = McpServerSpec {
+        name: "missing".into(),
+        transport: Transport::Stdio {
+            command: "/nonexistent/mcp-server".into(),
+            args: Vec::new(),
+            env: Vec::new(),
+        },
+    };
+    let sse = McpServerSpec {
+        name: "old".into(),
+        transport: Transport::Unsupported { kind: "sse".into() },
+    };
+    let silent = test_server("silent", &[("MCP_TEST_SILENT", "1")]);
+    let servers = connect(
+        vec![missing, sse, silent, test_server("ok", &[])],
+        Duration::from_secs(8),
+    );
+    servers.ready().await;
+    assert_eq!(
+        failure(&servers, 0),
+        "command not found: /nonexistent/mcp-server"
+    );
+    assert_eq!(
+        failure(&servers, 1),
+        "the `sse` transport is not supported; use stdio or http"
+    );
+    assert_eq!(
+        failure(&servers, 2),
+        "did not answer the MCP handshake within 8 s"
+    );
+    assert_eq!(
+        servers.status()[3].state,
+        ServerState::Connected { tools: 10 }
+    );
+}
+
+#[tokio::test]
+async fn same_named_tools_of_two_servers_both_stay_callable() {
+    let mut second = test_server("two", &[]);
+    second.name = "one".into();
+    let servers = connected(vec![test_server("one", &[]), second]).await;
+    let first = text(&servers, "mcp__one__whoami", json!({})).await;
+    let other = text(&servers, "mcp__one__whoami_2", json!({})).await;
+    assert_eq!(
+        (first.unwrap(), other.unwrap()),
+        ("one".into(), "two".into())
+    );
+}
+
+#[tokio::test]
+async fn server_everything_answers() {
+    let servers = connected(vec![everything()]).await;
+    let echo = text(
+        &servers,
+        "mcp__everything__echo",
+        json!({ "message": "hi" }),
+    )
+    .await;
+    assert_eq!(echo.unwrap(), "Echo: hi");
+    let sum = text(
+        &servers,
+        "mcp__everything__get-sum",
+        json!({ "a": 2, "b": 3 }),
+    )
+    .await;
+    assert_eq!(sum.unwrap(), "The sum of 2 and 3 is 5.");
+}
+
+/// The `server` and `grandchild` pids a server wrote to its pid file.
+async fn pids(path: &Path) -> (i32, i32) {
+    let pid = |line: String| line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (
+        pid(line_in(path, "server ").await),
+        pid(line_in(path, "grandchild ").await),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_leaves_no_process_of_the_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pids");
+    let pidfile_text = pidfile.to_string_lossy().into_owned();
+    let env = [
+        ("MCP_TEST_PIDFILE", pidfile_text.as_str()),
+        ("MCP_TEST_GRANDCHILD", "1"),
+        ("MCP_TEST_STUBBORN", "1"),
+    ];
+    let servers = connected(vec![test_server("stubborn", &env)]).await;
+    let (leader, grandchild) = pids(&pidfile).await;
+    assert!(live_group_members(leader).contains(&grandchild));
+    let asked = Instant::now();
+    let stopping = servers.shutdown();
+    assert!(
+        asked.elapsed() < Duration::from_millis(100),
+        "shutdown blocked"
+    );
+    tokio::task::spawn_blocking(|| stopping.wait())
+        .await
+        .unwrap();
+    assert!(
+        group_is_gone(leader).await,
+        "{:?}",
+        live_group_members(leader)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_servers_stops_them_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pids");
+    let pidfile_text = pidfile.to_string_lossy().into_owned();
+    let env = [
+        ("MCP_TEST_PIDFILE", pidfile_text.as_str()),
+        ("MCP_TEST_GRANDCHILD", "1"),
+    ];
+    let servers = connected(vec![test_server("dropped", &env)]).await;
+    let (leader, _) = pids(&pidfile).await;
+    drop(servers);
+    assert!(
+        group_is_gone(leader).await,
+        "{:?}",
+        live_group_members(leader)
+    );
+}
