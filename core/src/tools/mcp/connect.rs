@@ -11,7 +11,9 @@ use std::time::Duration;
 use reqwest::Url;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::service::{ClientInitializeError, Peer, RoleClient, RunningService};
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClientTransportConfig, StreamableHttpError,
+};
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
 use rmcp::{ServiceError, ServiceExt};
 use tokio::sync::Notify;
@@ -282,6 +284,12 @@ fn handshake_reason(error: ClientInitializeError) -> String {
 /// `error` and its sources, `: `-separated, without repeats (reqwest's messages often end with
 /// their source's).
 fn causes(error: &(dyn std::error::Error + 'static)) -> String {
+    // rmcp wraps the HTTP client's error without naming it as the source.
+    if let Some(StreamableHttpError::Client(inner)) =
+        error.downcast_ref::<StreamableHttpError<reqwest::Error>>()
+    {
+        return causes(inner);
+    }
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

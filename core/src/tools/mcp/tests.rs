@@ -217,9 +217,15 @@ async fn stdio_results_reach_the_model() {
 
 /// An HTTP `server.py`, and its URL.
 async fn http_server(name: &str) -> (Child, String) {
+    http_server_with(name, &[]).await
+}
+
+async fn http_server_with(name: &str, env: &[(&str, &str)]) -> (Child, String) {
     let mut child = Command::new(python())
         .args([&server_py(), "--name", name, "--http", "0"])
-        .stdin(Stdio::null())
+        .envs(env.iter().copied())
+        // Held open: a silent server exits when its stdin closes.
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .kill_on_drop(true)
@@ -254,7 +260,12 @@ async fn http_servers_work_and_their_death_is_noticed() {
     process.kill().await.unwrap();
     let after = text(&servers, "mcp__web__echo", json!({ "text": "x" })).await;
     assert!(after.unwrap_err().0.contains("not available"));
-    assert!(failure(&servers, 0).starts_with("the server stopped answering"));
+    let reason = failure(&servers, 0);
+    assert!(
+        reason.starts_with("the server stopped answering"),
+        "{reason}"
+    );
+    assert!(reason.contains("Connection refused"), "{reason}");
 }
 
 #[tokio::test]
@@ -339,8 +350,24 @@ async fn startup_failures_are_reported_with_their_reasons() {
         transport: Transport::Unsupported { kind: "sse".into() },
     };
     let silent = test_server("silent", &[("MCP_TEST_SILENT", "1")]);
+    let http = |name: &str, url: &str| McpServerSpec {
+        name: name.into(),
+        transport: Transport::Http {
+            url: url.into(),
+            headers: Vec::new(),
+        },
+    };
+    let refused = http("refused", "http://127.0.0.1:1/mcp");
+    let malformed = http("malformed", "not a url");
     let servers = connect(
-        vec![missing, sse, silent, test_server("ok", &[])],
+        vec![
+            missing,
+            sse,
+            silent,
+            test_server("ok", &[]),
+            refused,
+            malformed,
+        ],
         Duration::from_secs(8),
     );
     servers.ready().await;
@@ -360,6 +387,13 @@ async fn startup_failures_are_reported_with_their_reasons() {
         servers.status()[3].state,
         ServerState::Connected { tools: 10 }
     );
+    let refused = failure(&servers, 4);
+    assert!(
+        refused.starts_with("cannot reach the server: "),
+        "{refused}"
+    );
+    assert!(refused.contains("Connection refused"), "{refused}");
+    assert!(failure(&servers, 5).starts_with("`not a url` is not a valid URL"));
 }
 
 #[tokio::test]
@@ -448,5 +482,79 @@ async fn dropping_the_servers_stops_them_too() {
         group_is_gone(leader).await,
         "{:?}",
         live_group_members(leader)
+    );
+}
+
+#[tokio::test]
+async fn a_silent_http_server_times_out() {
+    let (_process, url) = http_server_with("silent", &[("MCP_TEST_SILENT", "1")]).await;
+    let spec = McpServerSpec {
+        name: "silent".into(),
+        transport: Transport::Http {
+            url,
+            headers: Vec::new(),
+        },
+    };
+    let servers = connect(vec![spec], Duration::from_secs(2));
+    servers.ready().await;
+    assert_eq!(
+        failure(&servers, 0),
+        "did not answer the MCP handshake within 2 s"
+    );
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+/// Connect → tools listed, for a fresh session's server, `runs` times.
+async fn startup_times(spec: &McpServerSpec, runs: usize) -> Vec<Duration> {
+    let mut times = Vec::new();
+    for _ in 0..runs {
+        let started = Instant::now();
+        let servers = connect(vec![spec.clone()], STARTUP);
+        servers.ready().await;
+        times.push(started.elapsed());
+        assert!(!servers.tools().is_empty(), "{:?}", servers.status());
+        servers.shutdown().wait();
+    }
+    times
+}
+
+/// The numbers of the closing note:
+/// `cargo test -p hearth-core --release --lib -- --ignored --nocapture tools::mcp::tests::measure`
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement, not a check"]
+async fn measure() {
+    let python = median(startup_times(&test_server("files", &[]), 20).await);
+    let node = median(startup_times(&everything(), 20).await);
+    println!(
+        "connect → tools, median of 20: server.py (stdio) {python:?}, server-everything {node:?}"
+    );
+
+    let servers = connected(vec![test_server("files", &[])]).await;
+    let echo = tool(&servers, "mcp__files__echo");
+    let peer = match &servers.board.lives()[0] {
+        Live::Connected { peer, .. } => peer.clone(),
+        _ => unreachable!("connected above"),
+    };
+    let ctx = ctx();
+    let mut through_tool = Vec::new();
+    let mut raw = Vec::new();
+    for _ in 0..200 {
+        let started = Instant::now();
+        call(&*echo, json!({ "text": "x" }), &ctx).await.unwrap();
+        through_tool.push(started.elapsed());
+        let params = rmcp::model::CallToolRequestParams::new("echo")
+            .with_arguments(json!({ "text": "x" }).as_object().unwrap().clone());
+        let started = Instant::now();
+        peer.call_tool(params).await.unwrap();
+        raw.push(started.elapsed());
+    }
+    let (tool, raw) = (median(through_tool), median(raw));
+    println!(
+        "echo, median of 200: McpTool {tool:?}, raw rmcp call_tool {raw:?}, overhead {:?}",
+        tool.saturating_sub(raw)
     );
 }
