@@ -4,7 +4,8 @@
 #   source "$here/../harness.sh"
 #
 # Gives: step MESSAGE (progress on stderr: stdout carries the table), work (a scratch directory
-# removed on exit), the release builds and their paths (see build.sh), and interleave.
+# removed on exit), the release builds and their paths (see build.sh), interleave, and the
+# build to compare with, if any (base, base_rev, link_base).
 
 step() { echo "${harness:-run.sh}: $*" >&2; }
 
@@ -30,3 +31,11 @@ interleave() {
         done
     done
 }
+
+# Another revision's build to measure beside this tree's, set by benches/compare.sh: a directory
+# named after the revision, holding its `hearth`, `libhearth.so` and `replay_reference`. The
+# harnesses then add a `HOST@base` run for each host those make (C, stdio, the reference),
+# interleaved with the rest, and leave results.md alone. Unset: this tree only.
+base="${HEARTH_BENCH_BASE:-}"
+base_rev="${base:+$(basename "$base")}"
+link_base=(-I"$repo/include" -L"$base" -lhearth -Wl,-rpath,"$base" -lpthread)

@@ -10,7 +10,8 @@
 # --quick       2000 requests: a smoke run for CI; results.md is left alone
 # --rounds R    split each host's requests over R rounds that interleave the hosts (default 5)
 #
-# Environment: CARGO_TARGET_DIR, PYTHON (see ../build.sh).
+# Environment: CARGO_TARGET_DIR, PYTHON (see ../build.sh); HEARTH_BENCH_BASE (see
+# ../harness.sh: benches/compare.sh sets it).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -50,6 +51,14 @@ cc "${cflags[@]}" "$here/c_host.c" -o "$build/c_host" "${link_hearth[@]}"
 cc "${cflags[@]}" "$here/stdio_host.c" -o "$build/stdio_host"
 cc "${cflags[@]}" "$here/pingpong.c" -o "$build/pingpong" -lpthread
 
+hosts=({c,node,python,stdio}.{initialize,list} pingpong.initialize query.list)
+if [[ -n $base ]]; then
+    step "C driver for $base_rev's libhearth"
+    cc "${cflags[@]}" "$here/c_host.c" -o "$build/c_host_base" "${link_base[@]}"
+    hosts+=({c,stdio}@base.{initialize,list})
+    record=false
+fi
+
 step "query driver (cargo build --release --example list_query -p hearth-core)"
 (cd "$repo" && cargo build --release --locked -p hearth-core --example list_query)
 
@@ -81,14 +90,16 @@ drive() {
         node) NAPI_RS_NATIVE_LIBRARY_PATH="$addon" node "$here/node_host.mjs" "${args[@]}" ;;
         python) "$venv/bin/python" "$here/python_host.py" "${args[@]}" ;;
         stdio) "$build/stdio_host" "$target/release/hearth" "${args[@]}" ;;
+        c@base) "$build/c_host_base" "${args[@]}" ;;
+        stdio@base) "$build/stdio_host" "$base/hearth" "${args[@]}" ;;
         pingpong) "$build/pingpong" "${args[@]}" ;;
         query) "$target/release/examples/list_query" "$n" "$warmup" "$out" "$data" ;;
     esac
 }
 
-interleave "$rounds" {c,node,python,stdio}.{initialize,list} pingpong.initialize query.list
+interleave "$rounds" "${hosts[@]}"
 
-summary="$(python3 "$here/summarize.py" "$samples" "$warmup" "$sessions" "$command")"
+summary="$(python3 "$here/summarize.py" "$samples" "$warmup" "$sessions" "$command" ${base_rev:+"$base_rev"})"
 echo "$summary"
 if $record; then
     echo "$summary" >"$here/results.md"

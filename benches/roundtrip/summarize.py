@@ -1,10 +1,11 @@
 """Turns the drivers' sample files into the markdown table of README.md / results.md.
 
-    python3 summarize.py SAMPLES_DIR WARMUP SESSIONS COMMAND
+    python3 summarize.py SAMPLES_DIR WARMUP SESSIONS COMMAND [BASE_REV]
 
 SAMPLES_DIR holds `<host>.<method>.<round>.txt` files, one latency in nanoseconds per line
 (see bench.h); METHOD is `initialize` or `list` (`session/list`). All rounds of a host's
-method are pooled. SESSIONS is how many sessions the store held. One definition of the statistics for every host,
+method are pooled. SESSIONS is how many sessions the store held. BASE_REV names the build
+benches/compare.sh compares with, whose rows are `<host>@base` (C and stdio). One definition of the statistics for every host,
 here, rather than one per language: the nearest-rank percentile (the smallest sample with at
 least p % of the samples at or below it), the median being p = 50.
 
@@ -32,6 +33,8 @@ HOSTS = {
     "query": ("reference, no engine: the list's page query alone (SQLite via rusqlite, read-only connection)", ("list",)),
 }
 REFERENCES = ("pingpong", "query")
+# The hosts benches/compare.sh also measures in the other build.
+COMPARED = ("c", "stdio")
 
 
 def percentile(sorted_samples: list[int], p: float) -> int:
@@ -52,39 +55,42 @@ def micros(ns: int) -> str:
     return f"{ns / 1000:.1f}"
 
 
-def table(samples_dir: Path) -> str:
+def table(samples_dir: Path, base_rev: str | None) -> str:
+    hosts = report.with_base(HOSTS, COMPARED, base_rev)
     # (host, method) → (median, p99, count), in ns
     stats = {}
-    for host, (_, methods) in HOSTS.items():
+    for host, (_, methods) in hosts.items():
         for method in methods:
             samples = load(samples_dir, f"{host}.{method}")
             stats[host, method] = (percentile(samples, 50), percentile(samples, 99), len(samples))
-    stdio_median = stats["stdio", "initialize"][0]
     lines = [
         "| host | `initialize` median µs | p99 µs | `session/list` median µs | p99 µs "
         "| list − initialize (medians) µs | requests per method | stdio ÷ host (`initialize` median) |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for host, (label, methods) in HOSTS.items():
+    for host, (label, methods) in hosts.items():
         init, listed = stats.get((host, "initialize")), stats.get((host, "list"))
         cells = [label]
         for figures in (init, listed):
             cells += [micros(figures[0]), micros(figures[1])] if figures else ["—", "—"]
         cells.append(micros(listed[0] - init[0]) if init and listed else "—")
         cells.append(str(max(stats[host, method][2] for method in methods)))
+        # Each host against stdio of its own build.
+        stdio_median = stats[report.same_build(host, "stdio"), "initialize"][0]
         cells.append("—" if host in REFERENCES else f"{stdio_median / init[0]:.2f}")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def main() -> None:
-    if len(sys.argv) != 5:
-        sys.exit("usage: summarize.py SAMPLES_DIR WARMUP SESSIONS COMMAND")
+    if len(sys.argv) not in (5, 6):
+        sys.exit("usage: summarize.py SAMPLES_DIR WARMUP SESSIONS COMMAND [BASE_REV]")
     samples_dir, warmup, sessions, command = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    base_rev = sys.argv[5] if len(sys.argv) == 6 else None
     rounds = len(list(samples_dir.glob("stdio.initialize.*.txt")))
     print(f"""# Round-trip latency: one request → its response (`initialize`, `session/list`)
 
-{table(samples_dir)}
+{table(samples_dir, base_rev)}
 
 - command: `{command}`
 - machine: {report.machine()}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Two builds side by side in one run: this working tree's engine and REV's. Builds REV's
+# `hearth`, libhearth and throughput reference in a git worktree under target/compare, then
+# runs the round-trip and throughput harnesses with REV's hosts interleaved with this tree's,
+# so that both builds meet the same machine load. Builds measured at different times differ
+# by more than most changes do on a shared machine.
+#
+#   benches/compare.sh REV [--quick]
+#
+# REV's rows are those its binary and libhearth make: C and stdio (round trips), the Rust
+# reference and C (throughput); Node and Python are this tree's only. Their labels end in
+# "— at REV". REV's engine must open the store this tree's writes (the same schema version).
+# No results.md is written. Environment: CARGO_TARGET_DIR, PYTHON (see build.sh).
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+usage="usage: benches/compare.sh REV [--quick]"
+rev="$(git rev-parse --short --verify "${1:?$usage}^{commit}")"
+shift
+quick=()
+case "${1:-}" in
+    --quick) quick=(--quick) ;;
+    "") ;;
+    *) echo "$usage" >&2; exit 2 ;;
+esac
+
+# One worktree, checked out at each compared revision in turn, and one target directory for
+# them all, so that a second comparison rebuilds only what changed. Both are under target/,
+# which git ignores. REV's artifacts are copied into a directory of their own, named after it
+# (the harnesses label its rows with that name).
+target="${CARGO_TARGET_DIR:-$repo/target}"
+src="$target/compare/src"
+base="$target/compare/$rev"
+if [[ -e "$src/.git" ]]; then
+    git -C "$src" checkout --quiet --detach "$rev"
+else
+    git worktree add --quiet --detach "$src" "$rev"
+fi
+echo "compare.sh: building $rev's hearth, libhearth and replay_reference (release) in $src" >&2
+(
+    cd "$src"
+    export CARGO_TARGET_DIR="$target/compare/target"
+    cargo build --release --locked -p hearth-ffi -p hearth-cli
+    cargo build --release --locked -p hearth-ffi --example replay_reference
+) >&2
+mkdir -p "$base"
+built="$target/compare/target/release"
+cp "$built/hearth" "$built/libhearth.so" "$built/examples/replay_reference" "$base/"
+
+# This tree's release builds, once for both harnesses (see build.sh).
+source benches/build.sh
+export HEARTH_BENCH_BUILT=1 HEARTH_BENCH_BASE="$base"
+
+echo "Machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD) against $rev"
+echo
+echo "## Round trips"
+bash benches/roundtrip/run.sh "${quick[@]}" | sed -n '/^| host/,/^$/p'
+echo
+echo "## Frame throughput"
+bash benches/throughput/run.sh "${quick[@]}" | sed -n '/^| host/,/^$/p'
