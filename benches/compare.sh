@@ -35,7 +35,8 @@ base="$target/compare/$rev"
 if [[ -e "$src/.git" ]]; then
     git -C "$src" checkout --quiet --detach "$rev"
 else
-    git worktree add --quiet --detach "$src" "$rev"
+    # --force: after `cargo clean` the worktree is gone but still registered.
+    git worktree add --force --quiet --detach "$src" "$rev"
 fi
 echo "compare.sh: building $rev's hearth, libhearth and replay_reference (release) in $src" >&2
 (

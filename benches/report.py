@@ -1,5 +1,6 @@
 """What every harness's summary says about the run besides its numbers: the machine, the
-commit measured and the toolchains. Imported by benches/*/summarize.py.
+commit measured and the toolchains; and the rows benches/compare.sh adds for another build.
+Imported by benches/*/summarize.py.
 
 Standard library only, so it runs on the system python3.
 """
