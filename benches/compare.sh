@@ -2,15 +2,16 @@
 # Two builds side by side in one run: this working tree's engine and REV's. Builds REV's
 # `hearth`, libhearth and throughput reference in a git worktree under target/compare, then
 # runs the round-trip and throughput harnesses with REV's hosts interleaved with this tree's,
-# so that both builds meet the same machine load. Builds measured at different times differ
-# by more than most changes do on a shared machine.
+# so that both builds meet the same machine load (on a shared machine, runs at different
+# times differ by more than many changes do).
 #
 #   benches/compare.sh REV [--quick]
 #
 # REV's rows are those its binary and libhearth make: C and stdio (round trips), the Rust
 # reference and C (throughput); Node and Python are this tree's only. Their labels end in
 # "— at REV". REV's engine must open the store this tree's writes (the same schema version).
-# No results.md is written. Environment: CARGO_TARGET_DIR, PYTHON (see build.sh).
+# The startup and turn figures (in-process Rust benches of this tree) are not compared, and
+# no results.md is written. Environment: CARGO_TARGET_DIR, PYTHON (see build.sh).
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,7 +30,8 @@ esac
 # them all, so that a second comparison rebuilds only what changed. Both are under target/,
 # which git ignores. REV's artifacts are copied into a directory of their own, named after it
 # (the harnesses label its rows with that name).
-target="${CARGO_TARGET_DIR:-$repo/target}"
+target="${CARGO_TARGET_DIR:-target}"
+[[ "$target" = /* ]] || target="$repo/$target" # the build below runs in another directory
 src="$target/compare/src"
 base="$target/compare/$rev"
 if [[ -e "$src/.git" ]]; then
@@ -49,14 +51,6 @@ mkdir -p "$base"
 built="$target/compare/target/release"
 cp "$built/hearth" "$built/libhearth.so" "$built/examples/replay_reference" "$base/"
 
-# This tree's release builds, once for both harnesses (see build.sh).
-source benches/build.sh
-export HEARTH_BENCH_BUILT=1 HEARTH_BENCH_BASE="$base"
-
-echo "Machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD) against $rev"
-echo
-echo "## Round trips"
-bash benches/roundtrip/run.sh "${quick[@]}" | sed -n '/^| host/,/^$/p'
-echo
-echo "## Frame throughput"
-bash benches/throughput/run.sh "${quick[@]}" | sed -n '/^| host/,/^$/p'
+# This tree's builds, the harnesses and the table: benches/run.sh, which with
+# HEARTH_BENCH_BASE runs only the parts that measure both builds.
+HEARTH_BENCH_BASE="$base" exec bash benches/run.sh "${quick[@]}"

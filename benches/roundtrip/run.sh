@@ -52,12 +52,7 @@ cc "${cflags[@]}" "$here/stdio_host.c" -o "$build/stdio_host"
 cc "${cflags[@]}" "$here/pingpong.c" -o "$build/pingpong" -lpthread
 
 hosts=({c,node,python,stdio}.{initialize,list} pingpong.initialize query.list)
-if [[ -n $base ]]; then
-    step "C driver for $base_rev's libhearth"
-    cc "${cflags[@]}" "$here/c_host.c" -o "$build/c_host_base" "${link_base[@]}"
-    hosts+=({c,stdio}@base.{initialize,list})
-    record=false
-fi
+add_base "$here/c_host.c" "$build/c_host_base" {c,stdio}@base.{initialize,list}
 
 step "query driver (cargo build --release --example list_query -p hearth-core)"
 (cd "$repo" && cargo build --release --locked -p hearth-core --example list_query)

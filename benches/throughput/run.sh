@@ -52,12 +52,7 @@ step "reference driver (cargo build --release --example replay_reference -p hear
 (cd "$repo" && cargo build --release --locked -p hearth-ffi --example replay_reference)
 
 hosts=({reference,c,node,python}.{live,drained})
-if [[ -n $base ]]; then
-    step "C driver for $base_rev's libhearth"
-    cc "${cflags[@]}" "$here/c_host.c" -o "$build/throughput_c_host_base" "${link_base[@]}"
-    hosts+=({reference,c}@base.{live,drained})
-    record=false
-fi
+add_base "$here/c_host.c" "$build/throughput_c_host_base" {reference,c}@base.{live,drained}
 
 # ---- the session to replay ------------------------------------------------------------------
 
