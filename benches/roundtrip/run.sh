@@ -24,7 +24,7 @@ record=true # write results.md
 warmup=1000 # untimed requests at the start of every driver process
 sessions=100 # in the store: two pages of `session/list`
 
-usage() { sed -n '6,12s/^# \{0,1\}//p' "$0"; } # the header comment above
+usage() { sed -n '7,14s/^# \{0,1\}//p' "$0"; } # the header comment above
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --requests) requests="${2:?--requests needs a number}"; shift 2 ;;
