@@ -1,5 +1,6 @@
 """What every harness's summary says about the run besides its numbers: the machine, the
-commit measured and the toolchains. Imported by benches/*/summarize.py.
+commit measured and the toolchains; and the rows benches/compare.sh adds for another build.
+Imported by benches/*/summarize.py.
 
 Standard library only, so it runs on the system python3.
 """
@@ -56,3 +57,24 @@ def machine() -> str:
 
 def now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+# The rows of the build benches/compare.sh compares with: `HOST@base`, after HOST's own.
+BASE = "@base"
+
+
+def with_base(rows: dict[str, tuple], compared: tuple[str, ...], base_rev: str | None) -> dict[str, tuple]:
+    """`rows` (key → (label, …)) with, after each key in `compared`, the same row for
+    BASE_REV's build (none without one)."""
+    out: dict[str, tuple] = {}
+    for key, (label, *rest) in rows.items():
+        out[key] = (label, *rest)
+        if base_rev and key in compared:
+            out[key + BASE] = (f"{label} — at {base_rev}", *rest)
+    return out
+
+
+def same_build(key: str, other: str) -> str:
+    """The key of row `other` of the build `key` measures (to compare a row with a reference
+    of its own build)."""
+    return other + BASE if key.endswith(BASE) else other

@@ -10,6 +10,8 @@
 # 4. engine overhead per streamed token and cancel latency (core/benches/turn.rs).
 # --quick runs each briefly, to prove the harness still works (CI); the numbers of a quick run
 # mean little. Benchmarks never assert timings: the machines are shared and noisy.
+# With HEARTH_BENCH_BASE (set by benches/compare.sh, see harness.sh), parts 1 and 2 also
+# measure that other build, and 3 and 4, which measure this tree's engine only, are skipped.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,13 +23,15 @@ quick=()
 source benches/build.sh
 export HEARTH_BENCH_BUILT=1
 
-echo "Machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD)"
+against="${HEARTH_BENCH_BASE:+ against $(basename "$HEARTH_BENCH_BASE")}"
+echo "Machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD)$against"
 echo
 echo "## Round trips"
 bash benches/roundtrip/run.sh "${quick[@]}" | sed -n '/^| host/,/^$/p'
 echo
 echo "## Frame throughput"
 bash benches/throughput/run.sh "${quick[@]}" | sed -n '/^| host/,/^$/p'
+[[ -z ${HEARTH_BENCH_BASE:-} ]] || exit 0
 echo
 echo "## Startup and memory"
 cargo bench -q -p hearth-core --bench startup -- "${quick[@]}"

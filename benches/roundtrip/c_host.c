@@ -1,8 +1,8 @@
 /*
  * c_host.c — the in-process C host: libhearth (release) linked in, one engine, sequential
- * `initialize` round trips (see bench.h for the command line and what is timed).
+ * round trips of one method (see bench.h for the command line and what is timed).
  *
- *   c_host REQUESTS WARMUP SAMPLES_FILE CONFIG_FILE
+ *   c_host REQUESTS WARMUP SAMPLES_FILE CONFIG_FILE METHOD
  *
  * The main thread waits for the response, which arrives on the engine's delivery thread, on
  * a mutex + condition variable: what a real native host (a JNI/JNA plugin, an editor's C

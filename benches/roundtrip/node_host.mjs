@@ -1,9 +1,9 @@
 // node_host.mjs — the in-process Node host: the `hearth-acp` package (bindings/node, its
-// public Engine class) over the release addon, sequential `initialize` round trips.
+// public Engine class) over the release addon, sequential round trips of one method.
 //
-//   NAPI_RS_NATIVE_LIBRARY_PATH=/abs/hearth_node.node node node_host.mjs REQUESTS WARMUP SAMPLES_FILE CONFIG_FILE
+//   NAPI_RS_NATIVE_LIBRARY_PATH=/abs/hearth_node.node node node_host.mjs REQUESTS WARMUP SAMPLES_FILE CONFIG_FILE METHOD
 //
-// The command line, the request and what is timed are those of every driver (bench.h). The
+// The command line, the requests and what is timed are those of every driver (bench.h). The
 // release addon is loaded through ../node_engine.mjs.
 //
 // The response reaches JS the way it reaches any Node host: the engine's delivery thread
@@ -15,9 +15,14 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { Engine } from '../node_engine.mjs'
 
 const [requests, warmup] = process.argv.slice(2, 4).map(Number)
-const [samplesPath, configPath] = process.argv.slice(4, 6)
-if (process.argv.length !== 6 || !Number.isInteger(requests) || !Number.isInteger(warmup)) {
-  console.error('usage: node node_host.mjs REQUESTS WARMUP SAMPLES_FILE CONFIG_FILE')
+const [samplesPath, configPath, method] = process.argv.slice(4, 7)
+// The params of each method a driver can time (bench.h says why these two).
+const PARAMS = {
+  initialize: '{"protocolVersion":1,"clientCapabilities":{}}',
+  'session/list': '{}',
+}
+if (process.argv.length !== 7 || !Number.isInteger(requests) || !Number.isInteger(warmup) || !(method in PARAMS)) {
+  console.error('usage: node node_host.mjs REQUESTS WARMUP SAMPLES_FILE CONFIG_FILE initialize|session/list')
   process.exit(2)
 }
 
@@ -42,8 +47,8 @@ const engine = new Engine(readFileSync(configPath, 'utf8'), (frame) => {
   resolve()
 })
 
-function request(id) {
-  return `{"jsonrpc":"2.0","id":${id},"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`
+function request(id, name = method) {
+  return `{"jsonrpc":"2.0","id":${id},"method":"${name}","params":${PARAMS[name]}}`
 }
 
 function roundTrip(id, frame) {
@@ -52,7 +57,9 @@ function roundTrip(id, frame) {
   return answered
 }
 
-let id = 1
+// The engine answers nothing before `initialize`: one first, untimed, whatever the method.
+await roundTrip(1, request(1, 'initialize'))
+let id = 2
 for (let i = 0; i < warmup; i++, id++) await roundTrip(id, request(id))
 const samples = new Array(requests)
 for (let i = 0; i < requests; i++, id++) {

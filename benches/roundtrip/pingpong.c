@@ -5,7 +5,7 @@
  * (caller → engine's delivery thread → waiting caller: two sleeping threads woken) with no
  * work in between, so it shows what this machine charges for the wake-ups alone.
  *
- *   pingpong REQUESTS WARMUP SAMPLES_FILE CONFIG_FILE    (CONFIG_FILE is ignored)
+ *   pingpong REQUESTS WARMUP SAMPLES_FILE CONFIG_FILE METHOD    (CONFIG_FILE and METHOD are ignored)
  */
 #include "bench.h"
 

@@ -1,9 +1,9 @@
 """The in-process Python host: ``import hearth`` from the release wheel ../build.sh installs into
-benches/.venv, sequential ``initialize`` round trips.
+benches/.venv, sequential round trips of one method.
 
-    benches/.venv/bin/python python_host.py REQUESTS WARMUP SAMPLES_FILE CONFIG_FILE
+    benches/.venv/bin/python python_host.py REQUESTS WARMUP SAMPLES_FILE CONFIG_FILE METHOD
 
-The command line, the request and what is timed are those of every driver (see bench.h).
+The command line, the requests and what is timed are those of every driver (see bench.h).
 
 How the main thread waits for the response that ``on_frame`` receives on the engine's
 delivery thread: a ``queue.SimpleQueue``, with its bound ``put`` as the callback itself.
@@ -25,6 +25,12 @@ import hearth
 
 PREFIX = '{"jsonrpc":"2.0","id":'
 
+# The params of each method a driver can time (bench.h says why these two).
+PARAMS = {
+    "initialize": '{"protocolVersion":1,"clientCapabilities":{}}',
+    "session/list": "{}",
+}
+
 
 def response_id(frame: str) -> int:
     """Same check as ../common.h's response_id: a prefix, no JSON parser, so no host pays for one."""
@@ -37,18 +43,15 @@ def response_id(frame: str) -> int:
     return int(digits) if digits.isdigit() else -1
 
 
-def request(request_id: int) -> str:
-    return (
-        f'{{"jsonrpc":"2.0","id":{request_id},"method":"initialize",'
-        '"params":{"protocolVersion":1,"clientCapabilities":{}}}'
-    )
+def request(request_id: int, method: str) -> str:
+    return f'{{"jsonrpc":"2.0","id":{request_id},"method":"{method}","params":{PARAMS[method]}}}'
 
 
 def main() -> None:
-    if len(sys.argv) != 5:
-        sys.exit("usage: python_host.py REQUESTS WARMUP SAMPLES_FILE CONFIG_FILE")
+    if len(sys.argv) != 6 or sys.argv[5] not in PARAMS:
+        sys.exit("usage: python_host.py REQUESTS WARMUP SAMPLES_FILE CONFIG_FILE initialize|session/list")
     requests, warmup = int(sys.argv[1]), int(sys.argv[2])
-    samples_path, config_path = sys.argv[3], sys.argv[4]
+    samples_path, config_path, method = sys.argv[3], sys.argv[4], sys.argv[5]
     with open(config_path, encoding="utf-8") as f:
         config = f.read()
 
@@ -61,13 +64,15 @@ def main() -> None:
             if response_id(response) != request_id:
                 sys.exit(f"python_host: unexpected frame: {response}")
 
-        request_id = 1
+        # The engine answers nothing before `initialize`: one first, untimed, whatever METHOD is.
+        round_trip(1, request(1, "initialize"))
+        request_id = 2
         for _ in range(warmup):
-            round_trip(request_id, request(request_id))
+            round_trip(request_id, request(request_id, method))
             request_id += 1
         samples = []
         for _ in range(requests):
-            frame = request(request_id)  # built before the clock starts
+            frame = request(request_id, method)  # built before the clock starts
             start = time.perf_counter_ns()  # CLOCK_MONOTONIC on Linux, like the C hosts
             round_trip(request_id, frame)
             samples.append(time.perf_counter_ns() - start)

@@ -1,9 +1,9 @@
 /*
  * stdio_host.c — the stdio driver: spawns `hearth acp --config CONFIG_FILE` the way an editor
- * spawns an ACP agent and does the same sequential `initialize` round trips over its pipes:
- * write one line, read lines until the response line, repeat (see bench.h).
+ * spawns an ACP agent and does the same sequential round trips over its pipes: write one
+ * line, read lines until the response line, repeat (see bench.h).
  *
- *   stdio_host HEARTH_BINARY REQUESTS WARMUP SAMPLES_FILE CONFIG_FILE
+ *   stdio_host HEARTH_BINARY REQUESTS WARMUP SAMPLES_FILE CONFIG_FILE METHOD
  *
  * In C, with raw write(2)/read(2) and no stdio buffering, so that it adds as little as the
  * in-process C host does and the stdio/in-process ratio shows the cost of the pipes and the
@@ -73,7 +73,7 @@ static void round_trip(void *ctx, long id, const char *frame, size_t len) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) die("usage: %s HEARTH_BINARY REQUESTS WARMUP SAMPLES_FILE CONFIG_FILE", argv[0]);
+    if (argc < 2) die("usage: %s HEARTH_BINARY REQUESTS WARMUP SAMPLES_FILE CONFIG_FILE METHOD", argv[0]);
     const char *hearth = argv[1];
     argv[1] = argv[0];
     bench_args args = parse_args(argc - 1, argv + 1);

@@ -12,7 +12,8 @@
 # --quick     4000 events, 3 rounds: a smoke run for CI; results.md is left alone
 #
 # A full run (without --quick) also writes the table to results.md.
-# Environment: CARGO_TARGET_DIR, PYTHON (see ../build.sh).
+# Environment: CARGO_TARGET_DIR, PYTHON (see ../build.sh); HEARTH_BENCH_BASE (see
+# ../harness.sh: benches/compare.sh sets it).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -50,6 +51,9 @@ cc "${cflags[@]}" "$here/c_host.c" -o "$build/throughput_c_host" "${link_hearth[
 step "reference driver (cargo build --release --example replay_reference -p hearth-ffi)"
 (cd "$repo" && cargo build --release --locked -p hearth-ffi --example replay_reference)
 
+hosts=({reference,c,node,python}.{live,drained})
+add_base "$here/c_host.c" "$build/throughput_c_host_base" {reference,c}@base.{live,drained}
+
 # ---- the session to replay ------------------------------------------------------------------
 
 step "recording a session of ~$events events (hearth run against hearth-mock-llm)"
@@ -81,15 +85,17 @@ drive() {
     case "$host" in
         reference) "$target/release/examples/replay_reference" "$config" "$session" "$pause" "$out" ;;
         c) "$build/throughput_c_host" "$config" "$session" "$pause" "$out" ;;
+        reference@base) "$base/replay_reference" "$config" "$session" "$pause" "$out" ;;
+        c@base) "$build/throughput_c_host_base" "$config" "$session" "$pause" "$out" ;;
         node) NAPI_RS_NATIVE_LIBRARY_PATH="$addon" node "$here/node_host.mjs" "$config" "$session" "$pause" "$out" ;;
         python) "$venv/bin/python" "$here/python_host.py" "$config" "$session" "$pause" "$out" ;;
     esac
 }
 
 # Every host live (the engine replaying as the host takes frames) and drained.
-interleave "$rounds" {reference,c,node,python}.{live,drained}
+interleave "$rounds" "${hosts[@]}"
 
-summary="$(python3 "$here/summarize.py" "$results" "$stored" "$events" "$pause_ms" "$command")"
+summary="$(python3 "$here/summarize.py" "$results" "$stored" "$events" "$pause_ms" "$command" ${base_rev:+"$base_rev"})"
 echo "$summary"
 if $record; then
     echo "$summary" >"$here/results.md"

@@ -1,12 +1,13 @@
 """Turns the drivers' result files into the markdown table of README.md / results.md.
 
-    python3 summarize.py RESULTS_DIR STORED_EVENTS EVENTS PAUSE_MS COMMAND
+    python3 summarize.py RESULTS_DIR STORED_EVENTS EVENTS PAUSE_MS COMMAND [BASE_REV]
 
 RESULTS_DIR holds `<host>.<mode>.<round>.txt` files (mode `live` or `drained`), each one line
 `FRAMES ELAPSED_NS DELIVERY_CPU_NS MAIN_CPU_NS` (see README.md). Every run must have counted
 STORED_EVENTS frames (what prepare.py found in the store); a run that did not fails the
 summary, since its figure would be of some other work. EVENTS is what the data was asked to
-hold, PAUSE_MS the drained runs' pause.
+hold, PAUSE_MS the drained runs' pause. BASE_REV names the build benches/compare.sh compares
+with, whose rows are `<host>@base` (the reference and C).
 
 Standard library only, so it runs on the system python3.
 """
@@ -26,6 +27,8 @@ HOSTS = {
     "python": ("Python, in-process (hearth; `on_frame` on the delivery thread, with the GIL)", 150_000),
 }
 REFERENCE = "reference"
+# The hosts benches/compare.sh also measures in the other build.
+COMPARED = ("reference", "c")
 
 
 class Run:
@@ -59,25 +62,27 @@ def rates(runs: list[Run]) -> tuple[float, str]:
     return median, f"{kilo(median)} ({kilo(min(per_second))} – {kilo(max(per_second))})"
 
 
-def table(results: Path, expected: int) -> str:
-    live = {host: load(results, host, "live", expected) for host in HOSTS}
-    drained = {host: load(results, host, "drained", expected) for host in HOSTS}
-    reference, _ = rates(live[REFERENCE])
-    reference_drained, _ = rates(drained[REFERENCE])
+def table(results: Path, expected: int, base_rev: str | None) -> str:
+    hosts = report.with_base(HOSTS, COMPARED, base_rev)
+    live = {host: load(results, host, "live", expected) for host in hosts}
+    drained = {host: load(results, host, "drained", expected) for host in hosts}
     lines = [
         "| host | live frames/s: median (min – max) | ÷ reference | drained frames/s: median (min – max) "
         "| ÷ reference | target | delivery thread CPU µs/frame | main thread CPU µs/frame |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for host, (label, target) in HOSTS.items():
+    for host, (label, target) in hosts.items():
         live_median, live_cell = rates(live[host])
         drained_median, drained_cell = rates(drained[host])
+        # Each host against the reference of its own build.
+        reference = report.same_build(host, REFERENCE)
+        is_reference = host == reference
         cells = [
             label,
             live_cell,
-            "—" if host == REFERENCE else f"{live_median / reference:.2f}",
+            "—" if is_reference else f"{live_median / rates(live[reference])[0]:.2f}",
             drained_cell,
-            "—" if host == REFERENCE else f"{drained_median / reference_drained:.2f}",
+            "—" if is_reference else f"{drained_median / rates(drained[reference])[0]:.2f}",
             "—" if target is None else f"≥ {kilo(target)}",
             f"{statistics.median(r.delivery_us for r in live[host]):.2f}",
             f"{statistics.median(r.main_us for r in live[host]):.2f}",
@@ -87,14 +92,15 @@ def table(results: Path, expected: int) -> str:
 
 
 def main() -> None:
-    if len(sys.argv) != 6:
-        sys.exit("usage: summarize.py RESULTS_DIR STORED_EVENTS EVENTS PAUSE_MS COMMAND")
+    if len(sys.argv) not in (6, 7):
+        sys.exit("usage: summarize.py RESULTS_DIR STORED_EVENTS EVENTS PAUSE_MS COMMAND [BASE_REV]")
     results, command = Path(sys.argv[1]), sys.argv[5]
+    base_rev = sys.argv[6] if len(sys.argv) == 7 else None
     expected, events, pause_ms = (int(n) for n in sys.argv[2:5])
     rounds = len(list(results.glob(f"{REFERENCE}.live.*.txt")))
     print(f"""# Frame throughput: `session/update` frames of one `session/load` replay → the host
 
-{table(results, expected)}
+{table(results, expected, base_rev)}
 
 - command: `{command}`
 - machine: {report.machine()}

@@ -1,5 +1,5 @@
-//! Validation of agent-emitted frames against the official ACP schema
-//! (`../shared/acp/schema.json` beside the repository).
+//! Validation of agent-emitted frames against the official ACP schema, vendored in
+//! `tests/acp/schema.json` (its source and licence: `tests/acp/README.md`).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -19,7 +19,7 @@ impl Schema {
     pub fn load() -> Schema {
         let path = std::env::var_os("HEARTH_ACP_SCHEMA")
             .map(PathBuf::from)
-            .unwrap_or_else(|| crate::repo_root().join("../shared/acp/schema.json"));
+            .unwrap_or_else(|| crate::repo_root().join("tests/acp/schema.json"));
         let text = std::fs::read_to_string(&path)
             .unwrap_or_else(|e| panic!("cannot read the ACP schema {}: {e}", path.display()));
         let root: Value = serde_json::from_str(&text).expect("the ACP schema is JSON");

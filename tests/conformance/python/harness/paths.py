@@ -1,7 +1,7 @@
-"""Where the suite finds the repo's binaries, the shared ACP schema and the fixtures.
+"""Where the suite finds the repo's binaries, the ACP schema and the fixtures.
 
 Everything is located relative to this file so the suite runs from any cwd and in a fresh
-clone (where ``shared/`` sits beside the clone, i.e. ``<repo>/../shared``).
+clone.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ REPO_ROOT = _HERE.parents[3]
 #: tests/conformance/fixtures: data shared with the TypeScript suite.
 FIXTURES_DIR = _HERE.parents[1] / "fixtures"
 
-#: The ACP v1 stable schema the frames must validate against.
-SCHEMA_PATH = (REPO_ROOT / ".." / "shared" / "acp" / "schema.json").resolve()
+#: The ACP v1 stable schema the frames must validate against: the vendored copy
+#: (tests/acp/README.md), or ``HEARTH_ACP_SCHEMA`` to try another, as in the Rust tests.
+SCHEMA_PATH = Path(os.environ.get("HEARTH_ACP_SCHEMA") or REPO_ROOT / "tests" / "acp" / "schema.json").resolve()
 
 
 def _target_dir() -> Path:

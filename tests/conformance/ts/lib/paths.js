@@ -1,6 +1,6 @@
-// Where the suite finds the repo's binaries, the shared ACP schema and the fixtures.
+// Where the suite finds the repo's binaries, the ACP schema and the fixtures.
 // Everything is located relative to this file so the suite runs from any cwd and in a
-// fresh clone (where `shared/` sits beside the clone, i.e. `<repo>/../shared`).
+// fresh clone.
 
 import { existsSync } from "node:fs";
 import path from "node:path";
@@ -14,8 +14,13 @@ export const repoRoot = path.resolve(here, "../../../..");
 /** tests/conformance/fixtures: data shared with the Python suite. */
 export const fixturesDir = path.resolve(here, "../../fixtures");
 
-/** The ACP v1 stable schema the frames must validate against. */
-export const schemaPath = path.resolve(repoRoot, "../shared/acp/schema.json");
+/**
+ * The ACP v1 stable schema the frames must validate against: the vendored copy
+ * (tests/acp/README.md), or `HEARTH_ACP_SCHEMA` to try another, as in the Rust tests.
+ */
+export const schemaPath = path.resolve(
+  process.env.HEARTH_ACP_SCHEMA || path.join(repoRoot, "tests/acp/schema.json"),
+);
 
 /** Cargo's target dir: `CARGO_TARGET_DIR` (relative to the repo root) or `<repo>/target`. */
 function targetDir() {
