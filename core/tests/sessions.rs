@@ -320,6 +320,7 @@ fn list_filters_by_cwd_and_pages() {
         created.push(client.new_session(cwd));
     }
     let mut seen = Vec::new();
+    let mut updated = std::collections::HashMap::new();
     let mut cursor = Value::Null;
     loop {
         let params = if cursor.is_null() {
@@ -331,8 +332,9 @@ fn list_filters_by_cwd_and_pages() {
         let sessions = page["sessions"].as_array().unwrap();
         assert!(sessions.len() <= 50);
         for s in sessions {
-            assert!(s["updatedAt"].is_string());
-            seen.push(s["sessionId"].as_str().unwrap().to_string());
+            let id = s["sessionId"].as_str().unwrap().to_string();
+            updated.insert(id.clone(), s["updatedAt"].as_str().unwrap().to_string());
+            seen.push(id);
         }
         cursor = page.get("nextCursor").cloned().unwrap_or(Value::Null);
         if cursor.is_null() {
@@ -344,7 +346,11 @@ fn list_filters_by_cwd_and_pages() {
     let mut got = seen.clone();
     got.sort();
     assert_eq!(got, expected, "every session exactly once across pages");
-    assert_eq!(seen.first(), created.last(), "newest first");
+    // Newest first across every page. Sessions made within one millisecond tie, and a tie is
+    // broken by id, not by creation order: compare times, not ids.
+    let times: Vec<&String> = seen.iter().map(|id| &updated[id]).collect();
+    assert!(times.windows(2).all(|w| w[0] >= w[1]), "newest first");
+    assert_eq!(times[0], &updated[created.last().unwrap()], "the newest leads");
 
     let only_a = client.call("session/list", json!({"cwd": "/projects/a"}));
     assert_eq!(only_a["sessions"].as_array().unwrap().len(), 40);
