@@ -4,6 +4,7 @@
 //! `Engine::send`, one per line out on stdout. stdout carries protocol only; logs go to
 //! stderr. EOF on stdin closes the engine cleanly and exits 0.
 
+mod mcp_config;
 mod run;
 mod stdio;
 
@@ -61,6 +62,10 @@ struct ConfigArgs {
     /// Log filter for stderr, e.g. `info` or `hearth_core=debug` (default: RUST_LOG, else `warn`).
     #[arg(long, value_name = "FILTER")]
     log_level: Option<String>,
+    /// MCP servers for every session, from a JSON file with `mcpServers` (ACP's list, or the
+    /// object keyed by name other agents use); added to the config's.
+    #[arg(long, value_name = "FILE")]
+    mcp_config: Option<PathBuf>,
 }
 
 impl ConfigArgs {
@@ -79,16 +84,25 @@ impl ConfigArgs {
         if let Some(model) = &self.model {
             config.model = Some(model.clone());
         }
+        if let Some(path) = &self.mcp_config {
+            config.mcp_servers.extend(mcp_config::read(path)?);
+        }
         Ok(config)
     }
 }
 
 fn init_logging(filter: Option<&str>) {
-    let filter = match filter {
-        Some(f) => tracing_subscriber::EnvFilter::new(f),
-        None => tracing_subscriber::EnvFilter::try_from_default_env()
-            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+    let directives = match filter {
+        Some(f) => f.to_string(),
+        None => std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()),
     };
+    // rmcp logs every MCP notification at INFO; keep it to warnings unless asked for.
+    let directives = if directives.contains("rmcp") {
+        directives
+    } else {
+        format!("{directives},rmcp=warn")
+    };
+    let filter = tracing_subscriber::EnvFilter::new(directives);
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -276,6 +276,55 @@ fn sigterm_closes_the_engine_and_kills_running_commands() {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(running(), "the command started");
+    terminate(&mut client);
+    assert!(!running(), "no command outlives the agent");
+}
+
+/// An MCP server (and the child it started) dies with `hearth acp` on SIGTERM.
+#[test]
+fn sigterm_leaves_no_mcp_server_behind() {
+    let mock = mock(json!({"responses": [{"events": [{"text": "hi"}]}]}));
+    let dir = tempfile::tempdir().unwrap();
+    let python = std::env::var("MCP_TEST_PYTHON").unwrap_or_else(|_| {
+        let venv = hearth_testkit::repo_root().join("tests/mcp/.venv/bin/python");
+        assert!(venv.exists(), "run `bash tests/mcp/setup.sh` first");
+        venv.to_string_lossy().into_owned()
+    });
+    let pidfile = dir.path().join("pids");
+    let server = json!({
+        "name": "files",
+        "command": python,
+        "args": [hearth_testkit::repo_root().join("tests/mcp/server.py"), "--name", "files"],
+        "env": [{"name": "MCP_TEST_PIDFILE", "value": pidfile}, {"name": "MCP_TEST_GRANDCHILD", "value": "1"}],
+    });
+    let mut client = hearth(&config(&mock, dir.path()), dir.path());
+    client.initialize();
+    let created = client.call(
+        "session/new",
+        json!({"cwd": dir.path(), "mcpServers": [server]}),
+    );
+    let session = created["sessionId"].as_str().unwrap().to_string();
+    // The turn waits for the servers to be up.
+    client.prompt(&session, "hello");
+    let pids: Vec<String> = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split_whitespace().last().map(str::to_string))
+        .collect();
+    assert_eq!(pids.len(), 2, "the server and its child: {pids:?}");
+    terminate(&mut client);
+    let alive = |pid: &String| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|stat| !stat.split(") ").nth(1).unwrap_or("").starts_with('Z'))
+    };
+    assert!(
+        !pids.iter().any(alive),
+        "no MCP process outlives the agent: {pids:?}"
+    );
+}
+
+/// Sends `hearth acp` SIGTERM and waits for its clean exit.
+fn terminate(client: &mut AcpClient<Stdio>) {
     let pid = client.transport.child.id().to_string();
     assert!(
         Command::new("kill")
@@ -286,5 +335,4 @@ fn sigterm_closes_the_engine_and_kills_running_commands() {
     );
     let status = client.transport.child.wait().unwrap();
     assert!(status.success(), "a clean exit on SIGTERM, got {status}");
-    assert!(!running(), "no command outlives the agent");
 }

@@ -44,6 +44,22 @@ pub struct Config {
     pub max_turn_requests: Option<u32>,
     #[serde(default)]
     pub tools: ToolsConfig,
+    #[serde(default)]
+    pub mcp: McpConfig,
+    /// MCP servers connected for every session, besides the ones the client passes: entries
+    /// in ACP's `McpServer` shape (`{name, command, args, env}` or `{type: "http", name, url,
+    /// headers}`). One that cannot be used is reported in each session, like a client's.
+    #[serde(default)]
+    pub mcp_servers: Vec<serde_json::Value>,
+}
+
+/// How sessions connect their MCP servers.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct McpConfig {
+    /// How long a server has to start, answer the MCP handshake and list its tools (default
+    /// 30 s).
+    pub startup_timeout_secs: Option<u64>,
 }
 
 /// One entry of the model catalog.
@@ -318,6 +334,10 @@ impl Config {
 
     pub fn worker_threads(&self) -> usize {
         self.worker_threads.unwrap_or(2)
+    }
+
+    pub fn mcp_startup_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.mcp.startup_timeout_secs.unwrap_or(30))
     }
 
     pub fn stream_idle_timeout(&self) -> std::time::Duration {

@@ -350,7 +350,11 @@ fn list_filters_by_cwd_and_pages() {
     // broken by id, not by creation order: compare times, not ids.
     let times: Vec<&String> = seen.iter().map(|id| &updated[id]).collect();
     assert!(times.windows(2).all(|w| w[0] >= w[1]), "newest first");
-    assert_eq!(times[0], &updated[created.last().unwrap()], "the newest leads");
+    assert_eq!(
+        times[0],
+        &updated[created.last().unwrap()],
+        "the newest leads"
+    );
 
     let only_a = client.call("session/list", json!({"cwd": "/projects/a"}));
     assert_eq!(only_a["sessions"].as_array().unwrap().len(), 40);

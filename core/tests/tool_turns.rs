@@ -8,24 +8,9 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{Setup, text};
+use common::{Setup, call, start, text, tool_results};
 use hearth_testkit::{AcpClient, InProcess, agent_text};
 use serde_json::{Value, json};
-
-/// A response in which the model calls one tool.
-fn call(id: &str, name: &str, arguments: Value) -> Value {
-    json!({"events": [{"toolCall": {"id": id, "name": name, "arguments": arguments.to_string(), "chunks": 2}}]})
-}
-
-fn start(setup: &Setup, extra: Value) -> AcpClient<InProcess> {
-    let mut config: Value = serde_json::from_str(&setup.config()).unwrap();
-    for (k, v) in extra.as_object().unwrap() {
-        config[k] = v.clone();
-    }
-    let mut client = AcpClient::new(InProcess::start(&config.to_string()));
-    client.initialize();
-    client
-}
 
 /// A workspace inside the setup's temp dir (the store lives beside it).
 fn workspace(setup: &Setup) -> std::path::PathBuf {
@@ -53,16 +38,6 @@ fn final_status(client: &AcpClient<InProcess>, session: &str) -> Vec<String> {
         .filter_map(|u| u["status"].as_str())
         .filter(|s| *s == "completed" || *s == "failed")
         .map(str::to_string)
-        .collect()
-}
-
-/// The tool results the model received in request `n` (OpenAI `tool` messages).
-fn tool_results(setup: &Setup, n: usize) -> Vec<String> {
-    setup
-        .model_messages(n)
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
         .collect()
 }
 

@@ -82,6 +82,9 @@ fn permission_request(session_id: &str, ask: &PermissionAsk) -> Value {
     if !diffs.is_empty() {
         tool_call["content"] = Value::Array(diffs);
     }
+    if let Some(raw_input) = &ask.raw_input {
+        tool_call["rawInput"] = raw_input.clone();
+    }
     json!({ "sessionId": session_id, "toolCall": tool_call, "options": options })
 }
 

@@ -40,6 +40,7 @@ pub fn initialize(responder: Responder, raw: Params<'_>) {
         read_text_file: caps.fs.read_text_file,
         write_text_file: caps.fs.write_text_file,
         terminal: caps.terminal,
+        notices: caps.session.as_ref().is_some_and(|s| s.notices.is_some()),
     });
     responder.edge().initialized.store(true, Ordering::Release);
     responder.reply_raw(&RESPONSE)
@@ -61,7 +62,7 @@ fn response() -> InitializeResponse {
     let capabilities = AgentCapabilities::new()
         .load_session(true)
         .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
-        .mcp_capabilities(McpCapabilities::new())
+        .mcp_capabilities(McpCapabilities::new().http(true).sse(false))
         .session_capabilities(sessions);
     let auth = AUTH_METHODS
         .iter()

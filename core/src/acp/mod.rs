@@ -12,6 +12,7 @@ pub mod client;
 mod config;
 mod errors;
 mod initialize;
+mod mcp;
 mod prompt;
 mod responder;
 mod session;
@@ -148,17 +149,31 @@ where
     F: FnOnce(Responder, P, Live) -> Fut + Send + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    let request = match params::<P>(raw).and_then(|p| p.validate().map(|()| p)) {
-        Ok(p) => p,
-        Err(e) => return responder.respond(Err(e)),
-    };
-    let id = request.session_id().to_string();
+    match params::<P>(raw).and_then(|p| p.validate().map(|()| p)) {
+        Ok(request) => {
+            let id = request.session_id().to_string();
+            schedule(responder, id, move |responder, live| {
+                work(responder, request, live)
+            });
+        }
+        Err(e) => responder.respond(Err(e)),
+    }
+}
+
+/// Schedules `work` on the session `id`; a session that cannot be brought up is answered
+/// for (`-32002` when there is none).
+fn schedule<F, Fut>(responder: Responder, id: String, work: F)
+where
+    F: FnOnce(Responder, Live) -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
     let ctx = responder.ctx().clone();
+    let session_id = id.clone();
     let job = Job::run(move |live| {
         Box::pin(async move {
             match live {
-                Ok(live) => work(responder, request, live).await,
-                Err(why) => responder.respond(Err(errors::unavailable(&why, request.session_id()))),
+                Ok(live) => work(responder, live).await,
+                Err(why) => responder.respond(Err(errors::unavailable(&why, &session_id))),
             }
         })
     });

@@ -9,25 +9,28 @@ use agent_client_protocol_schema::v1::{
     SessionInfo,
 };
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::json;
+use tokio_util::sync::CancellationToken;
 
 use super::responder::{Responder, params};
 use super::updates::stored_update_frame;
-use super::{SessionParams, errors, on_session};
+use super::{SessionParams, errors, mcp, schedule};
 use crate::agent::new_id;
 use crate::context::EngineContext;
 use crate::rpc::RpcError;
 use crate::rpc::envelope::Params;
 use crate::session::actor::{Job, Live, Unavailable};
-use crate::session::{SessionState, Settings, registry};
+use crate::session::{self, SessionState, Settings, registry};
 use crate::store::{Cursor, ListPage, Reader, SessionRecord, StoreError, StoreOp, now};
+use crate::tools::mcp::{McpServerSpec, McpServers};
 
 /// Sessions per `session/list` page.
 pub const LIST_PAGE: usize = 50;
 
 pub fn new(responder: Responder, raw: Params<'_>) {
-    let request: NewSessionRequest = match params(raw) {
-        Ok(r) => r,
+    let (request, requested): (NewSessionRequest, _) = match mcp::params_with_servers(raw) {
+        Ok(parsed) => parsed,
         Err(e) => return responder.respond(Err(e)),
     };
     if let Err(e) = check_dirs(&request.cwd, &request.additional_directories) {
@@ -37,7 +40,6 @@ pub fn new(responder: Responder, raw: Params<'_>) {
     if let Err(e) = crate::agent::check_credential(&ctx, &ctx.config().default_model()) {
         return responder.respond(Err(errors::turn_error(e)));
     }
-    warn_unsupported_mcp(request.mcp_servers.len());
     let id: Arc<str> = Arc::from(new_id("sess"));
     let state = SessionState {
         cwd: path_string(&request.cwd),
@@ -64,11 +66,23 @@ pub fn new(responder: Responder, raw: Params<'_>) {
     let settings = state.settings.clone();
     // Queued before the answer, so the row is committed before the client learns the id.
     ctx.write(StoreOp::CreateSession(record));
+    let servers = mcp::connect(&ctx, requested, &state.cwd);
     registry::create(&ctx, id.clone(), state);
     let response = NewSessionResponse::new(id.to_string())
         .modes(super::config::modes(&settings))
-        .config_options(super::config::options(&settings, ctx.catalog()));
+        .config_options(super::config::options(&settings, ctx.catalog()))
+        .meta(servers.as_deref().map(mcp::meta));
     responder.reply(Ok(response));
+    // After the answer, so that no report of a server precedes it.
+    let job = Job::run(move |live| {
+        Box::pin(async move {
+            if let Ok(live) = live {
+                let released = live.session.services().set_mcp(servers.clone());
+                report(&live, servers.as_deref(), released);
+            }
+        })
+    });
+    registry::route(&ctx, &id, job);
 }
 
 /// Answered on the caller's thread when the store can be read at once (nothing pending, the
@@ -133,24 +147,28 @@ fn info(record: SessionRecord) -> SessionInfo {
 
 /// Replays the log as the client first saw it — every `session/update` before the answer.
 pub fn load(responder: Responder, raw: Params<'_>) {
-    on_session(
-        responder,
-        raw,
-        |responder, request: LoadSessionRequest, live| async move {
-            warn_unsupported_mcp(request.mcp_servers.len());
-            adopt_dirs(&live, &request.cwd, &request.additional_directories);
-            if let Err(e) = replay(responder.ctx(), &live.session.id).await {
-                return responder.respond(Err(RpcError::internal(format!(
-                    "cannot read the session log: {e}"
-                ))));
-            }
-            let settings = live.session.state().settings.clone();
-            let response = LoadSessionResponse::new()
-                .modes(super::config::modes(&settings))
-                .config_options(super::config::options(&settings, responder.ctx().catalog()));
-            responder.reply(Ok(response));
-        },
-    );
+    let (request, requested) = match reopening::<LoadSessionRequest>(raw) {
+        Ok(parsed) => parsed,
+        Err(e) => return responder.respond(Err(e)),
+    };
+    let id = request.session_id.to_string();
+    schedule(responder, id, |responder, live| async move {
+        adopt_dirs(&live, &request.cwd, &request.additional_directories);
+        // The servers start while the log replays.
+        let (servers, released) = adopt_servers(&live, responder.ctx(), requested);
+        if let Err(e) = replay(responder.ctx(), &live.session.id).await {
+            return responder.respond(Err(RpcError::internal(format!(
+                "cannot read the session log: {e}"
+            ))));
+        }
+        let settings = live.session.state().settings.clone();
+        let response = LoadSessionResponse::new()
+            .modes(super::config::modes(&settings))
+            .config_options(super::config::options(&settings, responder.ctx().catalog()))
+            .meta(servers.as_deref().map(mcp::meta));
+        responder.reply(Ok(response));
+        report(&live, servers.as_deref(), released);
+    });
 }
 
 /// Queues each stored update as soon as it is built, so the delivery thread hands the first
@@ -168,18 +186,50 @@ async fn replay(ctx: &Arc<EngineContext>, id: &Arc<str>) -> Result<(), StoreErro
 
 /// Reattaches to a stored session without replaying it.
 pub fn resume(responder: Responder, raw: Params<'_>) {
-    on_session(
-        responder,
-        raw,
-        |responder, request: ResumeSessionRequest, live| async move {
-            adopt_dirs(&live, &request.cwd, &request.additional_directories);
-            let settings = live.session.state().settings.clone();
-            let response = ResumeSessionResponse::new()
-                .modes(super::config::modes(&settings))
-                .config_options(super::config::options(&settings, responder.ctx().catalog()));
-            responder.reply(Ok(response));
-        },
-    );
+    let (request, requested) = match reopening::<ResumeSessionRequest>(raw) {
+        Ok(parsed) => parsed,
+        Err(e) => return responder.respond(Err(e)),
+    };
+    let id = request.session_id.to_string();
+    schedule(responder, id, |responder, live| async move {
+        adopt_dirs(&live, &request.cwd, &request.additional_directories);
+        let (servers, released) = adopt_servers(&live, responder.ctx(), requested);
+        let settings = live.session.state().settings.clone();
+        let response = ResumeSessionResponse::new()
+            .modes(super::config::modes(&settings))
+            .config_options(super::config::options(&settings, responder.ctx().catalog()))
+            .meta(servers.as_deref().map(mcp::meta));
+        responder.reply(Ok(response));
+        report(&live, servers.as_deref(), released);
+    });
+}
+
+/// The params of a `load` or `resume`, checked, with the MCP servers it brings.
+fn reopening<P: DeserializeOwned + SessionParams>(
+    raw: Params<'_>,
+) -> Result<(P, Vec<McpServerSpec>), RpcError> {
+    let (request, servers) = mcp::params_with_servers::<P>(raw)?;
+    request.validate()?;
+    Ok((request, servers))
+}
+
+/// A restored session gets the servers of the request that restored it (and the config's).
+fn adopt_servers(
+    live: &Live,
+    ctx: &EngineContext,
+    requested: Vec<McpServerSpec>,
+) -> (Option<Arc<McpServers>>, CancellationToken) {
+    let cwd = live.session.state().cwd.clone();
+    let servers = mcp::connect(ctx, requested, &cwd);
+    let released = live.session.services().set_mcp(servers.clone());
+    (servers, released)
+}
+
+/// Reports the servers' failures from now on (the session's response is out).
+fn report(live: &Live, servers: Option<&McpServers>, released: CancellationToken) {
+    if let Some(servers) = servers {
+        session::mcp::report_failures(live.session.clone(), servers, released);
+    }
 }
 
 #[derive(Deserialize)]
@@ -236,12 +286,6 @@ fn check_dirs(cwd: &Path, additional: &[PathBuf]) -> Result<(), RpcError> {
 
 fn path_string(path: impl AsRef<Path>) -> String {
     path.as_ref().to_string_lossy().into_owned()
-}
-
-fn warn_unsupported_mcp(count: usize) {
-    if count > 0 {
-        tracing::warn!(count, "MCP servers are not supported yet; ignoring them");
-    }
 }
 
 impl SessionParams for LoadSessionRequest {

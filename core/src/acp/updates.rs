@@ -8,7 +8,7 @@
 
 use agent_client_protocol_schema::v1::{
     ConfigOptionUpdate, ContentBlock, ContentChunk, CurrentModeUpdate, EmbeddedResourceResource,
-    MessageId, SessionInfoUpdate, SessionUpdate, TextContent,
+    MessageId, Notice, NoticeSeverity, SessionInfoUpdate, SessionUpdate, TextContent,
 };
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -91,6 +91,17 @@ impl EventFormat for V1 {
             SessionEvent::ModeChanged(mode) => typed(SessionUpdate::CurrentModeUpdate(
                 CurrentModeUpdate::new(mode.id()),
             )),
+            SessionEvent::Notice { title, description } => typed(SessionUpdate::Notice(
+                Notice::new(NoticeSeverity::Warning, title).description(description),
+            )),
+            SessionEvent::ServiceFailed { id, title, message } => json!({
+                "sessionUpdate": "tool_call",
+                "toolCallId": id,
+                "title": title,
+                "kind": "other",
+                "status": "failed",
+                "content": [text_content(&message)],
+            }),
         }
     }
 

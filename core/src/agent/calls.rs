@@ -36,7 +36,7 @@ pub struct Turn<'a> {
 
 impl Turn<'_> {
     fn tool(&self, name: &str) -> Option<Arc<dyn Tool>> {
-        self.session.services().tools().get(name)
+        self.session.services().tool(name)
     }
 
     fn emit(&self, event: SessionEvent) {
@@ -201,6 +201,8 @@ async fn ask(
         tool_call_id: id.to_string(),
         title: prepared.title.clone(),
         diffs: diffs(&prepared.access),
+        raw_input: matches!(prepared.access, Access::External { .. })
+            .then(|| serde_json::from_str(&call.arguments).unwrap_or(Value::Null)),
         options: prompt::options(remember.is_some()),
     };
     let ctx = turn.session.ctx();

@@ -49,6 +49,8 @@ pub async fn run_turn(
     let model = session.state().settings.model.clone();
     let provider = check_credential(ctx, &model)?;
     log_prompt(session, sink, prompt);
+    // The first turn of a session may start while its MCP servers still connect.
+    session.services().mcp_ready().await;
     let turn = calls::Turn {
         session,
         sink,
@@ -142,9 +144,13 @@ async fn build_request(session: &Session) -> Result<ChatRequest, TurnError> {
     Ok(ChatRequest {
         thought_level: thinks.then_some(state.settings.thought_level),
         model: state.settings.model,
-        system: context::system_prompt(&state.cwd, &state.additional_dirs),
+        system: context::system_prompt(
+            &state.cwd,
+            &state.additional_dirs,
+            &session.services().unavailable(),
+        ),
         messages: context::messages(&events, ctx.events()),
-        tools: session.services().tools().specs(),
+        tools: session.services().tool_specs(),
     })
 }
 

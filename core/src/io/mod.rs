@@ -160,6 +160,8 @@ pub struct ClientAbilities {
     pub read_text_file: bool,
     pub write_text_file: bool,
     pub terminal: bool,
+    /// It shows `notice` updates (`session.notices`).
+    pub notices: bool,
 }
 
 /// The workspace of one session's turn: local when the client advertised nothing, else the
@@ -171,7 +173,7 @@ pub fn workspace(
     session_id: Arc<str>,
     turn: CancellationToken,
 ) -> Arc<dyn Io> {
-    if abilities == ClientAbilities::default() {
+    if !(abilities.read_text_file || abilities.write_text_file || abilities.terminal) {
         return Arc::new(LocalIo);
     }
     let client = SessionClient::new(port, session_id, turn);

@@ -79,6 +79,8 @@ pub struct PermissionAsk {
     pub tool_call_id: String,
     pub title: String,
     pub diffs: Vec<Diff>,
+    /// The arguments, for a call whose effect only they tell (an MCP server's tool).
+    pub raw_input: Option<serde_json::Value>,
     pub options: Vec<PermissionOption>,
 }
 

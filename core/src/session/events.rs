@@ -56,6 +56,18 @@ pub enum SessionEvent {
     },
     ConfigChanged(Settings),
     ModeChanged(Mode),
+    /// A warning for the user, for clients that show notices.
+    Notice {
+        title: String,
+        description: String,
+    },
+    /// Something the session depends on failed (an MCP server), shown as a failed tool call
+    /// to clients without notices.
+    ServiceFailed {
+        id: String,
+        title: String,
+        message: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]

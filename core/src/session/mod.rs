@@ -3,6 +3,7 @@
 
 pub mod actor;
 pub mod events;
+pub mod mcp;
 pub mod recovery;
 pub mod registry;
 pub mod services;

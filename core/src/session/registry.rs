@@ -90,12 +90,13 @@ impl Sessions {
         }
     }
 
-    /// Releases what every live session started (the engine is closing).
+    /// Releases what every live session started, and waits until it is gone (the engine is
+    /// closing, and its process may be about to exit).
     pub fn shutdown_all(&self) {
         let live: Vec<_> = self.lock().values().cloned().collect();
         for handle in live {
             if let Some(services) = handle.services.get() {
-                services.shutdown();
+                services.shutdown_and_wait();
             }
         }
     }

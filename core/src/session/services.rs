@@ -4,17 +4,22 @@
 //! releases what the tools started, once: when the session is closed or deleted, when its
 //! actor is replaced after a crash, and when the engine closes.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use tokio_util::sync::CancellationToken;
 
+use crate::chat::ToolSpec;
 use crate::io::{self, ClientAbilities, ClientPort, Io};
-use crate::tools::Registry;
+use crate::tools::mcp::{McpServers, ServerState, Stopping};
+use crate::tools::{Registry, Tool};
 
 pub struct SessionServices {
     session_id: Arc<str>,
     tools: Registry,
+    /// The MCP servers of the request that opened (or last reopened) the session, and the
+    /// token fired when they are let go.
+    mcp: Mutex<Option<(Arc<McpServers>, CancellationToken)>>,
     client: Arc<dyn ClientPort>,
     shut_down: AtomicBool,
 }
@@ -24,13 +29,82 @@ impl SessionServices {
         SessionServices {
             session_id,
             tools,
+            mcp: Mutex::new(None),
             client,
             shut_down: AtomicBool::new(false),
         }
     }
 
-    pub fn tools(&self) -> &Registry {
-        &self.tools
+    /// The tool the model calls `name`: a built-in one, or a connected MCP server's.
+    pub fn tool(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools.get(name).or_else(|| {
+            self.mcp_tools()
+                .into_iter()
+                .find(|tool| tool.spec().name == name)
+        })
+    }
+
+    /// What the model is told about every tool, built-in ones first.
+    pub fn tool_specs(&self) -> Vec<ToolSpec> {
+        let mut specs = self.tools.specs();
+        specs.extend(self.mcp_tools().iter().map(|tool| tool.spec()));
+        specs
+    }
+
+    fn mcp_tools(&self) -> Vec<Arc<dyn Tool>> {
+        self.mcp()
+            .map(|servers| servers.tools())
+            .unwrap_or_default()
+    }
+
+    /// The session's MCP servers, if it was given any.
+    pub fn mcp(&self) -> Option<Arc<McpServers>> {
+        let mcp = self.mcp.lock().unwrap_or_else(|p| p.into_inner());
+        mcp.as_ref().map(|(servers, _)| servers.clone())
+    }
+
+    /// Makes `servers` the session's, letting the previous ones go (a `load` or `resume`
+    /// brings the servers of its own request; `None` when it brings none). The token fires
+    /// when these servers are let go in turn. After shutdown they are let go at once.
+    pub fn set_mcp(&self, servers: Option<Arc<McpServers>>) -> CancellationToken {
+        let released = CancellationToken::new();
+        let mut mcp = self.mcp.lock().unwrap_or_else(|p| p.into_inner());
+        let previous = if self.shut_down.load(Ordering::Acquire) {
+            released.cancel();
+            servers.map(|servers| (servers, released.clone()))
+        } else {
+            std::mem::replace(&mut *mcp, servers.map(|s| (s, released.clone())))
+        };
+        drop(mcp);
+        if let Some((servers, token)) = previous {
+            token.cancel();
+            drop(servers.shutdown());
+        }
+        released
+    }
+
+    /// Waits until the MCP servers have connected or failed (bounded by their startup
+    /// timeout), so that a turn sees every tool that will come.
+    pub async fn mcp_ready(&self) {
+        if let Some(servers) = self.mcp() {
+            servers.ready().await;
+        }
+    }
+
+    /// The MCP servers that failed, with why: the model is told, so it does not invent their
+    /// tools.
+    pub fn unavailable(&self) -> Vec<(String, String)> {
+        let Some(servers) = self.mcp() else {
+            return Vec::new();
+        };
+        servers
+            .status()
+            .into_iter()
+            .filter_map(|server| match server.state {
+                ServerState::Failed { reason } => Some((server.name, reason)),
+                _ => None,
+            })
+            .collect()
     }
 
     /// The workspace of a turn: through the client for what it advertised, else local. The
@@ -44,11 +118,30 @@ impl SessionServices {
         )
     }
 
-    /// Releases what the session's services started; later calls do nothing.
+    /// Releases what the session's services started, without waiting for it to be gone;
+    /// later calls do nothing.
     pub fn shutdown(&self) {
-        if !self.shut_down.swap(true, Ordering::AcqRel) {
-            self.tools.shutdown();
+        drop(self.stop());
+    }
+
+    /// `shutdown`, then waits (about a second at most) until the MCP servers' processes are
+    /// gone: for a process about to exit, whose threads die with it.
+    pub fn shutdown_and_wait(&self) {
+        if let Some(stopping) = self.stop() {
+            stopping.wait();
         }
+    }
+
+    fn stop(&self) -> Option<Stopping> {
+        if self.shut_down.swap(true, Ordering::AcqRel) {
+            return None;
+        }
+        self.tools.shutdown();
+        let servers = self.mcp.lock().unwrap_or_else(|p| p.into_inner()).take();
+        servers.map(|(servers, released)| {
+            released.cancel();
+            servers.shutdown()
+        })
     }
 }
 

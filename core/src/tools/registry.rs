@@ -21,12 +21,15 @@ use crate::net::LazyClient;
 pub struct ToolDeps {
     /// The fetch tool's HTTP client, built on first use.
     pub http: Arc<LazyClient>,
+    /// The client of streamable-HTTP MCP servers, built on first use.
+    pub mcp_http: Arc<LazyClient>,
 }
 
 impl ToolDeps {
     pub fn create() -> Self {
         ToolDeps {
             http: Arc::new(super::fetch::http_client()),
+            mcp_http: Arc::new(super::mcp::http_client()),
         }
     }
 }

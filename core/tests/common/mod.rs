@@ -63,3 +63,29 @@ pub fn config_for(mock: &MockLlm, data_dir: &Path) -> String {
 pub fn text(parts: &[&str]) -> Value {
     json!({"events": parts.iter().map(|p| json!({"text": p})).collect::<Vec<_>>()})
 }
+
+/// A response in which the model calls one tool.
+pub fn call(id: &str, name: &str, arguments: Value) -> Value {
+    json!({"events": [{"toolCall": {"id": id, "name": name, "arguments": arguments.to_string(), "chunks": 2}}]})
+}
+
+/// A fresh engine with `extra` merged into this setup's config, initialized.
+pub fn start(setup: &Setup, extra: Value) -> AcpClient<InProcess> {
+    let mut config: Value = serde_json::from_str(&setup.config()).unwrap();
+    for (k, v) in extra.as_object().unwrap() {
+        config[k] = v.clone();
+    }
+    let mut client = AcpClient::new(InProcess::start(&config.to_string()));
+    client.initialize();
+    client
+}
+
+/// The tool results the model received in request `n` (OpenAI `tool` messages).
+pub fn tool_results(setup: &Setup, n: usize) -> Vec<String> {
+    setup
+        .model_messages(n)
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}

@@ -134,6 +134,7 @@ const ALL: ClientAbilities = ClientAbilities {
     read_text_file: true,
     write_text_file: true,
     terminal: true,
+    notices: false,
 };
 
 fn spec(command: &str) -> CommandSpec {

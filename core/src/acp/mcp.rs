@@ -1,0 +1,178 @@
+//! The MCP servers a client hands over in `session/new`, `load` and `resume` (and the config's
+//! own, in the same shape), read one by one: a malformed entry, or a transport Hearth does not
+//! speak, becomes a server that is reported as failed — it never fails the request, and never
+//! takes its healthy siblings with it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agent_client_protocol_schema::v1::McpServer;
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use super::responder::params;
+use crate::context::EngineContext;
+use crate::rpc::RpcError;
+use crate::rpc::envelope::Params;
+use crate::tools::mcp::{McpServerSpec, McpServers, Options, ServerState, ServerStatus, Transport};
+
+/// The request's params without its `mcpServers` entries, typed, and those entries as specs.
+/// The list itself stays (empty) so a request that lacks it is refused as before.
+pub fn params_with_servers<T: DeserializeOwned>(
+    raw: Params<'_>,
+) -> Result<(T, Vec<McpServerSpec>), RpcError> {
+    let mut tree: Value = match serde_json::from_str(raw.get()) {
+        Ok(tree) => tree,
+        Err(_) => return params::<T>(raw).map(|request| (request, Vec::new())),
+    };
+    let entries = match tree.get_mut("mcpServers") {
+        Some(Value::Array(entries)) => std::mem::take(entries),
+        _ => return params::<T>(raw).map(|request| (request, Vec::new())),
+    };
+    let rest = RawValue::from_string(tree.to_string())
+        .map_err(|e| RpcError::internal(format!("cannot re-read the params: {e}")))?;
+    let request = params::<T>(&rest)?;
+    Ok((request, specs(&entries)))
+}
+
+/// Each entry as a spec, in order.
+pub fn specs(entries: &[Value]) -> Vec<McpServerSpec> {
+    entries
+        .iter()
+        .enumerate()
+        .map(|(i, entry)| spec(i, entry))
+        .collect()
+}
+
+fn spec(index: usize, entry: &Value) -> McpServerSpec {
+    let name = entry
+        .get("name")
+        .and_then(Value::as_str)
+        .filter(|name| !name.trim().is_empty())
+        .map_or_else(|| format!("server {}", index + 1), str::to_string);
+    let unsupported = |kind: String| McpServerSpec {
+        name: name.clone(),
+        transport: Transport::Unsupported { kind },
+    };
+    // Transports this agent does not advertise are named as such, not as malformed.
+    if let Some(kind @ ("sse" | "acp")) = entry.get("type").and_then(Value::as_str) {
+        return unsupported(kind.to_string());
+    }
+    match serde_json::from_value::<McpServer>(entry.clone()) {
+        Ok(McpServer::Stdio(stdio)) => McpServerSpec {
+            name,
+            transport: Transport::Stdio {
+                command: stdio.command.to_string_lossy().into_owned(),
+                args: stdio.args,
+                env: stdio.env.into_iter().map(|v| (v.name, v.value)).collect(),
+            },
+        },
+        Ok(McpServer::Http(http)) => McpServerSpec {
+            name,
+            transport: Transport::Http {
+                url: http.url,
+                headers: http
+                    .headers
+                    .into_iter()
+                    .map(|h| (h.name, h.value))
+                    .collect(),
+            },
+        },
+        Ok(_) => unsupported("this transport".into()),
+        Err(e) => unsupported(format!("malformed entry ({e})")),
+    }
+}
+
+/// Starts connecting the config's servers and the request's for a session working in `cwd`;
+/// `None` when there are none.
+pub fn connect(
+    ctx: &EngineContext,
+    requested: Vec<McpServerSpec>,
+    cwd: &str,
+) -> Option<Arc<McpServers>> {
+    let mut all = specs(&ctx.config().mcp_servers);
+    all.extend(requested);
+    if all.is_empty() {
+        return None;
+    }
+    let options = Options {
+        startup_timeout: ctx.config().mcp_startup_timeout(),
+        http: ctx.tool_deps().mcp_http.clone(),
+        cwd: PathBuf::from(cwd),
+    };
+    Some(Arc::new(McpServers::connect(all, options, ctx.runtime())))
+}
+
+/// The servers' states for a session response's `_meta` (what `/mcp` will show):
+/// `{"hearth": {"mcpServers": [{name, status, tools | reason}]}}`.
+pub fn meta(servers: &McpServers) -> serde_json::Map<String, Value> {
+    let servers: Vec<Value> = servers.status().iter().map(server_meta).collect();
+    let mut meta = serde_json::Map::new();
+    meta.insert("hearth".into(), json!({ "mcpServers": servers }));
+    meta
+}
+
+fn server_meta(server: &ServerStatus) -> Value {
+    match &server.state {
+        ServerState::Connecting => json!({ "name": server.name, "status": "connecting" }),
+        ServerState::Connected { tools } => {
+            json!({ "name": server.name, "status": "connected", "tools": tools })
+        }
+        ServerState::Failed { reason } => {
+            json!({ "name": server.name, "status": "failed", "reason": reason })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_entry_becomes_a_server_whatever_its_shape() {
+        let entries = vec![
+            json!({"name": "files", "command": "/bin/fs", "args": ["-v"], "env": [{"name": "A", "value": "1"}]}),
+            json!({"type": "http", "name": "web", "url": "http://127.0.0.1:9/mcp", "headers": [{"name": "X", "value": "y"}]}),
+            json!({"type": "sse", "name": "old", "url": "http://127.0.0.1:9/sse", "headers": []}),
+            json!({"type": "acp", "name": "inproc", "id": "x"}),
+            json!({"name": "broken", "command": 7}),
+            json!(42),
+        ];
+        let specs = specs(&entries);
+        let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["files", "web", "old", "inproc", "broken", "server 6"]
+        );
+        assert_eq!(
+            specs[0].transport,
+            Transport::Stdio {
+                command: "/bin/fs".into(),
+                args: vec!["-v".into()],
+                env: vec![("A".into(), "1".into())]
+            }
+        );
+        assert_eq!(
+            specs[1].transport,
+            Transport::Http {
+                url: "http://127.0.0.1:9/mcp".into(),
+                headers: vec![("X".into(), "y".into())]
+            }
+        );
+        assert_eq!(
+            specs[2].transport,
+            Transport::Unsupported { kind: "sse".into() }
+        );
+        assert_eq!(
+            specs[3].transport,
+            Transport::Unsupported { kind: "acp".into() }
+        );
+        for malformed in &specs[4..] {
+            let Transport::Unsupported { kind } = &malformed.transport else {
+                panic!("{malformed:?}")
+            };
+            assert!(kind.starts_with("malformed entry"), "{kind}");
+        }
+    }
+}
