@@ -441,3 +441,100 @@ fn no_server_process_outlives_its_session() {
         !pids.iter().any(|p| alive(*p))
     });
 }
+
+/// A streamable-HTTP server of the test suite's, killed when dropped.
+struct HttpServer {
+    child: std::process::Child,
+    url: String,
+}
+
+impl HttpServer {
+    fn start(name: &str) -> HttpServer {
+        use std::io::BufRead;
+        let script = repo_root().join("tests/mcp/server.py");
+        let mut child = std::process::Command::new(python())
+            .arg(script)
+            .args(["--name", name, "--http", "0"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line.trim().strip_prefix("listening ").unwrap().to_string();
+        HttpServer { child, url }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_streamable_http_server_works_like_a_stdio_one() {
+    let setup = Setup::new(json!({"responses": [
+        call("c1", "mcp__web__echo", json!({"text": "over http"})),
+        text(&["ok"]),
+    ]}));
+    let http = HttpServer::start("web");
+    let mut client = start(&setup, json!({}));
+    let servers = json!([{"type": "http", "name": "web", "url": http.url, "headers": []}]);
+    let (session, _) = new_session(&mut client, &setup.cwd(), servers);
+    client.prompt(&session, "echo");
+    assert_eq!(final_status(&client, &session), ["completed"]);
+    assert!(tool_results(&setup, 1)[0].contains("over http"));
+}
+
+#[test]
+fn the_tool_list_refreshes_when_the_server_says_it_changed() {
+    let setup = Setup::new(json!({"responses": [
+        call("c1", "mcp__files__grow", json!({})),
+        text(&["grown"]),
+        text(&["next"]),
+    ]}));
+    let mut client = start(&setup, json!({"permissionMode": "bypass"}));
+    let (session, _) = new_session(&mut client, &setup.cwd(), json!([server("files", &[])]));
+    client.prompt(&session, "grow");
+    assert!(!offered(&setup, 0).contains(&"mcp__files__extra".to_string()));
+    wait_until("the new tool", || {
+        client.prompt(&session, "again");
+        let n = setup.mock.requests().len() - 1;
+        offered(&setup, n).contains(&"mcp__files__extra".to_string())
+    });
+}
+
+#[test]
+fn a_restored_session_gets_the_servers_of_the_request_that_restored_it() {
+    let setup = Setup::new(json!({"responses": [text(&["one"]), text(&["two"])]}));
+    let cwd = setup.cwd();
+    let session = {
+        let mut client = start(&setup, json!({}));
+        let (session, _) = new_session(&mut client, &cwd, json!([server("first", &[])]));
+        client.prompt(&session, "hi");
+        session
+    };
+    assert!(offered(&setup, 0).contains(&"mcp__first__echo".to_string()));
+    let mut client = start(&setup, json!({}));
+    let resumed = client.call(
+        "session/resume",
+        json!({"sessionId": session, "cwd": cwd, "mcpServers": [server("second", &[])]}),
+    );
+    assert_eq!(
+        resumed["_meta"]["hearth"]["mcpServers"][0]["name"],
+        "second"
+    );
+    client.prompt(&session, "again");
+    let tools = offered(&setup, 1);
+    assert!(
+        tools.contains(&"mcp__second__echo".to_string()),
+        "{tools:?}"
+    );
+    assert!(
+        !tools.iter().any(|t| t.starts_with("mcp__first")),
+        "{tools:?}"
+    );
+}
