@@ -428,27 +428,31 @@ async fn server_everything_answers() {
     assert_eq!(sum.unwrap(), "The sum of 2 and 3 is 5.");
 }
 
-/// The `server` and `grandchild` pids a server wrote to its pid file.
-async fn pids(path: &Path) -> (i32, i32) {
+/// A connected `server.py` that starts a grandchild (`env` added), with the pids of both,
+/// and the directory of its pid file (kept for the test's length).
+async fn with_grandchild(
+    name: &str,
+    env: &[(&str, &str)],
+) -> (McpServers, i32, i32, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pids");
+    let pidfile_text = pidfile.to_string_lossy().into_owned();
+    let mut env = env.to_vec();
+    env.extend([
+        ("MCP_TEST_PIDFILE", pidfile_text.as_str()),
+        ("MCP_TEST_GRANDCHILD", "1"),
+    ]);
+    let servers = connected(vec![test_server(name, &env)]).await;
     let pid = |line: String| line.split_whitespace().nth(1).unwrap().parse().unwrap();
-    (
-        pid(line_in(path, "server ").await),
-        pid(line_in(path, "grandchild ").await),
-    )
+    let leader = pid(line_in(&pidfile, "server ").await);
+    let grandchild = pid(line_in(&pidfile, "grandchild ").await);
+    (servers, leader, grandchild, dir)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_leaves_no_process_of_the_group() {
-    let dir = tempfile::tempdir().unwrap();
-    let pidfile = dir.path().join("pids");
-    let pidfile_text = pidfile.to_string_lossy().into_owned();
-    let env = [
-        ("MCP_TEST_PIDFILE", pidfile_text.as_str()),
-        ("MCP_TEST_GRANDCHILD", "1"),
-        ("MCP_TEST_STUBBORN", "1"),
-    ];
-    let servers = connected(vec![test_server("stubborn", &env)]).await;
-    let (leader, grandchild) = pids(&pidfile).await;
+    let stubborn = [("MCP_TEST_STUBBORN", "1")];
+    let (servers, leader, grandchild, _dir) = with_grandchild("stubborn", &stubborn).await;
     assert!(live_group_members(leader).contains(&grandchild));
     let asked = Instant::now();
     let stopping = servers.shutdown();
@@ -468,15 +472,7 @@ async fn shutdown_leaves_no_process_of_the_group() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_the_servers_stops_them_too() {
-    let dir = tempfile::tempdir().unwrap();
-    let pidfile = dir.path().join("pids");
-    let pidfile_text = pidfile.to_string_lossy().into_owned();
-    let env = [
-        ("MCP_TEST_PIDFILE", pidfile_text.as_str()),
-        ("MCP_TEST_GRANDCHILD", "1"),
-    ];
-    let servers = connected(vec![test_server("dropped", &env)]).await;
-    let (leader, _) = pids(&pidfile).await;
+    let (servers, leader, _, _dir) = with_grandchild("dropped", &[]).await;
     drop(servers);
     assert!(
         group_is_gone(leader).await,
