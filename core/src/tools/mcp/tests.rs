@@ -181,6 +181,50 @@ async fn stdio_tools_carry_their_schemas_and_annotations() {
     assert!(echo.prepare(&json!([1]), &ctx()).await.is_err());
 }
 
+/// The log, as the fmt subscriber writes it.
+#[derive(Clone, Default)]
+struct Captured(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// On the test's one thread (the default runtime), where the stderr reader runs too.
+#[tokio::test]
+async fn a_stdio_servers_stderr_goes_to_the_log() {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    let _log = tracing::subscriber::set_default(subscriber);
+    let _servers = connected(vec![test_server("noisy", &[])]).await;
+    let mut log = String::new();
+    for _ in 0..50 {
+        log = String::from_utf8_lossy(&captured.0.lock().unwrap()).into_owned();
+        if log.contains("[test-server] noisy: stdio") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let line = log
+        .lines()
+        .find(|line| line.contains("[test-server] noisy: stdio"))
+        .unwrap_or_else(|| panic!("not in the log: {log}"));
+    assert!(
+        line.contains(LOG_TARGET) && line.contains("server=noisy"),
+        "{line}"
+    );
+}
+
 #[tokio::test]
 async fn stdio_results_reach_the_model() {
     let servers = connected(vec![test_server("files", &[])]).await;
@@ -268,29 +312,70 @@ async fn http_servers_work_and_their_death_is_noticed() {
     assert!(reason.contains("Connection refused"), "{reason}");
 }
 
-#[tokio::test]
-async fn a_cancelled_call_tells_the_server_and_ends_at_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("cancel.log");
-    let log_text = log.to_string_lossy().into_owned();
-    let servers = connected(vec![test_server(
-        "s",
-        &[("MCP_TEST_CANCEL_LOG", &log_text)],
-    )])
-    .await;
-    let slow = tool(&servers, "mcp__s__slow");
+/// Cancels `slow` of `servers`' server `s` mid-call: the call ends at once, and the server
+/// logs the cancellation in `log`.
+async fn cancel_slow(servers: &McpServers, log: &Path) {
+    let slow = tool(servers, "mcp__s__slow");
     let ctx = ctx();
     let cancel = ctx.cancel.clone();
     let running = tokio::spawn(async move { call(&*slow, json!({ "seconds": 30 }), &ctx).await });
-    line_in(&log, "slow started").await;
+    line_in(log, "slow started").await;
     let cancelled_at = Instant::now();
     cancel.cancel();
     let result = running.await.unwrap();
     assert_eq!(result.unwrap_err().0, "cancelled");
     assert!(cancelled_at.elapsed() < Duration::from_secs(1));
-    let seen = line_in(&log, "notifications/cancelled").await;
+    let seen = line_in(log, "notifications/cancelled").await;
     assert!(seen.contains("reason=cancelled by the user"), "{seen}");
-    line_in(&log, "slow interrupted").await;
+    line_in(log, "slow interrupted").await;
+}
+
+#[tokio::test]
+async fn a_cancelled_call_tells_the_server_and_ends_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("cancel.log");
+    let log_text = log.to_string_lossy().into_owned();
+    let env = [("MCP_TEST_CANCEL_LOG", log_text.as_str())];
+    let servers = connected(vec![test_server("s", &env)]).await;
+    cancel_slow(&servers, &log).await;
+}
+
+#[tokio::test]
+async fn a_cancelled_http_call_tells_the_server_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("cancel.log");
+    let log_text = log.to_string_lossy().into_owned();
+    let (_process, url) = http_server_with("s", &[("MCP_TEST_CANCEL_LOG", &log_text)]).await;
+    let spec = McpServerSpec {
+        name: "s".into(),
+        transport: Transport::Http {
+            url,
+            headers: Vec::new(),
+        },
+    };
+    let servers = connected(vec![spec]).await;
+    cancel_slow(&servers, &log).await;
+}
+
+#[tokio::test]
+async fn a_server_that_exits_at_startup_says_why() {
+    let spec = McpServerSpec {
+        name: "broken".into(),
+        transport: Transport::Stdio {
+            command: python(),
+            args: vec![
+                "-c".into(),
+                "import sys; sys.stderr.write('ImportError: no module x\\n'); sys.exit(2)".into(),
+            ],
+            env: Vec::new(),
+        },
+    };
+    let servers = connect(vec![spec], STARTUP);
+    servers.ready().await;
+    assert_eq!(
+        failure(&servers, 0),
+        "the server exited (exit status: 2): ImportError: no module x"
+    );
 }
 
 #[tokio::test]
