@@ -21,15 +21,12 @@ use tokio::time::{Instant, timeout, timeout_at};
 
 use super::board::ServerRef;
 use super::handler::Handler;
-use super::process::{self, Spawned, exit_reason};
+use super::process::{self, Spawned, exit_reason, exit_status};
 use super::{Options, Transport};
 use crate::net::LazyClient;
 
 type Running = RunningService<RoleClient, Handler>;
 type McpToolInfo = rmcp::model::Tool;
-
-/// How long a process that stopped talking gets to report its exit status.
-const EXIT_WAIT: Duration = Duration::from_millis(500);
 
 /// Runs server `server` for as long as the session keeps it; it must have started (shaken
 /// hands and listed its tools) by `deadline`.
@@ -97,12 +94,10 @@ async fn stdio(server: &ServerRef, spawned: Spawned, startup: Startup) {
     match start(server, (stdout, stdin), &tools_changed, startup).await {
         None => {}
         Some(Err(StartError { reason, hung_up })) => {
-            let exited = match hung_up {
-                true => timeout(EXIT_WAIT, child.wait())
-                    .await
-                    .ok()
-                    .and_then(Result::ok),
-                false => None,
+            let exited = if hung_up {
+                exit_status(&mut child).await
+            } else {
+                None
             };
             server.fail(match exited {
                 Some(status) => exit_reason(Some(status), &stderr),
@@ -114,7 +109,7 @@ async fn stdio(server: &ServerRef, spawned: Spawned, startup: Startup) {
             let died = async {
                 let status = tokio::select! {
                     status = child.wait() => status.ok(),
-                    _ = running.waiting() => timeout(EXIT_WAIT, child.wait()).await.ok().and_then(Result::ok),
+                    _ = running.waiting() => exit_status(&mut child).await,
                 };
                 exit_reason(status, &stderr)
             };
@@ -124,7 +119,7 @@ async fn stdio(server: &ServerRef, spawned: Spawned, startup: Startup) {
     // The server's children outlive it otherwise, whether it exited or was let go.
     group.stop();
     // Reaping the leader lets the group be seen empty before its grace period ends.
-    let _ = timeout(EXIT_WAIT, child.wait()).await;
+    exit_status(&mut child).await;
 }
 
 async fn http(

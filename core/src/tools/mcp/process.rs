@@ -101,6 +101,17 @@ pub fn exit_reason(status: Option<ExitStatus>, stderr: &LastLine) -> String {
     reason
 }
 
+/// How long a process that stopped talking gets to report its exit status.
+const EXIT_WAIT: Duration = Duration::from_millis(500);
+
+/// The exit status of a process that is ending, if it ends within a moment.
+pub async fn exit_status(child: &mut Child) -> Option<ExitStatus> {
+    tokio::time::timeout(EXIT_WAIT, child.wait())
+        .await
+        .ok()
+        .and_then(Result::ok)
+}
+
 /// The last non-empty line a server wrote on stderr.
 #[derive(Clone, Default)]
 pub struct LastLine(Arc<Mutex<Option<String>>>);

@@ -181,6 +181,50 @@ async fn stdio_tools_carry_their_schemas_and_annotations() {
     assert!(echo.prepare(&json!([1]), &ctx()).await.is_err());
 }
 
+/// The log, as the fmt subscriber writes it.
+#[derive(Clone, Default)]
+struct Captured(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// On the test's one thread (the default runtime), where the stderr reader runs too.
+#[tokio::test]
+async fn a_stdio_servers_stderr_goes_to_the_log() {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    let _log = tracing::subscriber::set_default(subscriber);
+    let _servers = connected(vec![test_server("noisy", &[])]).await;
+    let mut log = String::new();
+    for _ in 0..50 {
+        log = String::from_utf8_lossy(&captured.0.lock().unwrap()).into_owned();
+        if log.contains("[test-server] noisy: stdio") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let line = log
+        .lines()
+        .find(|line| line.contains("[test-server] noisy: stdio"))
+        .unwrap_or_else(|| panic!("not in the log: {log}"));
+    assert!(
+        line.contains(LOG_TARGET) && line.contains("server=noisy"),
+        "{line}"
+    );
+}
+
 #[tokio::test]
 async fn stdio_results_reach_the_model() {
     let servers = connected(vec![test_server("files", &[])]).await;
@@ -268,29 +312,70 @@ async fn http_servers_work_and_their_death_is_noticed() {
     assert!(reason.contains("Connection refused"), "{reason}");
 }
 
-#[tokio::test]
-async fn a_cancelled_call_tells_the_server_and_ends_at_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("cancel.log");
-    let log_text = log.to_string_lossy().into_owned();
-    let servers = connected(vec![test_server(
-        "s",
-        &[("MCP_TEST_CANCEL_LOG", &log_text)],
-    )])
-    .await;
-    let slow = tool(&servers, "mcp__s__slow");
+/// Cancels `slow` of `servers`' server `s` mid-call: the call ends at once, and the server
+/// logs the cancellation in `log`.
+async fn cancel_slow(servers: &McpServers, log: &Path) {
+    let slow = tool(servers, "mcp__s__slow");
     let ctx = ctx();
     let cancel = ctx.cancel.clone();
     let running = tokio::spawn(async move { call(&*slow, json!({ "seconds": 30 }), &ctx).await });
-    line_in(&log, "slow started").await;
+    line_in(log, "slow started").await;
     let cancelled_at = Instant::now();
     cancel.cancel();
     let result = running.await.unwrap();
     assert_eq!(result.unwrap_err().0, "cancelled");
     assert!(cancelled_at.elapsed() < Duration::from_secs(1));
-    let seen = line_in(&log, "notifications/cancelled").await;
+    let seen = line_in(log, "notifications/cancelled").await;
     assert!(seen.contains("reason=cancelled by the user"), "{seen}");
-    line_in(&log, "slow interrupted").await;
+    line_in(log, "slow interrupted").await;
+}
+
+#[tokio::test]
+async fn a_cancelled_call_tells_the_server_and_ends_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("cancel.log");
+    let log_text = log.to_string_lossy().into_owned();
+    let env = [("MCP_TEST_CANCEL_LOG", log_text.as_str())];
+    let servers = connected(vec![test_server("s", &env)]).await;
+    cancel_slow(&servers, &log).await;
+}
+
+#[tokio::test]
+async fn a_cancelled_http_call_tells_the_server_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("cancel.log");
+    let log_text = log.to_string_lossy().into_owned();
+    let (_process, url) = http_server_with("s", &[("MCP_TEST_CANCEL_LOG", &log_text)]).await;
+    let spec = McpServerSpec {
+        name: "s".into(),
+        transport: Transport::Http {
+            url,
+            headers: Vec::new(),
+        },
+    };
+    let servers = connected(vec![spec]).await;
+    cancel_slow(&servers, &log).await;
+}
+
+#[tokio::test]
+async fn a_server_that_exits_at_startup_says_why() {
+    let spec = McpServerSpec {
+        name: "broken".into(),
+        transport: Transport::Stdio {
+            command: python(),
+            args: vec![
+                "-c".into(),
+                "import sys; sys.stderr.write('ImportError: no module x\\n'); sys.exit(2)".into(),
+            ],
+            env: Vec::new(),
+        },
+    };
+    let servers = connect(vec![spec], STARTUP);
+    servers.ready().await;
+    assert_eq!(
+        failure(&servers, 0),
+        "the server exited (exit status: 2): ImportError: no module x"
+    );
 }
 
 #[tokio::test]
@@ -428,27 +513,31 @@ async fn server_everything_answers() {
     assert_eq!(sum.unwrap(), "The sum of 2 and 3 is 5.");
 }
 
-/// The `server` and `grandchild` pids a server wrote to its pid file.
-async fn pids(path: &Path) -> (i32, i32) {
+/// A connected `server.py` that starts a grandchild (`env` added), with the pids of both,
+/// and the directory of its pid file (kept for the test's length).
+async fn with_grandchild(
+    name: &str,
+    env: &[(&str, &str)],
+) -> (McpServers, i32, i32, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pids");
+    let pidfile_text = pidfile.to_string_lossy().into_owned();
+    let mut env = env.to_vec();
+    env.extend([
+        ("MCP_TEST_PIDFILE", pidfile_text.as_str()),
+        ("MCP_TEST_GRANDCHILD", "1"),
+    ]);
+    let servers = connected(vec![test_server(name, &env)]).await;
     let pid = |line: String| line.split_whitespace().nth(1).unwrap().parse().unwrap();
-    (
-        pid(line_in(path, "server ").await),
-        pid(line_in(path, "grandchild ").await),
-    )
+    let leader = pid(line_in(&pidfile, "server ").await);
+    let grandchild = pid(line_in(&pidfile, "grandchild ").await);
+    (servers, leader, grandchild, dir)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_leaves_no_process_of_the_group() {
-    let dir = tempfile::tempdir().unwrap();
-    let pidfile = dir.path().join("pids");
-    let pidfile_text = pidfile.to_string_lossy().into_owned();
-    let env = [
-        ("MCP_TEST_PIDFILE", pidfile_text.as_str()),
-        ("MCP_TEST_GRANDCHILD", "1"),
-        ("MCP_TEST_STUBBORN", "1"),
-    ];
-    let servers = connected(vec![test_server("stubborn", &env)]).await;
-    let (leader, grandchild) = pids(&pidfile).await;
+    let stubborn = [("MCP_TEST_STUBBORN", "1")];
+    let (servers, leader, grandchild, _dir) = with_grandchild("stubborn", &stubborn).await;
     assert!(live_group_members(leader).contains(&grandchild));
     let asked = Instant::now();
     let stopping = servers.shutdown();
@@ -468,15 +557,7 @@ async fn shutdown_leaves_no_process_of_the_group() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_the_servers_stops_them_too() {
-    let dir = tempfile::tempdir().unwrap();
-    let pidfile = dir.path().join("pids");
-    let pidfile_text = pidfile.to_string_lossy().into_owned();
-    let env = [
-        ("MCP_TEST_PIDFILE", pidfile_text.as_str()),
-        ("MCP_TEST_GRANDCHILD", "1"),
-    ];
-    let servers = connected(vec![test_server("dropped", &env)]).await;
-    let (leader, _) = pids(&pidfile).await;
+    let (servers, leader, _, _dir) = with_grandchild("dropped", &[]).await;
     drop(servers);
     assert!(
         group_is_gone(leader).await,
