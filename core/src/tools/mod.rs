@@ -25,9 +25,6 @@ mod grep;
 mod html;
 mod input;
 mod list;
-// Until sessions connect MCP servers (issue 10, wired in by the session side), only its
-// tests use it.
-#[cfg_attr(not(test), allow(dead_code, unused_imports))]
 pub mod mcp;
 mod paths;
 mod read;
