@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the ACP conformance suites (official TypeScript and Python SDK clients against
-# `hearth acp`). Installs their pinned dependencies when missing or changed; assumes the
-# Rust binaries are built (`cargo build -p hearth-cli -p hearth-mock-llm`).
+# `hearth acp`). Installs their pinned dependencies, and the MCP test servers
+# (`tests/mcp/setup.sh`), when missing or changed; assumes the Rust binaries are built
+# (`cargo build -p hearth-cli -p hearth-mock-llm`).
 # Exits non-zero if either suite fails or runs no test.
 set -uo pipefail
 
@@ -35,6 +36,17 @@ install_python() {
 }
 
 status=0
+
+# The MCP test servers of the mcp scenario: setup.sh installs what changed and prints their
+# paths as MCP_TEST_*=… lines, exported here for both suites (run alone, a suite calls it).
+if mcp_env="$(bash "$repo/tests/mcp/setup.sh")"; then
+  while IFS='=' read -r key value; do
+    [[ "$key" == MCP_TEST_* ]] && export "$key=$value"
+  done <<<"$mcp_env"
+else
+  echo "conformance: tests/mcp/setup.sh failed; the mcp scenario cannot run" >&2
+  status=1
+fi
 
 echo "== conformance: TypeScript (@agentclientprotocol/sdk) =="
 if install_ts; then

@@ -51,6 +51,8 @@ class Fixture:
     script: dict[str, Any]
     #: Extra keys for Hearth's config file (e.g. ``permissionMode``).
     config: dict[str, Any]
+    #: ACP ``mcpServers`` entries (camelCase JSON) for the scenario's sessions.
+    mcp_servers: list[dict[str, Any]]
     #: The answer text of each scripted response.
     answers: list[str]
     #: The reasoning text of each scripted response.
@@ -70,6 +72,7 @@ def load_fixture(name: str, variables: dict[str, str] | None = None) -> Fixture:
         prompts=data["prompts"],
         script=data["script"],
         config=data.get("config", {}),
+        mcp_servers=data.get("mcpServers", []),
         answers=[_scripted(r, "text") for r in responses],
         thoughts=[_scripted(r, "reasoning") for r in responses],
         before_stall=[_scripted(r, "text", until_stall=True) for r in responses],

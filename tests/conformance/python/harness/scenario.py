@@ -31,9 +31,10 @@ class Scenario:
 
     @classmethod
     async def start(cls, fixture_name: str, variables: dict[str, str] | None = None) -> Scenario:
-        """``variables``: values for the fixture's ``{{name}}`` placeholders."""
+        """``variables``: values for the fixture's ``{{name}}`` placeholders; ``{{workDir}}`` is
+        always this scenario's temp dir."""
         work_dir = Path(tempfile.mkdtemp(prefix="hearth-conformance-"))
-        fixture = load_fixture(fixture_name, variables)
+        fixture = load_fixture(fixture_name, {"workDir": str(work_dir), **(variables or {})})
         mock = await MockLlm.start(fixture.script, work_dir)
         return cls(work_dir, fixture, mock)
 
@@ -44,6 +45,10 @@ class Scenario:
         )
         self.hearths.append(hearth)
         return hearth
+
+    async def stop(self) -> None:
+        """Stops every Hearth and the mock (their exit codes are kept for stop_and_validate)."""
+        await self._stop_all()
 
     async def _stop_all(self) -> None:
         for hearth in self.hearths:

@@ -50,6 +50,8 @@ export function loadFixture(name, vars = {}) {
     script: data.script,
     /** Extra keys for Hearth's config file (e.g. `permissionMode`). */
     config: data.config ?? {},
+    /** ACP `mcpServers` entries for the scenario's sessions. */
+    mcpServers: data.mcpServers ?? [],
     /** The answer text of each scripted response. */
     answers: responses.map((r) => scripted(r, "text")),
     /** The reasoning text of each scripted response. */

@@ -19,11 +19,12 @@ function acpSchema() {
 export class Scenario {
   /**
    * @param {string} fixtureName
-   * @param {Record<string, string>} vars values for the fixture's `{{name}}` placeholders
+   * @param {Record<string, string>} vars values for the fixture's `{{name}}` placeholders;
+   *   `{{workDir}}` is always this scenario's temp dir
    */
   static async start(fixtureName, vars = {}) {
     const workDir = mkdtempSync(path.join(tmpdir(), "hearth-conformance-"));
-    const fixture = loadFixture(fixtureName, vars);
+    const fixture = loadFixture(fixtureName, { workDir, ...vars });
     const mock = await MockLlm.start(fixture.script, workDir);
     return new Scenario(workDir, fixture, mock);
   }
