@@ -261,6 +261,10 @@ fn tool_content(content: &ToolContent) -> Value {
         ToolContent::Text(text) => text_content(text),
         ToolContent::Diff(diff) => diff_block(diff),
         ToolContent::Terminal(id) => json!({ "type": "terminal", "terminalId": id }),
+        ToolContent::Image { mime_type, data } => json!({
+            "type": "content",
+            "content": { "type": "image", "data": data, "mimeType": mime_type },
+        }),
     }
 }
 
@@ -446,6 +450,10 @@ mod tests {
                 ToolContent::Text("ok".into()),
                 ToolContent::Terminal("term-1".into()),
                 ToolContent::Diff(diff),
+                ToolContent::Image {
+                    mime_type: "image/png".into(),
+                    data: "AA==".into(),
+                },
             ],
             raw_output: Some(json!({"exitCode": 0})),
         };
@@ -454,7 +462,7 @@ mod tests {
                 id: "tc_1".into(),
                 outcome: done
             }),
-            r#"{"sessionUpdate":"tool_call_update","toolCallId":"tc_1","status":"completed","content":[{"type":"content","content":{"type":"text","text":"ok"}},{"type":"terminal","terminalId":"term-1"},{"type":"diff","path":"/w/a.rs","oldText":null,"newText":"x"}],"rawOutput":{"exitCode":0}}"#
+            r#"{"sessionUpdate":"tool_call_update","toolCallId":"tc_1","status":"completed","content":[{"type":"content","content":{"type":"text","text":"ok"}},{"type":"terminal","terminalId":"term-1"},{"type":"diff","path":"/w/a.rs","oldText":null,"newText":"x"},{"type":"content","content":{"type":"image","data":"AA==","mimeType":"image/png"}}],"rawOutput":{"exitCode":0}}"#
         );
         assert_eq!(
             encoded(SessionEvent::ToolCallOutput {

@@ -155,6 +155,12 @@ pub enum ToolContent {
     Diff(Diff),
     /// A terminal of the client's that ran the command.
     Terminal(String),
+    /// An image (base64 `data`), which the client can show though the model reads a
+    /// placeholder.
+    Image {
+        mime_type: String,
+        data: String,
+    },
 }
 
 /// The result of a call.

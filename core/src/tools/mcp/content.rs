@@ -1,6 +1,7 @@
 //! A tool result of an MCP server, as the model and the client see it: text as is, resources
 //! by their text or their link, structured content as JSON when the server sent no text, and
-//! a placeholder for what cannot be shown as text (images, audio, binary resources) for now.
+//! a placeholder for what cannot be shown as text (images, audio, binary resources) — the
+//! model takes no images yet; the client gets the images themselves too.
 
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::{Value, json};
@@ -30,9 +31,17 @@ pub fn output(result: CallToolResult, limit: usize) -> Result<Output, ToolError>
     } else {
         shown
     };
+    let mut content = vec![ToolContent::Text(shown.clone())];
+    content.extend(result.content.iter().filter_map(|block| match block {
+        ContentBlock::Image(image) => Some(ToolContent::Image {
+            mime_type: image.mime_type.clone(),
+            data: image.data.clone(),
+        }),
+        _ => None,
+    }));
     Ok(Output {
-        for_model: shown.clone(),
-        content: vec![ToolContent::Text(shown)],
+        for_model: shown,
+        content,
         raw_output: Some(summary(&result, truncated)),
         plan: None,
     })
@@ -134,7 +143,17 @@ mod tests {
             out.for_model,
             "hello\n[image: image/png, 8 bytes]\nnote\n[b](test://a/b)"
         );
-        assert_eq!(out.content, [ToolContent::Text(out.for_model.clone())]);
+        assert_eq!(
+            out.content,
+            [
+                ToolContent::Text(out.for_model.clone()),
+                ToolContent::Image {
+                    mime_type: "image/png".into(),
+                    data: "iVBORw0KGgo=".into()
+                }
+            ],
+            "the client gets the image itself"
+        );
         assert_eq!(
             out.raw_output.unwrap()["content"],
             json!(["text", "image", "resource", "resource_link"])
