@@ -207,3 +207,32 @@ fn on_a_terminal_the_user_is_asked() {
         "approved"
     );
 }
+
+/// `--mcp-config` takes the keyed file shape other agents use; the server's tool is called.
+#[test]
+fn mcp_config_servers_are_connected_for_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let venv = hearth_testkit::repo_root().join("tests/mcp/.venv/bin/python");
+    assert!(venv.exists(), "run `bash tests/mcp/setup.sh` first");
+    let server = hearth_testkit::repo_root().join("tests/mcp/server.py");
+    let file = dir.path().join("mcp.json");
+    let servers =
+        json!({"mcpServers": {"files": {"command": venv, "args": [server, "--name", "files"]}}});
+    std::fs::write(&file, servers.to_string()).unwrap();
+    let mock = mock(json!([
+        call("e", "mcp__files__echo", json!({"text": "from the server"})),
+        text("Echoed.")
+    ]));
+    let mcp_config = file.to_string_lossy().into_owned();
+    let out = run(
+        &mock,
+        dir.path(),
+        &["-p", "echo", "--mcp-config", &mcp_config],
+        &[],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("Echoed."), "{}", stdout(&out));
+    let requests = mock.requests();
+    let result = requests[1].body["messages"].to_string();
+    assert!(result.contains("from the server"), "{result}");
+}
