@@ -23,7 +23,7 @@ use std::time::Instant;
 use rusqlite::{Connection, OpenFlags, Row, params};
 
 /// The engine's `session/list` statement, columns and all.
-const LIST: &str = "SELECT id, cwd, additional_dirs, title, created_at, updated_at, parent_id, config, turn_running
+const LIST: &str = "SELECT id, cwd, additional_dirs, title, updated_at
      FROM sessions
      WHERE (?1 IS NULL OR cwd = ?1)
        AND (?2 = '' OR (updated_at, id) < (?2, ?3))

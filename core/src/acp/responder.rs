@@ -43,12 +43,16 @@ impl Responder {
     }
 
     /// Answers with the serialized `result`.
+    /// Written straight to text, with no JSON tree in between: a `session/list` page of 50
+    /// sessions is the largest answer served on the caller's thread.
     pub fn reply<T: serde::Serialize>(self, result: Result<T, RpcError>) {
-        let outcome = result.and_then(|r| {
-            serde_json::to_value(r)
-                .map_err(|e| RpcError::internal(format!("cannot serialize the result: {e}")))
-        });
-        self.respond(outcome);
+        match result.map(|r| serde_json::value::to_raw_value(&r)) {
+            Ok(Ok(raw)) => self.reply_raw(&raw),
+            Ok(Err(e)) => self.respond(Err(RpcError::internal(format!(
+                "cannot serialize the result: {e}"
+            )))),
+            Err(e) => self.respond(Err(e)),
+        }
     }
 
     /// Answers with a result already in wire form.

@@ -22,7 +22,9 @@ use crate::rpc::RpcError;
 use crate::rpc::envelope::Params;
 use crate::session::actor::{Job, Live, Unavailable};
 use crate::session::{self, SessionState, Settings, registry};
-use crate::store::{Cursor, ListPage, Reader, SessionRecord, StoreError, StoreOp, now};
+use crate::store::{
+    Cursor, ListPage, ListedSession, Reader, SessionRecord, StoreError, StoreOp, now,
+};
 use crate::tools::mcp::{McpServerSpec, McpServers};
 
 /// Sessions per `session/list` page.
@@ -129,7 +131,7 @@ fn answer_list(responder: Responder, listed: Result<ListPage, StoreError>) {
     }
 }
 
-fn info(record: SessionRecord) -> SessionInfo {
+fn info(record: ListedSession) -> SessionInfo {
     let mut info = SessionInfo::new(record.id, record.cwd)
         .title(record.title)
         .updated_at(record.updated_at);

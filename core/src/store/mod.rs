@@ -18,7 +18,7 @@ use serde_json::value::RawValue;
 use crate::config::StoreLocation;
 pub use event::Event;
 use event::{Merge, Stored, coalesce};
-pub use sessions::{Cursor, ListPage, RuleRow, SessionRecord};
+pub use sessions::{Cursor, ListPage, ListedSession, RuleRow, SessionRecord};
 
 /// One write, applied by the outbox thread in order.
 #[derive(Debug)]

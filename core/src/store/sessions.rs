@@ -28,9 +28,20 @@ pub struct RuleRow {
     pub allow: bool,
 }
 
+/// What `session/list` shows of a session: its row without the config and flags, which a
+/// listing does not need to parse.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListedSession {
+    pub id: String,
+    pub cwd: String,
+    pub additional_dirs: Vec<String>,
+    pub title: Option<String>,
+    pub updated_at: String,
+}
+
 #[derive(Debug)]
 pub struct ListPage {
-    pub sessions: Vec<SessionRecord>,
+    pub sessions: Vec<ListedSession>,
     pub next_cursor: Option<String>,
 }
 
@@ -50,6 +61,17 @@ fn record(row: &Row<'_>) -> rusqlite::Result<SessionRecord> {
         parent_id: row.get(6)?,
         config: serde_json::from_str(&config).unwrap_or(Value::Null),
         turn_running: row.get(8)?,
+    })
+}
+
+fn listed(row: &Row<'_>) -> rusqlite::Result<ListedSession> {
+    let dirs: String = row.get(2)?;
+    Ok(ListedSession {
+        id: row.get(0)?,
+        cwd: row.get(1)?,
+        additional_dirs: serde_json::from_str(&dirs).unwrap_or_default(),
+        title: row.get(3)?,
+        updated_at: row.get(4)?,
     })
 }
 
@@ -188,15 +210,15 @@ pub fn list(
     let (after_time, after_id) = cursor
         .map(|c| (c.updated_at.as_str(), c.id.as_str()))
         .unwrap_or_default();
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM sessions
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, cwd, additional_dirs, title, updated_at FROM sessions
          WHERE (?1 IS NULL OR cwd = ?1)
            AND (?2 = '' OR (updated_at, id) < (?2, ?3))
          ORDER BY updated_at DESC, id DESC
-         LIMIT ?4"
-    ))?;
+         LIMIT ?4",
+    )?;
     let mut sessions = stmt
-        .query_map(params![cwd, after_time, after_id, limit as i64 + 1], record)?
+        .query_map(params![cwd, after_time, after_id, limit as i64 + 1], listed)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let next_cursor = if sessions.len() > limit {
         sessions.truncate(limit);
