@@ -155,9 +155,14 @@ pub fn load(responder: Responder, raw: Params<'_>) {
     };
     let id = request.session_id.to_string();
     schedule(responder, id, |responder, live| async move {
-        adopt_dirs(&live, &request.cwd, &request.additional_directories);
         // The servers start while the log replays.
-        let (servers, released) = adopt_servers(&live, responder.ctx(), requested);
+        let (servers, released) = reopen(
+            &live,
+            responder.ctx(),
+            &request.cwd,
+            &request.additional_directories,
+            requested,
+        );
         if let Err(e) = replay(responder.ctx(), &live.session.id).await {
             return responder.respond(Err(RpcError::internal(format!(
                 "cannot read the session log: {e}"
@@ -194,8 +199,13 @@ pub fn resume(responder: Responder, raw: Params<'_>) {
     };
     let id = request.session_id.to_string();
     schedule(responder, id, |responder, live| async move {
-        adopt_dirs(&live, &request.cwd, &request.additional_directories);
-        let (servers, released) = adopt_servers(&live, responder.ctx(), requested);
+        let (servers, released) = reopen(
+            &live,
+            responder.ctx(),
+            &request.cwd,
+            &request.additional_directories,
+            requested,
+        );
         let settings = live.session.state().settings.clone();
         let response = ResumeSessionResponse::new()
             .modes(super::config::modes(&settings))
@@ -215,12 +225,17 @@ fn reopening<P: DeserializeOwned + SessionParams>(
     Ok((request, servers))
 }
 
-/// A restored session gets the servers of the request that restored it (and the config's).
-fn adopt_servers(
+/// What `load` and `resume` do before they answer: the roots the client re-sends replace the
+/// stored ones, and the session gets the servers of the request that reopened it (and the
+/// config's), started in those roots.
+fn reopen(
     live: &Live,
     ctx: &EngineContext,
+    cwd: &Path,
+    additional: &[PathBuf],
     requested: Vec<McpServerSpec>,
 ) -> (Option<Arc<McpServers>>, CancellationToken) {
+    adopt_dirs(live, cwd, additional);
     let cwd = live.session.state().cwd.clone();
     let servers = mcp::connect(ctx, requested, &cwd);
     let released = live.session.services().set_mcp(servers.clone());

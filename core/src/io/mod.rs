@@ -20,7 +20,7 @@ mod canonical;
 mod client;
 mod local;
 mod output;
-mod process;
+pub(crate) mod process;
 mod terminal;
 #[cfg(test)]
 pub(crate) mod testing;

@@ -20,12 +20,9 @@ pub struct ProcessGroup {
 impl ProcessGroup {
     /// The group led by the process `leader` (spawned with `process_group(0)`).
     pub fn led_by(leader: Option<u32>) -> Self {
-        // Never 0 (or negative): `killpg(0)` would signal the engine's own group.
-        let pgid = leader
-            .and_then(|pid| i32::try_from(pid).ok())
-            .filter(|&pid| pid > 0)
-            .map(Pid::from_raw);
-        ProcessGroup { pgid }
+        ProcessGroup {
+            pgid: group_id(leader),
+        }
     }
 
     /// Asks every process of the group to stop (SIGTERM).
@@ -52,6 +49,15 @@ impl Drop for ProcessGroup {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// The id of the group the process `leader` leads — never 0 (or negative): `killpg(0)` would
+/// signal the engine's own group.
+pub fn group_id(leader: Option<u32>) -> Option<Pid> {
+    leader
+        .and_then(|pid| i32::try_from(pid).ok())
+        .filter(|&pid| pid > 0)
+        .map(Pid::from_raw)
 }
 
 /// The exit code and the name of the terminating signal of a finished process.

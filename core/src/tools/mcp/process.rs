@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
+
+use crate::io::process::group_id;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 
@@ -161,13 +163,8 @@ pub struct Group {
 
 impl Group {
     fn led_by(leader: Option<u32>) -> Self {
-        // Never 0 or negative: `killpg(0)` would signal Hearth's own group.
-        let pgid = leader
-            .and_then(|pid| i32::try_from(pid).ok())
-            .filter(|&pid| pid > 0)
-            .map(Pid::from_raw);
         Group {
-            pgid,
+            pgid: group_id(leader),
             stopped: AtomicBool::new(false),
             killer: Mutex::new(None),
         }
