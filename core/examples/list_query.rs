@@ -34,19 +34,10 @@ const LIST: &str = "SELECT id, cwd, additional_dirs, title, updated_at
 /// there is a next page.
 const PAGE: i64 = 50;
 
-/// One row read the way the store reads it, column by column into owned values (the store
-/// then parses two of them as JSON: engine work, not the query's, so not timed here).
-type Record = (
-    String,
-    String,
-    String,
-    Option<String>,
-    String,
-    String,
-    Option<String>,
-    String,
-    bool,
-);
+/// One row read the way the store reads it (`store/sessions.rs` `listed`), column by column
+/// into owned values (the store then parses `additional_dirs` as JSON: engine work, not the
+/// query's, so not timed here).
+type Record = (String, String, String, Option<String>, String);
 
 fn record(row: &Row<'_>) -> rusqlite::Result<Record> {
     Ok((
@@ -55,10 +46,6 @@ fn record(row: &Row<'_>) -> rusqlite::Result<Record> {
         row.get(2)?,
         row.get(3)?,
         row.get(4)?,
-        row.get(5)?,
-        row.get(6)?,
-        row.get(7)?,
-        row.get(8)?,
     ))
 }
 
