@@ -11,8 +11,10 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
 pub enum Message {
+    /// A prompt (or text the engine adds as the user's turn: changed project instructions,
+    /// a compaction summary), in the order its blocks came.
     User {
-        text: String,
+        content: Vec<UserPart>,
     },
     Assistant {
         parts: Vec<AssistantPart>,
@@ -21,6 +23,30 @@ pub enum Message {
     ToolResults {
         results: Vec<ToolResult>,
     },
+}
+
+impl Message {
+    /// A user message of one text block.
+    pub fn user_text(text: impl Into<String>) -> Message {
+        Message::User {
+            content: vec![UserPart::Text { text: text.into() }],
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum UserPart {
+    Text { text: String },
+    Image(Image),
+}
+
+/// An image as providers take it: base64 data of a format they all read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Image {
+    pub mime_type: String,
+    /// Base64 (standard alphabet, padded).
+    pub data: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -52,6 +78,22 @@ pub struct ToolResult {
     pub name: String,
     pub content: String,
     pub is_error: bool,
+    /// Images the tool returned (the `read` tool on an image file), for vision models.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<Image>,
+}
+
+impl ToolResult {
+    /// A result of text alone.
+    pub fn text(call_id: String, name: String, content: String, is_error: bool) -> ToolResult {
+        ToolResult {
+            call_id,
+            name,
+            content,
+            is_error,
+            images: Vec::new(),
+        }
+    }
 }
 
 /// A tool as the model sees it.

@@ -14,6 +14,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+use crate::chat::UserPart;
 use crate::config::ModelInfo;
 use crate::session::events::{
     CallStatus, EventFormat, Recorded, SessionEvent, ToolCallStart, ToolOutcome,
@@ -156,12 +157,12 @@ fn user_text(update: &Value) -> Recorded {
         .and_then(|c| serde_json::from_value::<ContentBlock>(c.clone()).ok())
         .and_then(|block| block_text(&block));
     match text {
-        Some(text) => Recorded::UserText {
+        Some(text) => Recorded::UserPart {
             message_id: update
                 .get("messageId")
                 .and_then(Value::as_str)
                 .map(str::to_string),
-            text,
+            part: UserPart::Text { text },
         },
         None => Recorded::Other,
     }
@@ -367,18 +368,22 @@ mod tests {
             "content": {"type": "text", "text": "fix it"}});
         assert_eq!(
             decode(text),
-            Recorded::UserText {
+            Recorded::UserPart {
                 message_id: Some("u1".into()),
-                text: "fix it".into()
+                part: UserPart::Text {
+                    text: "fix it".into()
+                }
             }
         );
         let link = json!({"sessionUpdate": "user_message_chunk",
             "content": {"type": "resource_link", "name": "main.rs", "uri": "file:///w/main.rs"}});
         assert_eq!(
             decode(link),
-            Recorded::UserText {
+            Recorded::UserPart {
                 message_id: None,
-                text: "[main.rs](file:///w/main.rs)".into()
+                part: UserPart::Text {
+                    text: "[main.rs](file:///w/main.rs)".into()
+                }
             }
         );
         let image = json!({"sessionUpdate": "user_message_chunk",

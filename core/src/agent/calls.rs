@@ -74,18 +74,8 @@ async fn run_one(turn: &Turn<'_>, call: ModelCall) -> ToolResult {
         execute(turn, &id, &call).await
     };
     match outcome {
-        Ok(output) => ToolResult {
-            call_id: call.id,
-            name: call.name,
-            content: output.for_model,
-            is_error: false,
-        },
-        Err(message) => ToolResult {
-            call_id: call.id,
-            name: call.name,
-            content: message,
-            is_error: true,
-        },
+        Ok(output) => ToolResult::text(call.id, call.name, output.for_model, false),
+        Err(message) => ToolResult::text(call.id, call.name, message, true),
     }
 }
 

@@ -46,20 +46,21 @@ pub fn messages(events: &[Event], format: &dyn EventFormat) -> Vec<Message> {
         let Some(update) = event.update.as_ref() else {
             continue;
         };
-        let Recorded::UserText {
+        let Recorded::UserPart {
             message_id: id,
-            text,
+            part,
         } = format.decode(update)
         else {
             continue;
         };
         match out.last_mut() {
-            Some(Message::User { text: last }) if id.is_some() && id == last_user_id => {
-                last.push_str("\n\n");
-                last.push_str(&text);
+            Some(Message::User { content }) if id.is_some() && id == last_user_id => {
+                content.push(part)
             }
             _ => {
-                out.push(Message::User { text });
+                out.push(Message::User {
+                    content: vec![part],
+                });
                 last_user_id = id;
             }
         }
@@ -96,12 +97,12 @@ fn answer_interrupted_calls(messages: Vec<Message>) -> Vec<Message> {
         };
         for (id, name) in calls {
             if !results.iter().any(|r| r.call_id == id) {
-                results.push(ToolResult {
-                    call_id: id,
+                results.push(ToolResult::text(
+                    id,
                     name,
-                    content: "Not run: the turn was interrupted.".into(),
-                    is_error: true,
-                });
+                    "Not run: the turn was interrupted.".into(),
+                    true,
+                ));
             }
         }
         out.push(Message::ToolResults { results });
@@ -114,6 +115,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+    use crate::chat::UserPart;
     use crate::session::events::SessionEvent;
 
     /// Logged updates here are `{"kind", "id", "text"}`: the context only needs to know which
@@ -129,9 +131,11 @@ mod tests {
         }
         fn decode(&self, update: &Value) -> Recorded {
             match update["kind"].as_str() {
-                Some("user_message_chunk") => Recorded::UserText {
+                Some("user_message_chunk") => Recorded::UserPart {
                     message_id: update["id"].as_str().map(str::to_string),
-                    text: update["text"].as_str().unwrap().to_string(),
+                    part: UserPart::Text {
+                        text: update["text"].as_str().unwrap().to_string(),
+                    },
                 },
                 _ => Recorded::Other,
             }
@@ -159,12 +163,12 @@ mod tests {
                 parts: vec![call("a"), call("b")],
             }),
             model(Message::ToolResults {
-                results: vec![ToolResult {
-                    call_id: "a".into(),
-                    name: "read".into(),
-                    content: "ok".into(),
-                    is_error: false,
-                }],
+                results: vec![ToolResult::text(
+                    "a".into(),
+                    "read".into(),
+                    "ok".into(),
+                    false,
+                )],
             }),
             model(Message::Assistant {
                 parts: vec![call("c")],
@@ -206,16 +210,21 @@ mod tests {
             messages(&log, &Format),
             vec![
                 Message::User {
-                    text: "fix the bug\n\nin main.rs".into()
+                    content: vec![
+                        UserPart::Text {
+                            text: "fix the bug".into()
+                        },
+                        UserPart::Text {
+                            text: "in main.rs".into()
+                        }
+                    ]
                 },
                 Message::Assistant {
                     parts: vec![AssistantPart::Text {
                         text: "Done.".into()
                     }]
                 },
-                Message::User {
-                    text: "thanks".into()
-                },
+                Message::user_text("thanks"),
             ]
         );
     }

@@ -12,7 +12,7 @@ use super::http::Transport;
 use super::retry::Failure;
 use super::sse::{self, Decode, Flow};
 use super::{ChatRequest, EventStream, FinishReason, LlmError, Provider, StreamEvent, Usage};
-use crate::chat::{AssistantPart, Message, ThoughtLevel, ToolResult};
+use crate::chat::{AssistantPart, Image, Message, ThoughtLevel, ToolResult, UserPart};
 use crate::config::{ANTHROPIC_API_KEY_ENV, Endpoint};
 
 const API_VERSION: &str = "2023-06-01";
@@ -56,12 +56,10 @@ fn body(request: &ChatRequest) -> Value {
     let mut body = json!({
         "model": request.model,
         "max_tokens": ANSWER_TOKENS + budget.unwrap_or(0),
-        "messages": wire_messages(&request.messages),
         "stream": true,
     });
-    if !request.system.is_empty() {
-        // Tools precede the system prompt in the cache's order, so this caches both.
-        body["system"] = json!([cached(json!({ "type": "text", "text": request.system }))]);
+    if let Some(budget) = budget {
+        body["thinking"] = json!({ "type": "enabled", "budget_tokens": budget });
     }
     if !request.tools.is_empty() {
         let tools: Vec<Value> = request
@@ -71,9 +69,12 @@ fn body(request: &ChatRequest) -> Value {
             .collect();
         body["tools"] = Value::Array(tools);
     }
-    if let Some(budget) = budget {
-        body["thinking"] = json!({ "type": "enabled", "budget_tokens": budget });
+    if !request.system.is_empty() {
+        // Tools precede the system prompt in the cache's order, so this caches both.
+        body["system"] = json!([cached(json!({ "type": "text", "text": request.system }))]);
     }
+    // Last, in the cache's order (tools, system, messages), as OpenAI's body.
+    body["messages"] = Value::Array(wire_messages(&request.messages));
     body
 }
 
@@ -84,7 +85,7 @@ fn wire_messages(messages: &[Message]) -> Vec<Value> {
     let mut turns: Vec<(&str, Vec<Value>)> = Vec::new();
     for message in messages {
         let (role, blocks): (&str, Vec<Value>) = match message {
-            Message::User { text } => ("user", text_block(text).into_iter().collect()),
+            Message::User { content } => ("user", content.iter().filter_map(user_block).collect()),
             Message::Assistant { parts } => (
                 "assistant",
                 parts.iter().filter_map(assistant_block).collect(),
@@ -101,17 +102,35 @@ fn wire_messages(messages: &[Message]) -> Vec<Value> {
             _ => turns.push((role, blocks)),
         }
     }
-    // The newest prompt or tool result ends the cached prefix the next request reads.
-    if let Some((_, content)) = turns.last_mut()
-        && let Some(last) = content.last_mut()
-        && matches!(last["type"].as_str(), Some("text" | "tool_result"))
+    // Breakpoints on the newest user turn (this request writes the cache up to there) and on
+    // the one before it (where the previous request wrote it, so this one reads it even when
+    // more than the API's 20-block lookback was added since). With the system prompt's, three
+    // of the four the API allows.
+    for (_, content) in turns
+        .iter_mut()
+        .rev()
+        .filter(|(role, _)| *role == "user")
+        .take(2)
     {
-        *last = cached(last.take());
+        if let Some(last) = content.last_mut() {
+            *last = cached(last.take());
+        }
     }
     turns
         .into_iter()
         .map(|(role, content)| json!({ "role": role, "content": content }))
         .collect()
+}
+
+fn user_block(part: &UserPart) -> Option<Value> {
+    match part {
+        UserPart::Text { text } => text_block(text),
+        UserPart::Image(image) => Some(image_block(image)),
+    }
+}
+
+fn image_block(image: &Image) -> Value {
+    json!({ "type": "image", "source": { "type": "base64", "media_type": image.mime_type, "data": image.data } })
 }
 
 /// The API refuses empty text blocks.
@@ -160,7 +179,11 @@ fn tool_result_block(result: &ToolResult) -> Value {
         "is_error": result.is_error,
     });
     // Empty content is refused next to `is_error`; leaving it out is always accepted.
-    if !result.content.is_empty() {
+    if !result.images.is_empty() {
+        let mut content: Vec<Value> = text_block(&result.content).into_iter().collect();
+        content.extend(result.images.iter().map(image_block));
+        block["content"] = Value::Array(content);
+    } else if !result.content.is_empty() {
         block["content"] = json!(result.content);
     }
     block
@@ -418,9 +441,7 @@ mod tests {
         let mock = testing::mock(json!([{ "events": [{ "text": "Both read." }] }]));
         let provider = Anthropic::new(testing::endpoint(&mock, 0), IDLE_TIMEOUT);
         let mut request = testing::request(vec![
-            Message::User {
-                text: "Read a and b".into(),
-            },
+            Message::user_text("Read a and b"),
             Message::Assistant {
                 parts: vec![
                     AssistantPart::Thinking {
@@ -447,24 +468,17 @@ mod tests {
             },
             Message::ToolResults {
                 results: vec![
-                    ToolResult {
-                        call_id: "toolu_1".into(),
-                        name: "read".into(),
-                        content: "A".into(),
-                        is_error: false,
-                    },
-                    ToolResult {
-                        call_id: "toolu_2".into(),
-                        name: "read".into(),
-                        content: "no such file: b".into(),
-                        is_error: true,
-                    },
+                    ToolResult::text("toolu_1".into(), "read".into(), "A".into(), false),
+                    ToolResult::text(
+                        "toolu_2".into(),
+                        "read".into(),
+                        "no such file: b".into(),
+                        true,
+                    ),
                 ],
             },
             // A turn cancelled after the tools ran: the next prompt joins the results' turn.
-            Message::User {
-                text: "Never mind b.".into(),
-            },
+            Message::user_text("Never mind b."),
         ]);
         request.tools = vec![ToolSpec {
             name: "read".into(),
@@ -493,7 +507,8 @@ mod tests {
         assert_eq!(
             body["messages"],
             json!([
-                { "role": "user", "content": [{ "type": "text", "text": "Read a and b" }] },
+                { "role": "user", "content": [{ "type": "text", "text": "Read a and b",
+                    "cache_control": { "type": "ephemeral" } }] },
                 { "role": "assistant", "content": [
                     { "type": "thinking", "thinking": "Two files.", "signature": "sig-1" },
                     { "type": "redacted_thinking", "data": "opaque" },
@@ -513,7 +528,7 @@ mod tests {
     #[test]
     fn what_the_api_would_refuse_is_left_out() {
         let messages = wire_messages(&[
-            Message::User { text: "hi".into() },
+            Message::user_text("hi"),
             Message::Assistant {
                 parts: vec![
                     // Another provider's reasoning carries no signature.
@@ -526,9 +541,7 @@ mod tests {
                     },
                 ],
             },
-            Message::User {
-                text: "again".into(),
-            },
+            Message::user_text("again"),
             Message::Assistant {
                 parts: vec![AssistantPart::ToolCall {
                     id: "t".into(),
@@ -537,12 +550,12 @@ mod tests {
                 }],
             },
             Message::ToolResults {
-                results: vec![ToolResult {
-                    call_id: "t".into(),
-                    name: "list".into(),
-                    content: String::new(),
-                    is_error: true,
-                }],
+                results: vec![ToolResult::text(
+                    "t".into(),
+                    "list".into(),
+                    String::new(),
+                    true,
+                )],
             },
         ]);
         assert_eq!(
@@ -550,7 +563,7 @@ mod tests {
             json!([
                 { "role": "user", "content": [
                     { "type": "text", "text": "hi" },
-                    { "type": "text", "text": "again" },
+                    { "type": "text", "text": "again", "cache_control": { "type": "ephemeral" } },
                 ] },
                 { "role": "assistant", "content": [
                     { "type": "tool_use", "id": "t", "name": "list", "input": {} },
@@ -561,6 +574,29 @@ mod tests {
                 ] },
             ])
         );
+    }
+
+    /// The API allows four breakpoints: the system prompt's and a rolling pair on the two
+    /// newest user turns, however long the conversation.
+    #[test]
+    fn a_long_conversation_keeps_three_breakpoints() {
+        let mut messages = Vec::new();
+        for i in 0..30 {
+            messages.push(Message::user_text(format!("step {i}")));
+            messages.push(Message::Assistant {
+                parts: vec![AssistantPart::Text {
+                    text: format!("done {i}"),
+                }],
+            });
+        }
+        messages.push(Message::user_text("last"));
+        let body = body(&testing::request(messages));
+        let text = body.to_string();
+        assert_eq!(text.matches("cache_control").count(), 3, "{text}");
+        let turns = body["messages"].as_array().unwrap();
+        let marked = |turn: &Value| turn["content"][0].get("cache_control").is_some();
+        assert!(marked(&turns[turns.len() - 1]));
+        assert!(marked(&turns[turns.len() - 3]));
     }
 
     #[test]

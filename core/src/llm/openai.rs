@@ -13,7 +13,7 @@ use super::http::Transport;
 use super::retry::Failure;
 use super::sse::{self, Decode, Flow};
 use super::{ChatRequest, EventStream, FinishReason, LlmError, Provider, StreamEvent, Usage};
-use crate::chat::{AssistantPart, Message, ThoughtLevel};
+use crate::chat::{AssistantPart, Image, Message, ThoughtLevel, ToolResult, UserPart};
 use crate::config::{Endpoint, OPENAI_API_KEY_ENV};
 
 pub struct OpenAi {
@@ -29,15 +29,18 @@ impl OpenAi {
         }
     }
 
+    /// The conversation comes last, after everything that stays put within a session, so
+    /// that each request of a session is the previous one with messages appended, byte for
+    /// byte (the provider's prompt cache matches on that prefix).
     fn body(request: &ChatRequest) -> Value {
-        let mut messages = vec![json!({ "role": "system", "content": request.system })];
-        messages.extend(request.messages.iter().flat_map(wire_messages));
         let mut body = json!({
             "model": request.model,
-            "messages": messages,
             "stream": true,
             "stream_options": { "include_usage": true },
         });
+        if let Some(effort) = request.thought_level.and_then(reasoning_effort) {
+            body["reasoning_effort"] = json!(effort);
+        }
         if !request.tools.is_empty() {
             let tools: Vec<Value> = request.tools.iter().map(|t| json!({
                 "type": "function",
@@ -45,9 +48,9 @@ impl OpenAi {
             })).collect();
             body["tools"] = Value::Array(tools);
         }
-        if let Some(effort) = request.thought_level.and_then(reasoning_effort) {
-            body["reasoning_effort"] = json!(effort);
-        }
+        let mut messages = vec![json!({ "role": "system", "content": request.system })];
+        messages.extend(request.messages.iter().flat_map(wire_messages));
+        body["messages"] = Value::Array(messages);
         body
     }
 }
@@ -56,7 +59,9 @@ impl OpenAi {
 /// Thinking has no place in this API and is left out.
 fn wire_messages(message: &Message) -> Vec<Value> {
     match message {
-        Message::User { text } => vec![json!({ "role": "user", "content": text })],
+        Message::User { content } => {
+            vec![json!({ "role": "user", "content": user_content(content) })]
+        }
         Message::Assistant { parts } => {
             let text: String = parts
                 .iter()
@@ -84,11 +89,54 @@ fn wire_messages(message: &Message) -> Vec<Value> {
             }
             vec![wire]
         }
-        Message::ToolResults { results } => results
-            .iter()
-            .map(|r| json!({ "role": "tool", "tool_call_id": r.call_id, "content": r.content }))
-            .collect(),
+        Message::ToolResults { results } => {
+            let mut wire: Vec<Value> = results
+                .iter()
+                .map(|r| json!({ "role": "tool", "tool_call_id": r.call_id, "content": r.content }))
+                .collect();
+            wire.extend(results.iter().filter_map(tool_images));
+            wire
+        }
     }
+}
+
+/// Text alone goes as a string (every compatible server takes that); with images, as parts.
+fn user_content(content: &[UserPart]) -> Value {
+    let texts: Option<Vec<&str>> = content
+        .iter()
+        .map(|part| match part {
+            UserPart::Text { text } => Some(text.as_str()),
+            UserPart::Image(_) => None,
+        })
+        .collect();
+    if let Some(texts) = texts {
+        return json!(texts.join("\n\n"));
+    }
+    let parts: Vec<Value> = content
+        .iter()
+        .map(|part| match part {
+            UserPart::Text { text } => json!({ "type": "text", "text": text }),
+            UserPart::Image(image) => image_part(image),
+        })
+        .collect();
+    Value::Array(parts)
+}
+
+fn image_part(image: &Image) -> Value {
+    let url = format!("data:{};base64,{}", image.mime_type, image.data);
+    json!({ "type": "image_url", "image_url": { "url": url } })
+}
+
+/// A tool message carries text only, so the images a tool returned follow the results as a
+/// user message that names the call.
+fn tool_images(result: &ToolResult) -> Option<Value> {
+    if result.images.is_empty() {
+        return None;
+    }
+    let label = format!("The image(s) returned by tool call {}:", result.call_id);
+    let mut parts = vec![json!({ "type": "text", "text": label })];
+    parts.extend(result.images.iter().map(image_part));
+    Some(json!({ "role": "user", "content": parts }))
 }
 
 fn reasoning_effort(level: ThoughtLevel) -> Option<&'static str> {
@@ -539,9 +587,7 @@ mod tests {
         let mock = testing::mock(json!([{ "events": [{ "text": "Done." }] }]));
         let provider = OpenAi::new(testing::endpoint(&mock, 0), IDLE_TIMEOUT);
         let mut request = testing::request(vec![
-            Message::User {
-                text: "Read a.rs".into(),
-            },
+            Message::user_text("Read a.rs"),
             Message::Assistant {
                 parts: vec![
                     AssistantPart::Thinking {
@@ -556,12 +602,12 @@ mod tests {
                 ],
             },
             Message::ToolResults {
-                results: vec![ToolResult {
-                    call_id: "call_1".into(),
-                    name: "read".into(),
-                    content: "fn main() {}".into(),
-                    is_error: false,
-                }],
+                results: vec![ToolResult::text(
+                    "call_1".into(),
+                    "read".into(),
+                    "fn main() {}".into(),
+                    false,
+                )],
             },
         ]);
         request.tools = vec![ToolSpec {

@@ -45,7 +45,7 @@ pub fn request(messages: Vec<Message>) -> ChatRequest {
 }
 
 pub fn prompt(text: &str) -> Vec<Message> {
-    vec![Message::User { text: text.into() }]
+    vec![Message::user_text(text)]
 }
 
 /// Everything a stream yields: its events, then the error that ended it, if any. A failure

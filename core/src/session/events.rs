@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::Settings;
-use crate::chat::Message;
+use crate::chat::{Message, UserPart};
 use crate::permissions::Mode;
 use crate::tools::{Diff, Kind, Location, PlanEntry, ToolContent};
 
@@ -123,9 +123,9 @@ pub trait EventFormat: Send + Sync {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Recorded {
     /// A block of a user prompt, as the model reads it.
-    UserText {
+    UserPart {
         message_id: Option<String>,
-        text: String,
+        part: UserPart,
     },
     /// A tool call announced (`announced`) or updated, with its status if the update set one.
     ToolCall {
