@@ -46,6 +46,8 @@ pub struct Config {
     pub tools: ToolsConfig,
     #[serde(default)]
     pub mcp: McpConfig,
+    #[serde(default)]
+    pub compaction: CompactionConfig,
     /// MCP servers connected for every session, besides the ones the client passes: entries
     /// in ACP's `McpServer` shape (`{name, command, args, env}` or `{type: "http", name, url,
     /// headers}`). One that cannot be used is reported in each session, like a client's.
@@ -60,6 +62,15 @@ pub struct McpConfig {
     /// How long a server has to start, answer the MCP handshake and list its tools (default
     /// 30 s).
     pub startup_timeout_secs: Option<u64>,
+}
+
+/// When a session's context is compacted.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CompactionConfig {
+    /// The share of the model's context window past which a turn compacts the context before
+    /// its next request, in (0, 1] (default 0.8).
+    pub threshold: Option<f64>,
 }
 
 /// One entry of the model catalog.
@@ -231,6 +242,13 @@ impl Config {
                 "invalid config key `model`: must not be empty".into(),
             ));
         }
+        if let Some(threshold) = self.compaction.threshold
+            && !(threshold > 0.0 && threshold <= 1.0)
+        {
+            return Err(ConfigError(format!(
+                "invalid config key `compaction.threshold`: {threshold} is not in (0, 1]"
+            )));
+        }
         if self.stream_idle_timeout_secs == Some(0) {
             return Err(ConfigError(
                 "invalid config key `streamIdleTimeoutSecs`: must be at least 1".into(),
@@ -334,6 +352,10 @@ impl Config {
 
     pub fn worker_threads(&self) -> usize {
         self.worker_threads.unwrap_or(2)
+    }
+
+    pub fn compaction_threshold(&self) -> f64 {
+        self.compaction.threshold.unwrap_or(0.8)
     }
 
     pub fn mcp_startup_timeout(&self) -> std::time::Duration {

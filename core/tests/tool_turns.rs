@@ -748,9 +748,13 @@ fn usage_is_reported_against_the_context_window_and_replayed() {
         .into_iter()
         .filter(|u| u["sessionUpdate"] == "usage_update")
         .collect();
+    // The request's own counts ride along (nothing cached: the mock reports none).
+    let counts = json!({"inputTokens": 1200, "outputTokens": 34, "cachedReadTokens": 0, "cachedWriteTokens": 0});
     assert_eq!(
         usage,
-        [json!({"sessionUpdate": "usage_update", "used": 1234, "size": 32000})]
+        [
+            json!({"sessionUpdate": "usage_update", "used": 1234, "size": 32000, "_meta": {"hearth": counts}})
+        ]
     );
     let mut fresh = start(&setup, json!({}));
     fresh.call(

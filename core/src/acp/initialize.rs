@@ -41,6 +41,10 @@ pub fn initialize(responder: Responder, raw: Params<'_>) {
         write_text_file: caps.fs.write_text_file,
         terminal: caps.terminal,
         notices: caps.session.as_ref().is_some_and(|s| s.notices.is_some()),
+        compaction: caps
+            .session
+            .as_ref()
+            .is_some_and(|s| s.compaction.is_some()),
     });
     responder.edge().initialized.store(true, Ordering::Release);
     responder.reply_raw(&RESPONSE)

@@ -16,8 +16,10 @@ use serde_json::{Value, json};
 
 use crate::chat::UserPart;
 use crate::config::ModelInfo;
+use crate::llm::Usage;
 use crate::session::events::{
-    CallStatus, EventFormat, Recorded, SessionEvent, ToolCallStart, ToolOutcome,
+    CallStatus, CompactionFigures, CompactionStatus, EventFormat, Recorded, SessionEvent,
+    ToolCallStart, ToolOutcome,
 };
 use crate::tools::{Diff, Location, PlanEntry, ToolContent};
 
@@ -45,7 +47,8 @@ impl EventFormat for V1 {
             SessionEvent::UserChunk {
                 message_id,
                 content,
-            } => user_chunk(message_id, content),
+                for_model,
+            } => user_chunk(message_id, content, for_model),
             SessionEvent::MessageChunk { message_id, text } => typed(
                 SessionUpdate::AgentMessageChunk(text_chunk(text, message_id)),
             ),
@@ -80,9 +83,22 @@ impl EventFormat for V1 {
                 tool_call_update(&id, finished(&outcome))
             }
             SessionEvent::Plan(entries) => plan(&entries),
-            SessionEvent::Usage { used, size } => {
-                json!({ "sessionUpdate": "usage_update", "used": used, "size": size })
-            }
+            SessionEvent::Compaction {
+                id,
+                status,
+                error,
+                figures,
+            } => compaction_update(&id, status, error, figures),
+            SessionEvent::CompactionChunk { id, text } => json!({
+                "sessionUpdate": "compaction_summary_chunk",
+                "compactionId": id,
+                "content": text_content_block(&text),
+            }),
+            SessionEvent::Usage {
+                used,
+                size,
+                request,
+            } => usage_update(used, size, request),
             SessionEvent::Title { title, updated_at } => typed(SessionUpdate::SessionInfoUpdate(
                 SessionInfoUpdate::new().title(title).updated_at(updated_at),
             )),
@@ -142,16 +158,74 @@ fn text_chunk(text: String, message_id: String) -> ContentChunk {
 }
 
 /// `content` is the block as `acp/prompt.rs` serialized it from its ACP type; the members
-/// are in `ContentChunk`'s order (tested against it).
-fn user_chunk(message_id: String, content: Value) -> Value {
-    json!({
+/// are in `ContentChunk`'s order (tested against it). A command's block is marked in `_meta`,
+/// so that a restart does not hand it to the model either.
+fn user_chunk(message_id: String, content: Value, for_model: bool) -> Value {
+    let mut chunk = json!({
         "sessionUpdate": "user_message_chunk",
         "content": content,
         "messageId": message_id,
-    })
+    });
+    if !for_model {
+        chunk["_meta"] = json!({ "hearth": { "command": true } });
+    }
+    chunk
+}
+
+fn is_command(update: &Value) -> bool {
+    update.pointer("/_meta/hearth/command") == Some(&Value::Bool(true))
+}
+
+/// `usage_update`; the request's token counts go in `_meta.hearth`, named as the unstable
+/// `Usage` of a prompt response names them.
+fn usage_update(used: u64, size: u64, request: Option<Usage>) -> Value {
+    let mut update = json!({ "sessionUpdate": "usage_update", "used": used, "size": size });
+    if let Some(usage) = request {
+        update["_meta"] = json!({ "hearth": {
+            "inputTokens": usage.input + usage.cache_read + usage.cache_write,
+            "outputTokens": usage.output,
+            "cachedReadTokens": usage.cache_read,
+            "cachedWriteTokens": usage.cache_write,
+        } });
+    }
+    update
+}
+
+/// `compaction_update`; its figures go in `_meta.hearth` (the schema has no place for them).
+fn compaction_update(
+    id: &str,
+    status: CompactionStatus,
+    error: Option<String>,
+    figures: Option<CompactionFigures>,
+) -> Value {
+    let status = match status {
+        CompactionStatus::InProgress => "in_progress",
+        CompactionStatus::Completed => "completed",
+        CompactionStatus::Failed => "failed",
+        CompactionStatus::Cancelled => "cancelled",
+    };
+    let mut update = json!({
+        "sessionUpdate": "compaction_update",
+        "compactionId": id,
+        "status": status,
+    });
+    if let Some(error) = error {
+        update["error"] = json!(error);
+    }
+    if let Some(figures) = figures {
+        update["_meta"] = json!({ "hearth": {
+            "trigger": figures.trigger.name(),
+            "preTokens": figures.tokens_before,
+            "postTokens": figures.tokens_after,
+        } });
+    }
+    update
 }
 
 fn user_text(update: &Value) -> Recorded {
+    if is_command(update) {
+        return Recorded::Other;
+    }
     let text = update
         .get("content")
         .and_then(|c| serde_json::from_value::<ContentBlock>(c.clone()).ok())
@@ -270,7 +344,11 @@ fn tool_content(content: &ToolContent) -> Value {
 }
 
 fn text_content(text: &str) -> Value {
-    json!({ "type": "content", "content": { "type": "text", "text": text } })
+    json!({ "type": "content", "content": text_content_block(text) })
+}
+
+fn text_content_block(text: &str) -> Value {
+    json!({ "type": "text", "text": text })
 }
 
 fn diff_block(diff: &Diff) -> Value {
@@ -424,11 +502,13 @@ mod tests {
         );
     }
 
+    fn encoded(event: SessionEvent) -> String {
+        V1::new(Vec::new()).encode(event).to_string()
+    }
+
     /// Every event's wire shape, member order included: the log keeps these bytes.
     #[test]
     fn events_encode_to_their_v1_shapes() {
-        let v1 = V1::new(Vec::new());
-        let encoded = |event: SessionEvent| v1.encode(event).to_string();
         let diff = Diff {
             path: "/w/a.rs".into(),
             old_text: None,
@@ -484,9 +564,78 @@ mod tests {
             r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hel"},"messageId":"m1"}"#
         );
         assert_eq!(
-            encoded(SessionEvent::Usage { used: 5, size: 100 }),
+            encoded(SessionEvent::Usage {
+                used: 5,
+                size: 100,
+                request: None
+            }),
             r#"{"sessionUpdate":"usage_update","used":5,"size":100}"#
         );
+        let request = Usage {
+            input: 10,
+            output: 5,
+            cache_read: 80,
+            cache_write: 20,
+        };
+        assert_eq!(
+            encoded(SessionEvent::Usage {
+                used: 115,
+                size: 100,
+                request: Some(request)
+            }),
+            r#"{"sessionUpdate":"usage_update","used":115,"size":100,"_meta":{"hearth":{"inputTokens":110,"outputTokens":5,"cachedReadTokens":80,"cachedWriteTokens":20}}}"#
+        );
+    }
+
+    #[test]
+    fn compactions_are_compaction_updates() {
+        use crate::session::events::CompactionTrigger;
+        let status = |status, error: Option<&str>, figures| SessionEvent::Compaction {
+            id: "cmp_1".into(),
+            status,
+            error: error.map(str::to_string),
+            figures,
+        };
+        assert_eq!(
+            encoded(status(CompactionStatus::InProgress, None, None)),
+            r#"{"sessionUpdate":"compaction_update","compactionId":"cmp_1","status":"in_progress"}"#
+        );
+        let figures = CompactionFigures {
+            trigger: CompactionTrigger::Manual,
+            tokens_before: 900,
+            tokens_after: 100,
+        };
+        assert_eq!(
+            encoded(status(CompactionStatus::Completed, None, Some(figures))),
+            r#"{"sessionUpdate":"compaction_update","compactionId":"cmp_1","status":"completed","_meta":{"hearth":{"trigger":"manual","preTokens":900,"postTokens":100}}}"#
+        );
+        assert_eq!(
+            encoded(status(CompactionStatus::Failed, Some("HTTP 500"), None)),
+            r#"{"sessionUpdate":"compaction_update","compactionId":"cmp_1","status":"failed","error":"HTTP 500"}"#
+        );
+        assert_eq!(
+            encoded(SessionEvent::CompactionChunk {
+                id: "cmp_1".into(),
+                text: "Goal: x".into()
+            }),
+            r#"{"sessionUpdate":"compaction_summary_chunk","compactionId":"cmp_1","content":{"type":"text","text":"Goal: x"}}"#
+        );
+    }
+
+    /// A command's prompt is replayed, marked, and never read back as the model's.
+    #[test]
+    fn command_chunks_are_not_the_models() {
+        let chunk = encoded(SessionEvent::UserChunk {
+            message_id: "u1".into(),
+            content: json!({"type": "text", "text": "/compact"}),
+            for_model: false,
+        });
+        assert_eq!(
+            chunk,
+            r#"{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"/compact"},"messageId":"u1","_meta":{"hearth":{"command":true}}}"#
+        );
+        let update: Value = serde_json::from_str(&chunk).unwrap();
+        assert_eq!(V1::new(Vec::new()).decode(&update), Recorded::Other);
     }
 
     #[test]
@@ -501,7 +650,7 @@ mod tests {
             let content = serde_json::to_value(&typed_block).unwrap();
             let chunk = ContentChunk::new(typed_block).message_id(MessageId::new("u1"));
             assert_eq!(
-                user_chunk("u1".into(), content).to_string(),
+                user_chunk("u1".into(), content, true).to_string(),
                 typed(SessionUpdate::UserMessageChunk(chunk)).to_string()
             );
         }

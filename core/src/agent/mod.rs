@@ -1,10 +1,14 @@
-//! The turn: log the prompt, build the model's context from the log, stream the model's
-//! answer as events to a sink (which logs them and tells the client), run the tools it asks
-//! for, and say why it stopped. It returns a typed outcome, never a response.
+//! The turn: log the prompt, take it into the session's context (kept in memory), stream the
+//! model's answer as events to a sink (which logs them and tells the client), run the tools
+//! it asks for, compact the context when it outgrows the model's window, and say why it
+//! stopped. It returns a typed outcome, never a response.
 
 mod calls;
+mod command;
+mod compaction;
 pub mod context;
 mod outcome;
+mod request;
 mod stream;
 pub mod title;
 
@@ -15,12 +19,14 @@ use futures::StreamExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use self::command::Command;
+use self::compaction::Compacted;
 pub use self::outcome::{StopReason, TurnError};
 use crate::chat::Message;
 use crate::context::EngineContext;
 use crate::llm::{ChatRequest, Provider};
 use crate::session::Session;
-use crate::session::events::{EventSink, SessionEvent, Visibility};
+use crate::session::events::{CompactionTrigger, EventSink, SessionEvent, Visibility};
 use crate::store::now;
 use crate::tools;
 
@@ -48,27 +54,58 @@ pub async fn run_turn(
     let ctx = session.ctx();
     let model = session.state().settings.model.clone();
     let provider = check_credential(ctx, &model)?;
-    log_prompt(session, sink, prompt);
+    let command = command::parse(&prompt);
+    log_prompt(session, sink, prompt, command.is_none());
     // The first turn of a session may start while its MCP servers still connect.
     session.services().mcp_ready().await;
+    if let Some(Command::Compact { focus }) = command {
+        let trigger = CompactionTrigger::Manual;
+        let compacted =
+            compaction::compact(session, sink, token, &*provider, trigger, focus.as_deref());
+        return compacted.await.stop();
+    }
     let turn = calls::Turn {
         session,
         sink,
         token,
         tool_ctx: tool_context(session, token),
     };
-    for _ in 0..ctx.config().max_turn_requests() {
-        let request = build_request(session).await?;
+    // A provider's "too long" is answered once per turn with a compaction and a retry.
+    let mut overflowed = false;
+    let mut steps = 0;
+    while steps < ctx.config().max_turn_requests() {
+        if compaction::needed(session) {
+            let trigger = CompactionTrigger::Automatic;
+            let compacted = compaction::compact(session, sink, token, &*provider, trigger, None);
+            if let Compacted::Cancelled = compacted.await {
+                return Ok(StopReason::Cancelled);
+            }
+        }
+        let (request, weight) = request::next(session);
         if token.is_cancelled() {
             return Ok(StopReason::Cancelled);
         }
-        let answer = stream_answer(session, sink, token, &*provider, request).await?;
+        let answer = match stream_answer(session, sink, token, &*provider, request, weight).await {
+            Err(TurnError::Provider(e)) if e.is_context_overflow() && !overflowed => {
+                overflowed = true;
+                let trigger = CompactionTrigger::Overflow;
+                let compacted =
+                    compaction::compact(session, sink, token, &*provider, trigger, None);
+                match compacted.await {
+                    Compacted::Done => continue,
+                    Compacted::Cancelled => return Ok(StopReason::Cancelled),
+                    Compacted::Failed(_) => return Err(TurnError::Provider(e)),
+                }
+            }
+            answer => answer?,
+        };
+        steps += 1;
         let stop = match answer.outcome {
             Step::Stopped(stop) => stop,
             Step::Failed(error) => return Err(error),
         };
-        // Calls that will never run get their results when the context is next built
-        // (`context::messages`), like calls a crash interrupted.
+        // Calls that will never run get their results before anything else joins the
+        // context (`History::push`), like calls a crash interrupted.
         if answer.calls.is_empty() || stop == StopReason::Cancelled {
             return Ok(stop);
         }
@@ -113,9 +150,9 @@ fn tool_context(session: &Session, token: &CancellationToken) -> tools::Context 
     }
 }
 
-/// Logs the prompt for replay and the model's context, and names the session after its first
-/// prompt.
-fn log_prompt(session: &Session, sink: &dyn EventSink, prompt: Prompt) {
+/// Logs the prompt for replay and (unless it is a command) the model's context, and names the
+/// session after its first prompt.
+fn log_prompt(session: &Session, sink: &dyn EventSink, prompt: Prompt, for_model: bool) {
     let first_title = match session.state().title {
         Some(_) => None,
         None => title::from_prompt(&prompt),
@@ -125,6 +162,7 @@ fn log_prompt(session: &Session, sink: &dyn EventSink, prompt: Prompt) {
         let chunk = SessionEvent::UserChunk {
             message_id: message_id.clone(),
             content: block.content,
+            for_model,
         };
         sink.emit(chunk, Visibility::ReplayOnly);
     }
@@ -133,25 +171,6 @@ fn log_prompt(session: &Session, sink: &dyn EventSink, prompt: Prompt) {
         let updated_at = now();
         sink.emit(SessionEvent::Title { title, updated_at }, Visibility::Live);
     }
-}
-
-async fn build_request(session: &Session) -> Result<ChatRequest, TurnError> {
-    let ctx = session.ctx();
-    let id = session.id.clone();
-    let events = ctx.read(move |log| log.events(&id)).await?;
-    let state = session.state().clone();
-    let thinks = ctx.model_thinks(&state.settings.model);
-    Ok(ChatRequest {
-        thought_level: thinks.then_some(state.settings.thought_level),
-        model: state.settings.model,
-        system: context::system_prompt(
-            &state.cwd,
-            &state.additional_dirs,
-            &session.services().unavailable(),
-        ),
-        messages: context::messages(&events, ctx.events()),
-        tools: session.services().tool_specs(),
-    })
 }
 
 enum Step {
@@ -172,6 +191,7 @@ async fn stream_answer(
     token: &CancellationToken,
     provider: &dyn Provider,
     request: ChatRequest,
+    weight: usize,
 ) -> Result<Streamed, TurnError> {
     // Dropping the future or the stream drops the HTTP connection: cancel is immediate.
     let mut events = tokio::select! {
@@ -203,7 +223,7 @@ async fn stream_answer(
     };
     // What streamed is part of the conversation even when the turn ends early.
     answer.remember(sink);
-    answer.report_usage(session, sink);
+    answer.report_usage(session, sink, weight);
     let calls = match outcome {
         Step::Failed(_) => Vec::new(),
         _ => answer.tool_calls(),

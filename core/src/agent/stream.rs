@@ -124,16 +124,26 @@ impl Answer {
     }
 
     /// Tells the client how full the context is, when the provider said.
-    pub fn report_usage(&self, session: &Session, sink: &dyn EventSink) {
+    /// Tells the client how full the context is, when the provider said, and keeps the
+    /// provider's count of the prompt (sent when the messages weighed `weight`) for the
+    /// compaction threshold.
+    pub fn report_usage(&self, session: &Session, sink: &dyn EventSink, weight: usize) {
         let Some(usage) = self.usage else { return };
-        let model = session.state().settings.model.clone();
-        let size = session
-            .ctx()
-            .model(&model)
-            .map_or(128_000, |m| m.context_window);
-        let used = usage.input + usage.cache_read + usage.cache_write + usage.output;
-        sink.emit(SessionEvent::Usage { used, size }, Visibility::Live);
+        let prompt = usage.input + usage.cache_read + usage.cache_write;
+        session.history().calibrate(prompt, weight);
+        let size = super::request::context_window(session);
+        report_fill(sink, prompt + usage.output, size, Some(usage));
     }
+}
+
+/// Tells the client how full the context window is (`used` of `size` tokens).
+pub fn report_fill(sink: &dyn EventSink, used: u64, size: u64, request: Option<Usage>) {
+    let event = SessionEvent::Usage {
+        used,
+        size,
+        request,
+    };
+    sink.emit(event, Visibility::Live);
 }
 
 /// Most deltas merged into one chunk: bounds a frame's size (and so the latency of its text).

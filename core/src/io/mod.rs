@@ -162,6 +162,8 @@ pub struct ClientAbilities {
     pub terminal: bool,
     /// It shows `notice` updates (`session.notices`).
     pub notices: bool,
+    /// It shows `compaction_update`s (`session.compaction`).
+    pub compaction: bool,
 }
 
 /// The workspace of one session's turn: local when the client advertised nothing, else the

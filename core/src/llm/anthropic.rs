@@ -71,7 +71,7 @@ fn body(request: &ChatRequest) -> Value {
     }
     if !request.system.is_empty() {
         // Tools precede the system prompt in the cache's order, so this caches both.
-        body["system"] = json!([cached(json!({ "type": "text", "text": request.system }))]);
+        body["system"] = json!([cached(json!({ "type": "text", "text": &*request.system }))]);
     }
     // Last, in the cache's order (tools, system, messages), as OpenAI's body.
     body["messages"] = Value::Array(wire_messages(&request.messages));

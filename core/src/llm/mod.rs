@@ -12,16 +12,20 @@ mod testing;
 
 pub use providers::Providers;
 
+use std::sync::Arc;
+
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 
 use crate::chat::{Message, ThoughtLevel, ToolSpec};
 
+/// One model request. The system prompt and the messages are shared with the session that
+/// keeps them (its context in memory), so building a request copies neither.
 #[derive(Debug, Clone)]
 pub struct ChatRequest {
     pub model: String,
-    pub system: String,
-    pub messages: Vec<Message>,
+    pub system: Arc<str>,
+    pub messages: Arc<Vec<Message>>,
     pub tools: Vec<ToolSpec>,
     /// `None` when the model has no such setting.
     pub thought_level: Option<ThoughtLevel>,
@@ -75,12 +79,34 @@ pub struct LlmError {
     pub status: Option<u16>,
 }
 
+/// How providers word "the prompt is longer than the model's window" (OpenAI and its
+/// compatibles, Anthropic, vLLM, llama.cpp, Ollama, OpenRouter), lower-cased.
+const OVERFLOW_PHRASES: &[&str] = &[
+    "context_length_exceeded",
+    "context length",
+    "context window",
+    "maximum context",
+    "prompt is too long",
+    "too many tokens",
+    "input is too long",
+    "exceeds the available context",
+    "reduce the length",
+];
+
 impl LlmError {
     pub fn new(message: impl Into<String>) -> Self {
         LlmError {
             message: message.into(),
             status: None,
         }
+    }
+
+    /// Whether the provider refused the request for being longer than the model's context
+    /// window (a compaction and a retry can save the turn).
+    pub fn is_context_overflow(&self) -> bool {
+        let refused = matches!(self.status, Some(400 | 413 | 422));
+        let message = self.message.to_lowercase();
+        refused && OVERFLOW_PHRASES.iter().any(|p| message.contains(p))
     }
 }
 

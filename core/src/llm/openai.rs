@@ -48,7 +48,7 @@ impl OpenAi {
             })).collect();
             body["tools"] = Value::Array(tools);
         }
-        let mut messages = vec![json!({ "role": "system", "content": request.system })];
+        let mut messages = vec![json!({ "role": "system", "content": &*request.system })];
         messages.extend(request.messages.iter().flat_map(wire_messages));
         body["messages"] = Value::Array(messages);
         body

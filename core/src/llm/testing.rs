@@ -2,6 +2,7 @@
 //! a stream drained into its events and error.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::Duration;
 
 use eventsource_stream::Event;
@@ -38,7 +39,7 @@ pub fn request(messages: Vec<Message>) -> ChatRequest {
     ChatRequest {
         model: "test-model".into(),
         system: "Be brief.".into(),
-        messages,
+        messages: Arc::new(messages),
         tools: Vec::new(),
         thought_level: None,
     }

@@ -9,6 +9,7 @@ use futures::future::BoxFuture;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::history::History;
 use super::registry::SessionHandle;
 use super::services::SessionServices;
 use super::turns::{OnTurnEnd, TurnOutcome, Turns};
@@ -84,8 +85,8 @@ pub async fn run(
     mut jobs: mpsc::UnboundedReceiver<Job>,
     initial: Option<SessionState>,
 ) {
-    let (state, interrupted) = match initial {
-        Some(state) => (state, false),
+    let (state, history, interrupted) = match initial {
+        Some(state) => (state, History::default(), false),
         None => match restore(&ctx, &handle.id).await {
             Ok(Some(restored)) => restored,
             Ok(None) => return answer_rest(&ctx, &handle, jobs, Unavailable::NotFound).await,
@@ -101,6 +102,7 @@ pub async fn run(
     let session = Arc::new(Session::new(
         handle.id.clone(),
         state,
+        history,
         ctx.clone(),
         services,
     ));
@@ -132,21 +134,28 @@ pub async fn run(
     }
 }
 
-/// Reads the session's row, once every queued write is committed: its state, and whether a
-/// turn was running when the engine last wrote it (it was interrupted).
+/// Reads the session's row and the model's context from its log, once every queued write is
+/// committed: its state, its context, and whether a turn was running when the engine last
+/// wrote it (it was interrupted).
 async fn restore(
     ctx: &Arc<EngineContext>,
     id: &Arc<str>,
-) -> Result<Option<(SessionState, bool)>, String> {
+) -> Result<Option<(SessionState, History, bool)>, String> {
     let id = id.clone();
-    let record = ctx
-        .read(move |rows| rows.session(&id))
+    let found = ctx
+        .read(move |rows| {
+            let Some(record) = rows.session(&id)? else {
+                return Ok(None);
+            };
+            Ok(Some((record, rows.context_events(&id)?)))
+        })
         .await
         .map_err(|e| e.0)?;
-    Ok(record.map(|r| {
+    Ok(found.map(|(record, events)| {
         (
-            SessionState::from_record(&r, ctx.config(), ctx.catalog()),
-            r.turn_running,
+            SessionState::from_record(&record, ctx.config(), ctx.catalog()),
+            History::rebuild(&events, ctx.events()),
+            record.turn_running,
         )
     }))
 }

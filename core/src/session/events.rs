@@ -6,15 +6,18 @@ use serde_json::Value;
 
 use super::Settings;
 use crate::chat::{Message, UserPart};
+use crate::llm::Usage;
 use crate::permissions::Mode;
 use crate::tools::{Diff, Kind, Location, PlanEntry, ToolContent};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum SessionEvent {
-    /// One block of the user's prompt, as the client sent it (opaque to the domain).
+    /// One block of the user's prompt, as the client sent it (opaque to the domain). A
+    /// command's (`/compact`) is replayed but is not the model's to read.
     UserChunk {
         message_id: String,
         content: Value,
+        for_model: bool,
     },
     MessageChunk {
         message_id: String,
@@ -45,10 +48,27 @@ pub enum SessionEvent {
         outcome: ToolOutcome,
     },
     Plan(Vec<PlanEntry>),
-    /// How full the context window is, in tokens.
+    /// A compaction of the model's context began or ended (for clients that show
+    /// compactions; others see it as a tool call).
+    Compaction {
+        id: String,
+        status: CompactionStatus,
+        /// Why it failed.
+        error: Option<String>,
+        /// Its figures, once it completed.
+        figures: Option<CompactionFigures>,
+    },
+    /// A piece of a compaction's summary, as the model writes it.
+    CompactionChunk {
+        id: String,
+        text: String,
+    },
+    /// How full the context window is, in tokens, and the last request's counts when the
+    /// provider gave them (how much of its prompt the provider's cache served).
     Usage {
         used: u64,
         size: u64,
+        request: Option<Usage>,
     },
     Title {
         title: String,
@@ -90,6 +110,43 @@ pub enum ToolOutcome {
         raw_output: Option<Value>,
     },
     Failed(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompactionStatus {
+    InProgress,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompactionFigures {
+    pub trigger: CompactionTrigger,
+    /// The context's estimated size before and after, in tokens.
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+}
+
+/// What started a compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompactionTrigger {
+    /// The next request would pass the threshold of the model's window.
+    Automatic,
+    /// The user asked (`/compact`).
+    Manual,
+    /// The provider refused a request as longer than the window.
+    Overflow,
+}
+
+impl CompactionTrigger {
+    pub fn name(self) -> &'static str {
+        match self {
+            CompactionTrigger::Automatic => "automatic",
+            CompactionTrigger::Manual => "manual",
+            CompactionTrigger::Overflow => "overflow",
+        }
+    }
 }
 
 /// Who sees an event.

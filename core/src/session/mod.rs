@@ -3,6 +3,7 @@
 
 pub mod actor;
 pub mod events;
+pub mod history;
 pub mod mcp;
 pub mod recovery;
 pub mod registry;
@@ -15,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use self::events::{EventSink, SessionEvent, Visibility};
+use self::history::{Compaction, History};
 use self::services::SessionServices;
 use crate::chat::{Message, ThoughtLevel};
 use crate::config::{Config, ModelInfo};
@@ -86,10 +88,12 @@ impl SessionState {
     }
 }
 
-/// A live session: its state, its services, and the sink its turns emit to.
+/// A live session: its state, its services, the model's context, and the sink its turns
+/// emit to.
 pub struct Session {
     pub id: Arc<str>,
     state: Mutex<SessionState>,
+    history: Mutex<History>,
     ctx: Arc<EngineContext>,
     services: Arc<SessionServices>,
 }
@@ -98,12 +102,14 @@ impl Session {
     pub fn new(
         id: Arc<str>,
         state: SessionState,
+        history: History,
         ctx: Arc<EngineContext>,
         services: Arc<SessionServices>,
     ) -> Self {
         Session {
             id,
             state: Mutex::new(state),
+            history: Mutex::new(history),
             ctx,
             services,
         }
@@ -111,6 +117,25 @@ impl Session {
 
     pub fn state(&self) -> MutexGuard<'_, SessionState> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The model's context, in memory (see `history.rs`).
+    pub fn history(&self) -> MutexGuard<'_, History> {
+        self.history.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Logs a rewrite of the model's context and applies it (a restart applies it again).
+    pub fn compact(&self, compaction: &Compaction) {
+        self.history().apply(compaction);
+        self.log_for_model(compaction.to_model());
+    }
+
+    /// Logs what only the model needs (`History::observe` reads it back on a restart).
+    fn log_for_model(&self, model: Value) {
+        self.ctx.write(self.append(Event {
+            update: None,
+            model: Some(model),
+        }));
     }
 
     pub fn ctx(&self) -> &Arc<EngineContext> {
@@ -216,23 +241,28 @@ impl Session {
 impl EventSink for Session {
     fn emit(&self, event: SessionEvent, visibility: Visibility) {
         let format = self.ctx.events();
+        // A prompt block is read by the model too; nothing else the client sees is.
+        let for_model = matches!(event, SessionEvent::UserChunk { .. });
         let update = format.encode(event);
-        match visibility {
-            Visibility::Live => {
-                let frame = format.frame(&self.id, &update);
-                self.ctx
-                    .write_then_send(self.append(Event::update(update)), frame);
-            }
-            Visibility::ReplayOnly => self.ctx.write(self.append(Event::update(update))),
-            Visibility::Transient => self.ctx.send_frame(format.frame(&self.id, &update)),
+        if visibility == Visibility::Transient {
+            return self.ctx.send_frame(format.frame(&self.id, &update));
+        }
+        let frame = (visibility == Visibility::Live).then(|| format.frame(&self.id, &update));
+        let row = Event::update(update);
+        if for_model {
+            // Read back as a restart reads it, so that both build the same context.
+            self.history().observe(&row, format);
+        }
+        let op = self.append(row);
+        match frame {
+            Some(frame) => self.ctx.write_then_send(op, frame),
+            None => self.ctx.write(op),
         }
     }
 
     fn remember(&self, message: Message) {
-        let model = json!({ "message": message });
-        self.ctx.write(self.append(Event {
-            update: None,
-            model: Some(model),
-        }));
+        let model = json!({ "message": &message });
+        self.history().push(message);
+        self.log_for_model(model);
     }
 }

@@ -198,6 +198,12 @@ impl Reader<'_> {
         self.read(|conn| sessions::events(conn, id)).map(coalesce)
     }
 
+    /// What the model's context is rebuilt from when a session comes up (see
+    /// `sessions::context_events`).
+    pub fn context_events(&self, id: &str) -> Result<Vec<Event>, StoreError> {
+        self.read(|conn| sessions::context_events(conn, id))
+    }
+
     /// The session's `session/update` payloads as the client first saw them, oldest first,
     /// with streamed chunks folded back into messages: `events` without the model's part,
     /// and kept as stored JSON text, so replay builds no JSON tree but for the chunks.

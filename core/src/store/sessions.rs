@@ -156,18 +156,30 @@ pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<SessionRecord
         .optional()
 }
 
+/// A row of `update_json, model_json`.
+fn event(row: &Row<'_>) -> rusqlite::Result<Event> {
+    let parse = |s: Option<String>| s.and_then(|s| serde_json::from_str(&s).ok());
+    Ok(Event {
+        update: parse(row.get(0)?),
+        model: parse(row.get(1)?),
+    })
+}
+
 pub fn events(conn: &Connection, id: &str) -> rusqlite::Result<Vec<Event>> {
     let mut stmt = conn.prepare_cached(
         "SELECT update_json, model_json FROM events WHERE session_id = ?1 ORDER BY id",
     )?;
-    let parse = |s: Option<String>| s.and_then(|s| serde_json::from_str(&s).ok());
-    stmt.query_map([id], |row| {
-        Ok(Event {
-            update: parse(row.get(0)?),
-            model: parse(row.get(1)?),
-        })
-    })?
-    .collect()
+    stmt.query_map([id], event)?.collect()
+}
+
+/// The rows the model's context is built from: the user's prompt blocks and the model-only
+/// rows (its messages, compactions), oldest first — not the stream of chunks around them.
+pub fn context_events(conn: &Connection, id: &str) -> rusqlite::Result<Vec<Event>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT update_json, model_json FROM events
+         WHERE session_id = ?1 AND kind IN ('model', 'user_message_chunk') ORDER BY id",
+    )?;
+    stmt.query_map([id], event)?.collect()
 }
 
 /// The rows `session/load` replays, oldest first. Model-only rows are read too (as

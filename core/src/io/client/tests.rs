@@ -135,6 +135,7 @@ const ALL: ClientAbilities = ClientAbilities {
     write_text_file: true,
     terminal: true,
     notices: false,
+    compaction: false,
 };
 
 fn spec(command: &str) -> CommandSpec {

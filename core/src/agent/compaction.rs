@@ -1,0 +1,430 @@
+//! Compaction: making room in a session's context when its next request would pass the
+//! configured share of the model's window, when the provider refused a request as too long,
+//! or when the user asks (`/compact [focus]`).
+//!
+//! First the bodies of old tool results that a call can fetch again are cleared (the newest
+//! ones stay); when that is not enough, or the user asked, the model writes a structured
+//! summary and the context becomes that summary plus the newest messages verbatim. Nothing is
+//! committed before the end: a cancel or a failed summary leaves the context as it was. The
+//! log keeps everything (replay shows the whole history with the compaction in its place);
+//! the compaction itself is logged as a rewrite a restart applies again.
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::{StopReason, TurnError, new_id, request};
+use crate::chat::{AssistantPart, Message, ToolResult};
+use crate::llm::{LlmError, Provider, StreamEvent};
+use crate::session::Session;
+use crate::session::events::{
+    CompactionFigures, CompactionStatus, CompactionTrigger, EventSink, SessionEvent, ToolCallStart,
+    ToolOutcome, Visibility,
+};
+use crate::session::history::{Compaction, History, message_weight};
+use crate::tools::{Kind, ToolContent};
+
+/// What the model is asked, after the conversation.
+const INSTRUCTIONS: &str = include_str!("compaction.md");
+/// Tool results that keep their bodies whatever the pressure: the newest ones, which the
+/// model is most likely still working from.
+const KEEP_RESULTS: usize = 3;
+/// Results shorter than this are not worth clearing (the note is nearly as long).
+const MIN_CLEARED_BYTES: usize = 512;
+/// Clearing old results is enough when it brings the context under this share of the
+/// window: well under the threshold, so the next steps do not compact again at once.
+const PRUNED_ENOUGH: f64 = 0.5;
+/// The newest messages a summary keeps verbatim: at most this share of the window…
+const KEPT_SHARE_OF_WINDOW: f64 = 0.2;
+/// …and at most this share of what is being compacted (so `/compact` on a short session
+/// still summarises).
+const KEPT_SHARE_OF_CONTEXT: f64 = 0.3;
+
+pub enum Compacted {
+    /// The context was rewritten (or there was nothing to compact).
+    Done,
+    Cancelled,
+    /// The summary request failed; it was reported and the context is as it was.
+    Failed(LlmError),
+}
+
+impl Compacted {
+    /// How a turn that compacted on the user's request ends.
+    pub fn stop(self) -> Result<StopReason, TurnError> {
+        match self {
+            Compacted::Done | Compacted::Failed(_) => Ok(StopReason::EndTurn),
+            Compacted::Cancelled => Ok(StopReason::Cancelled),
+        }
+    }
+}
+
+/// Whether the next request would pass the threshold of the model's window.
+pub fn needed(session: &Session) -> bool {
+    let (used, window) = pressure(session);
+    used as f64 > window as f64 * session.ctx().config().compaction_threshold()
+}
+
+/// The context's estimated size and the model's window, in tokens.
+pub fn pressure(session: &Session) -> (u64, u64) {
+    // The history's lock is not held while the system prompt is read (it takes it too).
+    let calibrated = session.history().calibrated_tokens();
+    let used = calibrated.unwrap_or_else(|| {
+        let fixed = request::fixed_bytes(session);
+        session.history().estimate_tokens(|| fixed)
+    });
+    (used, request::context_window(session))
+}
+
+pub async fn compact(
+    session: &Session,
+    sink: &dyn EventSink,
+    token: &CancellationToken,
+    provider: &dyn Provider,
+    trigger: CompactionTrigger,
+    focus: Option<&str>,
+) -> Compacted {
+    let id = new_id("cmp");
+    let notice = Notice::start(session, sink, &id, trigger);
+    let (tokens_before, window) = pressure(session);
+    let mut draft = session.history().clone();
+    let pruned = prunable(session, &draft.messages());
+    draft.apply(&Compaction {
+        id: id.clone(),
+        pruned: pruned.clone(),
+        summary: None,
+        keep_from: 0,
+    });
+    let fixed = request::fixed_bytes(session);
+    let pruned_tokens = draft.estimate_tokens(|| fixed);
+    let enough = pruned_tokens as f64 <= window as f64 * PRUNED_ENOUGH;
+    let (compaction, shown) = if trigger != CompactionTrigger::Manual && enough {
+        let shown = format!("Cleared the output of {} earlier tool calls.", pruned.len());
+        let compaction = Compaction {
+            id: id.clone(),
+            pruned,
+            summary: None,
+            keep_from: 0,
+        };
+        (compaction, shown)
+    } else {
+        let summary = match summarise(session, &notice, token, provider, &draft, focus).await {
+            Ok(summary) => summary,
+            Err(outcome) => {
+                notice.ended(&outcome);
+                return outcome;
+            }
+        };
+        let keep_from = keep_from(&draft.messages(), window);
+        let message = summary_message(&summary, &draft.messages()[..keep_from]);
+        let compaction = Compaction {
+            id: id.clone(),
+            pruned,
+            summary: Some(message),
+            keep_from,
+        };
+        (compaction, summary)
+    };
+    session.compact(&compaction);
+    let tokens_after = session.history().estimate_tokens(|| fixed);
+    notice.completed(
+        &shown,
+        CompactionFigures {
+            trigger,
+            tokens_before,
+            tokens_after,
+        },
+    );
+    super::stream::report_fill(sink, tokens_after, window, None);
+    Compacted::Done
+}
+
+/// The calls whose results may lose their bodies: those of tools that only read (a new call
+/// gets the same again), but for the newest few and the short ones.
+fn prunable(session: &Session, messages: &[Message]) -> Vec<String> {
+    let results: Vec<&ToolResult> = messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::ToolResults { results } => Some(results.iter()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let old = &results[..results.len().saturating_sub(KEEP_RESULTS)];
+    old.iter()
+        .filter(|r| r.content.len() >= MIN_CLEARED_BYTES || !r.images.is_empty())
+        .filter(|r| {
+            session
+                .services()
+                .tool(&r.name)
+                .is_some_and(|tool| matches!(tool.kind(), Kind::Read | Kind::Search | Kind::Fetch))
+        })
+        .map(|r| r.call_id.clone())
+        .collect()
+}
+
+/// Asks the model for the summary of `draft`, streaming it to the client as it comes.
+async fn summarise(
+    session: &Session,
+    notice: &Notice<'_>,
+    token: &CancellationToken,
+    provider: &dyn Provider,
+    draft: &History,
+    focus: Option<&str>,
+) -> Result<String, Compacted> {
+    let mut ask = INSTRUCTIONS.to_string();
+    if let Some(focus) = focus {
+        ask.push_str(&format!(
+            "\nThe user asks the summary to focus on: {focus}\n"
+        ));
+    }
+    let mut messages = (*draft.messages()).clone();
+    messages.push(Message::user_text(ask));
+    // The same system prompt and tools as the session's requests: the provider's cache
+    // still holds their prefix.
+    let request = request::build(session, Arc::new(messages));
+    let mut events = tokio::select! {
+        biased;
+        () = token.cancelled() => return Err(Compacted::Cancelled),
+        started = provider.stream(request) => started.map_err(Compacted::Failed)?,
+    };
+    let mut summary = String::new();
+    loop {
+        let next = tokio::select! {
+            biased;
+            () = token.cancelled() => return Err(Compacted::Cancelled),
+            next = events.next() => next,
+        };
+        match next {
+            None => break,
+            Some(Err(e)) => return Err(Compacted::Failed(e)),
+            Some(Ok(StreamEvent::Text(text))) => {
+                notice.chunk(&text);
+                summary.push_str(&text);
+            }
+            // Reasoning and tool calls are not the summary.
+            Some(Ok(_)) => {}
+        }
+    }
+    if summary.trim().is_empty() {
+        return Err(Compacted::Failed(LlmError::new(
+            "the model returned an empty summary",
+        )));
+    }
+    Ok(summary)
+}
+
+/// Where the verbatim tail begins: as far back as its share allows, at a message that can
+/// open a conversation (not the results of calls left behind).
+fn keep_from(messages: &[Message], window: u64) -> usize {
+    let total: usize = messages.iter().map(message_weight).sum();
+    let by_window = window as f64 * 4.0 * KEPT_SHARE_OF_WINDOW;
+    let budget = by_window.min(total as f64 * KEPT_SHARE_OF_CONTEXT) as usize;
+    let mut start = messages.len();
+    let mut kept = 0;
+    while start > 0 && kept + message_weight(&messages[start - 1]) <= budget {
+        start -= 1;
+        kept += message_weight(&messages[start]);
+    }
+    while start < messages.len() && matches!(messages[start], Message::ToolResults { .. }) {
+        start += 1;
+    }
+    start
+}
+
+/// The message that stands for everything before the kept tail: the summary, and the todo
+/// list if the model's last one is in what is left behind (the summary alone tends to lose
+/// it). The project instructions come back with the system prompt, which is read again.
+fn summary_message(summary: &str, dropped: &[Message]) -> Message {
+    let mut text = format!(
+        "[This conversation was compacted to fit the model's context window. Below is a \
+         summary of the earlier part; the most recent messages follow it verbatim.]\n\n{}",
+        summary.trim()
+    );
+    if let Some(todos) = last_todo_list(dropped) {
+        text.push_str(&format!(
+            "\n\n[The todo list as last set with the `todo` tool: {todos}]"
+        ));
+    }
+    Message::user_text(text)
+}
+
+fn last_todo_list(messages: &[Message]) -> Option<String> {
+    messages.iter().rev().find_map(|m| match m {
+        Message::Assistant { parts } => parts.iter().rev().find_map(|p| match p {
+            AssistantPart::ToolCall {
+                name, arguments, ..
+            } if name == "todo" => Some(arguments.clone()),
+            _ => None,
+        }),
+        _ => None,
+    })
+}
+
+/// How the client hears of a compaction: `compaction_update`s when it shows them, else a
+/// tool call of kind `think` (what peers' clients already render).
+struct Notice<'a> {
+    sink: &'a dyn EventSink,
+    id: &'a str,
+    native: bool,
+}
+
+impl<'a> Notice<'a> {
+    fn start(
+        session: &Session,
+        sink: &'a dyn EventSink,
+        id: &'a str,
+        trigger: CompactionTrigger,
+    ) -> Notice<'a> {
+        let native = session.ctx().abilities().compaction;
+        let notice = Notice { sink, id, native };
+        let event = if native {
+            notice.status(CompactionStatus::InProgress, None, None)
+        } else {
+            SessionEvent::ToolCallStarted(ToolCallStart {
+                id: id.to_string(),
+                title: "Compacting conversation".into(),
+                kind: Kind::Think,
+                locations: Vec::new(),
+                raw_input: json!({ "trigger": trigger.name() }),
+                name: "compact".into(),
+                diffs: Vec::new(),
+            })
+        };
+        sink.emit(event, Visibility::Live);
+        notice
+    }
+
+    fn status(
+        &self,
+        status: CompactionStatus,
+        error: Option<String>,
+        figures: Option<CompactionFigures>,
+    ) -> SessionEvent {
+        SessionEvent::Compaction {
+            id: self.id.to_string(),
+            status,
+            error,
+            figures,
+        }
+    }
+
+    fn chunk(&self, text: &str) {
+        if self.native {
+            let chunk = SessionEvent::CompactionChunk {
+                id: self.id.to_string(),
+                text: text.to_string(),
+            };
+            self.sink.emit(chunk, Visibility::Live);
+        }
+    }
+
+    fn completed(&self, summary: &str, figures: CompactionFigures) {
+        let event = if self.native {
+            self.status(CompactionStatus::Completed, None, Some(figures))
+        } else {
+            let raw_output = json!({
+                "trigger": figures.trigger.name(),
+                "preTokens": figures.tokens_before,
+                "postTokens": figures.tokens_after,
+            });
+            SessionEvent::ToolCallFinished {
+                id: self.id.to_string(),
+                outcome: ToolOutcome::Completed {
+                    content: vec![ToolContent::Text(summary.to_string())],
+                    raw_output: Some(raw_output),
+                },
+            }
+        };
+        self.sink.emit(event, Visibility::Live);
+    }
+
+    /// A compaction that did not happen: cancelled, or its summary failed.
+    fn ended(&self, outcome: &Compacted) {
+        let (status, message) = match outcome {
+            Compacted::Cancelled => (
+                CompactionStatus::Cancelled,
+                "Compaction cancelled; the conversation is unchanged.".to_string(),
+            ),
+            Compacted::Failed(e) => (
+                CompactionStatus::Failed,
+                format!("Compaction failed; the conversation is unchanged: {e}"),
+            ),
+            Compacted::Done => return,
+        };
+        let event = if self.native {
+            let error = (status == CompactionStatus::Failed).then_some(message);
+            self.status(status, error, None)
+        } else {
+            SessionEvent::ToolCallFinished {
+                id: self.id.to_string(),
+                outcome: ToolOutcome::Failed(message),
+            }
+        };
+        self.sink.emit(event, Visibility::Live);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn results(id: &str, bytes: usize) -> Message {
+        Message::ToolResults {
+            results: vec![ToolResult::text(
+                id.into(),
+                "read".into(),
+                "x".repeat(bytes),
+                false,
+            )],
+        }
+    }
+
+    fn calls(id: &str) -> Message {
+        Message::Assistant {
+            parts: vec![AssistantPart::ToolCall {
+                id: id.into(),
+                name: "read".into(),
+                arguments: "{}".into(),
+            }],
+        }
+    }
+
+    #[test]
+    fn the_kept_tail_never_opens_with_results() {
+        let messages = vec![
+            Message::user_text("go"),
+            calls("a"),
+            results("a", 4000),
+            calls("b"),
+            results("b", 100),
+            Message::Assistant {
+                parts: vec![AssistantPart::Text { text: "ok".into() }],
+            },
+        ];
+        // A budget that would start the tail at `results("b")` starts it after.
+        let start = keep_from(&messages, 2_000);
+        assert!(!matches!(messages[start], Message::ToolResults { .. }));
+        assert!(start >= 3, "{start}");
+    }
+
+    #[test]
+    fn a_dropped_todo_list_comes_back() {
+        let todo = Message::Assistant {
+            parts: vec![AssistantPart::ToolCall {
+                id: "t".into(),
+                name: "todo".into(),
+                arguments: r#"{"todos":[{"content":"ship","status":"pending"}]}"#.into(),
+            }],
+        };
+        let Message::User { content } = summary_message("S", &[todo]) else {
+            unreachable!()
+        };
+        let crate::chat::UserPart::Text { text } = &content[0] else {
+            unreachable!()
+        };
+        assert!(text.contains("\n\nS\n\n[The todo list"), "{text}");
+        assert!(text.contains(r#""content":"ship""#), "{text}");
+    }
+}

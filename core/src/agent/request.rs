@@ -1,0 +1,74 @@
+//! A model request from a session: its system prompt (fixed for as long as its context is not
+//! rewritten), its tools, and its context in memory — so that each request of a session
+//! begins with exactly the previous one, and building it copies no conversation.
+
+use std::sync::Arc;
+
+use crate::chat::Message;
+use crate::llm::ChatRequest;
+use crate::session::Session;
+
+/// The model's window when the catalog does not say.
+const DEFAULT_WINDOW: u64 = 128_000;
+
+/// The turn's next request, and the weight of its messages (to match the provider's count
+/// of its prompt against).
+pub fn next(session: &Session) -> (ChatRequest, usize) {
+    let (messages, weight) = {
+        let history = session.history();
+        (history.messages(), history.weight())
+    };
+    (build(session, messages), weight)
+}
+
+/// A request of `messages` with the session's model, settings, system prompt and tools.
+pub fn build(session: &Session, messages: Arc<Vec<Message>>) -> ChatRequest {
+    let settings = session.state().settings.clone();
+    let thinks = session.ctx().model_thinks(&settings.model);
+    ChatRequest {
+        thought_level: thinks.then_some(settings.thought_level),
+        model: settings.model,
+        system: system(session),
+        messages,
+        tools: session.services().tool_specs(),
+    }
+}
+
+/// The session's system prompt: rendered for its first request (its MCP servers are ready
+/// by then) and again after a compaction, the same bytes in between.
+pub fn system(session: &Session) -> Arc<str> {
+    if let Some(system) = session.history().system() {
+        return system;
+    }
+    let system: Arc<str> = {
+        let state = session.state();
+        super::context::system_prompt(
+            &state.cwd,
+            &state.additional_dirs,
+            &session.services().unavailable(),
+        )
+        .into()
+    };
+    session.history().fix_system(system.clone());
+    system
+}
+
+/// The bytes of what every request carries besides the conversation: the system prompt and
+/// the tools' descriptions and schemas.
+pub fn fixed_bytes(session: &Session) -> usize {
+    let tools: usize = session
+        .services()
+        .tool_specs()
+        .iter()
+        .map(|t| t.name.len() + t.description.len() + t.parameters.to_string().len())
+        .sum();
+    system(session).len() + tools
+}
+
+pub fn context_window(session: &Session) -> u64 {
+    let model = session.state().settings.model.clone();
+    session
+        .ctx()
+        .model(&model)
+        .map_or(DEFAULT_WINDOW, |m| m.context_window)
+}
