@@ -23,7 +23,7 @@ use crate::session::events::{
     CompactionFigures, CompactionStatus, CompactionTrigger, EventSink, SessionEvent, ToolCallStart,
     ToolOutcome, Visibility,
 };
-use crate::session::history::{Compaction, History, message_weight};
+use crate::session::history::{BYTES_PER_TOKEN, Compaction, History, message_weight};
 use crate::tools::{Kind, ToolContent};
 
 /// What the model is asked, after the conversation.
@@ -97,9 +97,14 @@ pub async fn compact(
         keep_from: 0,
     });
     let fixed = request::fixed_bytes(session);
-    let pruned_tokens = draft.estimate_tokens(|| fixed);
-    let enough = pruned_tokens as f64 <= window as f64 * PRUNED_ENOUGH;
-    let (compaction, shown) = if trigger != CompactionTrigger::Manual && enough {
+    let freed = session.history().weight() - draft.weight();
+    let pruned_tokens = tokens_before.saturating_sub((freed / BYTES_PER_TOKEN) as u64);
+    // The user asked for a summary, and a provider that refused the request knows better
+    // than the estimate: only a compaction of the threshold's may stop at clearing.
+    let enough = trigger == CompactionTrigger::Automatic
+        && !pruned.is_empty()
+        && pruned_tokens as f64 <= window as f64 * PRUNED_ENOUGH;
+    let (compaction, shown) = if enough {
         let shown = format!("Cleared the output of {} earlier tool calls.", pruned.len());
         let compaction = Compaction {
             id: id.clone(),
@@ -116,7 +121,7 @@ pub async fn compact(
                 return outcome;
             }
         };
-        let keep_from = keep_from(&draft.messages(), window);
+        let keep_from = keep_from(&draft.messages(), window, trigger);
         let message = summary_message(&summary, &draft.messages()[..keep_from]);
         let compaction = Compaction {
             id: id.clone(),
@@ -216,11 +221,34 @@ async fn summarise(
 }
 
 /// Where the verbatim tail begins: as far back as its share allows, at a message that can
-/// open a conversation (not the results of calls left behind).
-fn keep_from(messages: &[Message], window: u64) -> usize {
+/// open a conversation (not the results of calls left behind). A compaction in the middle of
+/// a turn keeps at least the turn's prompt and what followed it, or else its newest round of
+/// calls, when that fits in half the window: the model is still working on them.
+fn keep_from(messages: &[Message], window: u64, trigger: CompactionTrigger) -> usize {
     let total: usize = messages.iter().map(message_weight).sum();
-    let by_window = window as f64 * 4.0 * KEPT_SHARE_OF_WINDOW;
+    let window_bytes = window as usize * BYTES_PER_TOKEN;
+    let by_window = window_bytes as f64 * KEPT_SHARE_OF_WINDOW;
     let budget = by_window.min(total as f64 * KEPT_SHARE_OF_CONTEXT) as usize;
+    let mut start = tail_within(messages, budget);
+    if trigger != CompactionTrigger::Manual {
+        let half = window_bytes / 2;
+        let turn = messages
+            .iter()
+            .rposition(|m| matches!(m, Message::User { .. }));
+        let round = messages.len().checked_sub(2).filter(|&i| {
+            matches!(messages[i], Message::Assistant { .. })
+                && matches!(messages[i + 1], Message::ToolResults { .. })
+        });
+        let fits = |from: &usize| weight_from(messages, *from) <= half;
+        if let Some(from) = turn.filter(fits).or(round.filter(fits)) {
+            start = start.min(from);
+        }
+    }
+    start
+}
+
+/// The earliest start of a tail weighing at most `budget` that opens with no results.
+fn tail_within(messages: &[Message], budget: usize) -> usize {
     let mut start = messages.len();
     let mut kept = 0;
     while start > 0 && kept + message_weight(&messages[start - 1]) <= budget {
@@ -231,6 +259,10 @@ fn keep_from(messages: &[Message], window: u64) -> usize {
         start += 1;
     }
     start
+}
+
+fn weight_from(messages: &[Message], from: usize) -> usize {
+    messages[from..].iter().map(message_weight).sum()
 }
 
 /// The message that stands for everything before the kept tail: the summary, and the todo
@@ -404,9 +436,32 @@ mod tests {
             },
         ];
         // A budget that would start the tail at `results("b")` starts it after.
-        let start = keep_from(&messages, 2_000);
+        let start = keep_from(&messages, 2_000, CompactionTrigger::Manual);
         assert!(!matches!(messages[start], Message::ToolResults { .. }));
         assert!(start >= 3, "{start}");
+    }
+
+    /// Mid-turn, the prompt being worked on stays, however small the budget.
+    #[test]
+    fn an_automatic_compaction_keeps_the_current_turn() {
+        let messages = vec![
+            Message::user_text("old"),
+            Message::Assistant {
+                parts: vec![AssistantPart::Text {
+                    text: "x".repeat(10_000),
+                }],
+            },
+            Message::user_text("n".repeat(5_000)),
+            calls("a"),
+            results("a", 800),
+        ];
+        assert_eq!(
+            keep_from(&messages, 100_000, CompactionTrigger::Automatic),
+            2
+        );
+        assert_eq!(keep_from(&messages, 100_000, CompactionTrigger::Manual), 3);
+        // A turn too large for half the window keeps its newest round only.
+        assert_eq!(keep_from(&messages, 500, CompactionTrigger::Overflow), 3);
     }
 
     #[test]

@@ -17,7 +17,7 @@ use crate::chat::{AssistantPart, Message, ToolResult, UserPart};
 use crate::store::Event;
 
 /// Bytes of text per token, for estimates: the usual figure for English and code.
-const BYTES_PER_TOKEN: usize = 4;
+pub const BYTES_PER_TOKEN: usize = 4;
 /// What an image weighs in the estimate, in bytes of text (about 1,600 tokens: the most a
 /// downscaled image costs on Anthropic, more than on OpenAI).
 const IMAGE_WEIGHT: usize = 1600 * BYTES_PER_TOKEN;

@@ -128,12 +128,12 @@ impl Dialect for Anthropic {
             "content": content,
             "stop_reason": finish.anthropic(),
             "stop_sequence": null,
-            "usage": {"input_tokens": usage.input, "output_tokens": usage.output},
+            "usage": usage_json(usage, usage.output),
         })
     }
 
     fn open(&mut self, usage: Option<Usage>, out: &mut String) {
-        let input = usage.unwrap_or_default().input;
+        let usage = usage_json(usage.unwrap_or_default(), 0);
         let start = json!({
             "type": "message_start",
             "message": {
@@ -144,7 +144,7 @@ impl Dialect for Anthropic {
                 "content": [],
                 "stop_reason": null,
                 "stop_sequence": null,
-                "usage": {"input_tokens": input, "output_tokens": 0},
+                "usage": usage,
             },
         });
         event(out, "message_start", &start);
@@ -196,4 +196,14 @@ impl Dialect for Anthropic {
         event(out, "message_delta", &delta);
         event(out, "message_stop", &json!({"type": "message_stop"}));
     }
+}
+
+/// Anthropic's prompt counts are disjoint: uncached input, cache reads, cache writes.
+fn usage_json(usage: Usage, output: u64) -> Value {
+    json!({
+        "input_tokens": usage.input,
+        "output_tokens": output,
+        "cache_read_input_tokens": usage.cache_read,
+        "cache_creation_input_tokens": usage.cache_write,
+    })
 }

@@ -44,12 +44,18 @@ impl OpenAi {
     }
 }
 
+/// OpenAI counts cached tokens inside `prompt_tokens` and has no cache writes.
 fn usage_json(usage: Usage) -> Value {
-    json!({
-        "prompt_tokens": usage.input,
+    let prompt = usage.input + usage.cache_read + usage.cache_write;
+    let mut json = json!({
+        "prompt_tokens": prompt,
         "completion_tokens": usage.output,
-        "total_tokens": usage.input + usage.output,
-    })
+        "total_tokens": prompt + usage.output,
+    });
+    if usage.cache_read > 0 {
+        json["prompt_tokens_details"] = json!({ "cached_tokens": usage.cache_read });
+    }
+    json
 }
 
 impl Dialect for OpenAi {

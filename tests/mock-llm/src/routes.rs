@@ -34,6 +34,10 @@ pub struct RecordedRequest {
     pub headers: BTreeMap<String, String>,
     /// The parsed JSON body, or the raw text when it was not JSON.
     pub body: Value,
+    /// The body's bytes as text, exactly as sent (for tests of what stays byte-identical
+    /// from one request to the next).
+    #[serde(default)]
+    pub raw: String,
 }
 
 /// State shared by the server and the [`crate::MockLlm`] handle.
@@ -142,6 +146,7 @@ async fn model(shared: &Shared, api: Api, request: Request<Incoming>) -> HttpRes
                 Ok(body) => body.clone(),
                 Err(_) => String::from_utf8_lossy(&bytes).into(),
             },
+            raw: String::from_utf8_lossy(&bytes).into_owned(),
         });
         parsed.is_ok().then(|| state.queue.pop_front()).flatten()
     };

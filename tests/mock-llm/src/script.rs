@@ -159,10 +159,17 @@ impl ToolCall {
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Usage {
+    /// Prompt tokens neither read from nor written to the cache.
     pub input: u64,
     pub output: u64,
+    /// Prompt tokens served from the provider's cache.
+    #[serde(default)]
+    pub cache_read: u64,
+    /// Prompt tokens written to the cache (Anthropic only).
+    #[serde(default)]
+    pub cache_write: u64,
 }
 
 /// `count` text deltas of `text`, produced lazily so benchmarks can ask for millions.

@@ -202,7 +202,8 @@ async fn non_streaming_request_gets_one_message() {
             ],
             "stop_reason": "tool_use",
             "stop_sequence": null,
-            "usage": {"input_tokens": 7, "output_tokens": 8}
+            "usage": {"input_tokens": 7, "output_tokens": 8,
+                      "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
         })
     );
 }

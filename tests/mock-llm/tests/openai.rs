@@ -102,7 +102,7 @@ async fn non_streaming_request_gets_one_completion() {
         {"text": "there"},
         {"redactedThinking": "ignored by OpenAI"},
         {"toolCall": {"id": "call_9", "name": "ls", "arguments": "{}", "chunks": 2}},
-        {"usage": {"input": 3, "output": 4}}
+        {"usage": {"input": 3, "output": 4, "cacheRead": 10}}
     ], "finish": "length"}]})))
     .unwrap();
 
@@ -134,7 +134,8 @@ async fn non_streaming_request_gets_one_completion() {
                 },
                 "finish_reason": "length"
             }],
-            "usage": {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}
+            "usage": {"prompt_tokens": 13, "completion_tokens": 4, "total_tokens": 17,
+                      "prompt_tokens_details": {"cached_tokens": 10}}
         })
     );
     assert!(body["created"].as_u64().unwrap() > 1_600_000_000);
