@@ -28,6 +28,10 @@ pub struct Config {
     /// Directory holding `hearth.db`, or `":memory:"` for a store that lives and dies with
     /// the engine. Default: the platform data dir (`~/.local/share/hearth` on Linux).
     pub data_dir: Option<String>,
+    /// Directory of the user's own files: `AGENTS.md`, instructions for every session.
+    /// Default: the platform config dir's `hearth` (`~/.config/hearth` on Linux). A host or a
+    /// test points it elsewhere to keep the user's instructions out.
+    pub config_dir: Option<String>,
     /// Threads of the engine's tokio runtime. Default 2.
     pub worker_threads: Option<usize>,
     /// The default model id. Default: `HEARTH_MODEL`, else [`DEFAULT_MODEL`].
@@ -284,6 +288,11 @@ impl Config {
                 "invalid config key `dataDir`: must not be empty".into(),
             ));
         }
+        if self.config_dir.as_deref() == Some("") {
+            return Err(ConfigError(
+                "invalid config key `configDir`: must not be empty".into(),
+            ));
+        }
         Ok(())
     }
 
@@ -353,6 +362,15 @@ impl Config {
                 .ok_or_else(|| {
                     ConfigError("no platform data directory; set `dataDir` in the config".into())
                 }),
+        }
+    }
+
+    /// Where the user's own files live (`configDir`, else the platform config dir's
+    /// `hearth`); `None` when the platform has no config dir.
+    pub fn user_config_dir(&self) -> Option<PathBuf> {
+        match self.config_dir.as_deref() {
+            Some(dir) => Some(PathBuf::from(dir)),
+            None => dirs::config_dir().map(|d| d.join("hearth")),
         }
     }
 

@@ -4,8 +4,11 @@
 
 mod calls;
 pub mod context;
+pub mod git;
+pub mod instructions;
 mod outcome;
 mod stream;
+pub mod system_prompt;
 pub mod title;
 
 use std::path::PathBuf;
@@ -15,7 +18,9 @@ use futures::StreamExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use self::instructions::instructions_changed;
 pub use self::outcome::{StopReason, TurnError};
+use self::system_prompt::system_prompt;
 use crate::chat::Message;
 use crate::context::EngineContext;
 use crate::llm::{ChatRequest, Provider};
@@ -49,6 +54,9 @@ pub async fn run_turn(
     let model = session.state().settings.model.clone();
     let provider = check_credential(ctx, &model)?;
     log_prompt(session, sink, prompt);
+    if let Some(message) = instructions_changed(session) {
+        sink.remember(message);
+    }
     // The first turn of a session may start while its MCP servers still connect.
     session.services().mcp_ready().await;
     let turn = calls::Turn {
@@ -144,11 +152,7 @@ async fn build_request(session: &Session) -> Result<ChatRequest, TurnError> {
     Ok(ChatRequest {
         thought_level: thinks.then_some(state.settings.thought_level),
         model: state.settings.model,
-        system: context::system_prompt(
-            &state.cwd,
-            &state.additional_dirs,
-            &session.services().unavailable(),
-        ),
+        system: system_prompt(session),
         messages: context::messages(&events, ctx.events()),
         tools: session.services().tool_specs(),
     })
