@@ -157,8 +157,7 @@ fn info(record: ListedSession) -> SessionInfo {
 
 /// Replays the log as the client first saw it — every `session/update` before the answer.
 pub fn load(responder: Responder, raw: Params<'_>) {
-    let (request, requested, client_system_prompt) = match reopening::<LoadSessionRequest>(raw)
-    {
+    let (request, requested, client_system_prompt) = match reopening::<LoadSessionRequest>(raw) {
         Ok(parsed) => parsed,
         Err(e) => return responder.respond(Err(e)),
     };
@@ -203,11 +202,10 @@ async fn replay(ctx: &Arc<EngineContext>, id: &Arc<str>) -> Result<(), StoreErro
 
 /// Reattaches to a stored session without replaying it.
 pub fn resume(responder: Responder, raw: Params<'_>) {
-    let (request, requested, client_system_prompt) =
-        match reopening::<ResumeSessionRequest>(raw) {
-            Ok(parsed) => parsed,
-            Err(e) => return responder.respond(Err(e)),
-        };
+    let (request, requested, client_system_prompt) = match reopening::<ResumeSessionRequest>(raw) {
+        Ok(parsed) => parsed,
+        Err(e) => return responder.respond(Err(e)),
+    };
     let id = request.session_id.to_string();
     schedule(responder, id, |responder, live| async move {
         let (servers, released) = reopen(

@@ -116,7 +116,10 @@ mod tests {
             "ref: refs/heads/prompt\n",
         );
         let worktree = dir.path().join("wt");
-        write(&worktree.join(".git"), "gitdir: ../main/.git/worktrees/wt\n");
+        write(
+            &worktree.join(".git"),
+            "gitdir: ../main/.git/worktrees/wt\n",
+        );
         let repo = find(&worktree).unwrap();
         assert_eq!(repo.root, worktree);
         assert_eq!(repo.head, Head::Branch("prompt".into()));

@@ -130,7 +130,10 @@ pub fn tagged(file: &Shown) -> String {
 /// repository root, or the cwd itself outside a repository) to the cwd.
 fn read_all(cwd: &Path, user_dir: Option<&Path>) -> Vec<Raw> {
     let top = git::find(cwd).map_or_else(|| cwd.to_path_buf(), |repo| repo.root);
-    let mut dirs: Vec<&Path> = cwd.ancestors().take_while(|d| d.starts_with(&top)).collect();
+    let mut dirs: Vec<&Path> = cwd
+        .ancestors()
+        .take_while(|d| d.starts_with(&top))
+        .collect();
     dirs.reverse();
     let user = user_dir.and_then(|dir| read_file(&dir.join(NAMES[0])));
     user.into_iter()
@@ -244,7 +247,7 @@ mod tests {
     #[test]
     fn invalid_utf8_is_replaced_and_said() {
         let (text, used) = shown_text(&raw("/p/AGENTS.md", b"ok \xff\xfe end"), FILE_LIMIT);
-        assert_eq!(used, 10);
+        assert_eq!(used, 9);
         assert_eq!(
             text,
             "ok \u{FFFD}\u{FFFD} end\n[Hearth: /p/AGENTS.md is not valid UTF-8; the bytes that are not are shown as U+FFFD.]"
@@ -262,12 +265,19 @@ mod tests {
         let shown = bounded(&files);
         let kept = |s: &Shown| s.text.bytes().take_while(|b| *b == b'x').count();
         // The two inner files take the whole total; the user's gets only its marker.
-        assert_eq!(shown.iter().map(kept).collect::<Vec<_>>(), [0, FILE_LIMIT, FILE_LIMIT]);
+        assert_eq!(
+            shown.iter().map(kept).collect::<Vec<_>>(),
+            [0, FILE_LIMIT, FILE_LIMIT]
+        );
         assert!(shown[0].text.contains(&format!(
             "{} more bytes of /user/AGENTS.md are not shown",
             FILE_LIMIT + 10
         )));
-        assert!(shown[2].text.contains("10 more bytes of /repo/sub/AGENTS.md"));
+        assert!(
+            shown[2]
+                .text
+                .contains("10 more bytes of /repo/sub/AGENTS.md")
+        );
     }
 
     #[test]

@@ -141,7 +141,9 @@ mod tests {
             additional_dirs: &dirs,
             ..inputs(Some(&repo), &[])
         });
-        assert!(text.starts_with("You are Hearth, a coding agent working inside the user's editor."));
+        assert!(
+            text.starts_with("You are Hearth, a coding agent working inside the user's editor.")
+        );
         let environment = text.split_once("# Environment\n\n").unwrap().1;
         assert_eq!(
             environment,
@@ -187,7 +189,10 @@ mod tests {
         let deps = crate::tools::ToolDeps::create();
         for tool in crate::tools::registry::all(&deps) {
             let name = tool.spec().name;
-            assert!(GUIDE.contains(&format!("`{name}`")), "{name} is not in the guide");
+            assert!(
+                GUIDE.contains(&format!("`{name}`")),
+                "{name} is not in the guide"
+            );
         }
     }
 }

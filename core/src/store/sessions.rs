@@ -47,8 +47,7 @@ pub struct ListPage {
     pub next_cursor: Option<String>,
 }
 
-const COLUMNS: &str =
-    "id, cwd, additional_dirs, title, created_at, updated_at, parent_id, config, turn_running, client_system_prompt";
+const COLUMNS: &str = "id, cwd, additional_dirs, title, created_at, updated_at, parent_id, config, turn_running, client_system_prompt";
 
 fn record(row: &Row<'_>) -> rusqlite::Result<SessionRecord> {
     let dirs: String = row.get(2)?;
