@@ -490,6 +490,16 @@ mod tests {
     }
 
     #[test]
+    fn the_user_config_dir_can_be_moved() {
+        let c = Config::from_json(r#"{"configDir":"/tmp/hearth-user"}"#).unwrap();
+        assert_eq!(c.user_config_dir(), Some(PathBuf::from("/tmp/hearth-user")));
+        let default = Config::from_json("{}").unwrap().user_config_dir();
+        assert_eq!(default, dirs::config_dir().map(|d| d.join("hearth")));
+        let err = Config::from_json(r#"{"configDir":""}"#).unwrap_err();
+        assert_eq!(err.0, "invalid config key `configDir`: must not be empty");
+    }
+
+    #[test]
     fn memory_store() {
         let c = Config::from_json(r#"{"dataDir":":memory:"}"#).unwrap();
         assert_eq!(c.store_location().unwrap(), StoreLocation::Memory);
