@@ -5,6 +5,8 @@
 export interface Config {
   /** Directory of `hearth.db`, or `":memory:"`. Default: the platform data dir. */
   dataDir?: string
+  /** Directory of the user's own `AGENTS.md`. Default: the platform config dir's `hearth`. */
+  configDir?: string
   /** Threads of the engine's runtime. Default 2. */
   workerThreads?: number
   /** The default model id. Default: `$HEARTH_MODEL`, else `gpt-4o-mini`. */

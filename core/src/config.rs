@@ -28,6 +28,10 @@ pub struct Config {
     /// Directory holding `hearth.db`, or `":memory:"` for a store that lives and dies with
     /// the engine. Default: the platform data dir (`~/.local/share/hearth` on Linux).
     pub data_dir: Option<String>,
+    /// Directory of the user's own files: `AGENTS.md`, instructions for every session.
+    /// Default: the platform config dir's `hearth` (`~/.config/hearth` on Linux). A host or a
+    /// test points it elsewhere to keep the user's instructions out.
+    pub config_dir: Option<String>,
     /// Threads of the engine's tokio runtime. Default 2.
     pub worker_threads: Option<usize>,
     /// The default model id. Default: `HEARTH_MODEL`, else [`DEFAULT_MODEL`].
@@ -302,6 +306,11 @@ impl Config {
                 "invalid config key `dataDir`: must not be empty".into(),
             ));
         }
+        if self.config_dir.as_deref() == Some("") {
+            return Err(ConfigError(
+                "invalid config key `configDir`: must not be empty".into(),
+            ));
+        }
         Ok(())
     }
 
@@ -375,6 +384,15 @@ impl Config {
                 .ok_or_else(|| {
                     ConfigError("no platform data directory; set `dataDir` in the config".into())
                 }),
+        }
+    }
+
+    /// Where the user's own files live (`configDir`, else the platform config dir's
+    /// `hearth`); `None` when the platform has no config dir.
+    pub fn user_config_dir(&self) -> Option<PathBuf> {
+        match self.config_dir.as_deref() {
+            Some(dir) => Some(PathBuf::from(dir)),
+            None => dirs::config_dir().map(|d| d.join("hearth")),
         }
     }
 
@@ -491,6 +509,16 @@ mod tests {
         assert!(catalog[2].thinking);
         let err = Config::from_json(r#"{"permissionMode":"yolo"}"#).unwrap_err();
         assert!(err.0.contains("permissionMode"), "{err}");
+    }
+
+    #[test]
+    fn the_user_config_dir_can_be_moved() {
+        let c = Config::from_json(r#"{"configDir":"/tmp/hearth-user"}"#).unwrap();
+        assert_eq!(c.user_config_dir(), Some(PathBuf::from("/tmp/hearth-user")));
+        let default = Config::from_json("{}").unwrap().user_config_dir();
+        assert_eq!(default, dirs::config_dir().map(|d| d.join("hearth")));
+        let err = Config::from_json(r#"{"configDir":""}"#).unwrap_err();
+        assert_eq!(err.0, "invalid config key `configDir`: must not be empty");
     }
 
     #[test]

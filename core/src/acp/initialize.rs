@@ -9,7 +9,7 @@ use agent_client_protocol_schema::v1::{
     AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest, Implementation,
     InitializeRequest, InitializeResponse, McpCapabilities, PromptCapabilities,
     SessionCapabilities, SessionCloseCapabilities, SessionDeleteCapabilities,
-    SessionListCapabilities, SessionResumeCapabilities,
+    SessionListCapabilities, SessionResumeCapabilities, SessionSystemPromptCapabilities,
 };
 use serde_json::json;
 use serde_json::value::RawValue;
@@ -62,7 +62,9 @@ fn response() -> InitializeResponse {
         .delete(SessionDeleteCapabilities::new())
         .resume(SessionResumeCapabilities::new())
         .close(SessionCloseCapabilities::new())
-        .additional_directories(SessionAdditionalDirectoriesCapabilities::new());
+        .additional_directories(SessionAdditionalDirectoriesCapabilities::new())
+        // `{}`: `append` only (`acp/system_prompt.rs`).
+        .system_prompt(SessionSystemPromptCapabilities::new());
     let capabilities = AgentCapabilities::new()
         .load_session(true)
         .prompt_capabilities(PromptCapabilities::new().embedded_context(true))

@@ -16,6 +16,7 @@ mod mcp;
 mod prompt;
 mod responder;
 mod session;
+mod system_prompt;
 pub mod updates;
 
 use std::future::Future;

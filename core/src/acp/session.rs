@@ -6,7 +6,7 @@ use std::sync::Arc;
 use agent_client_protocol_schema::v1::{
     ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
     NewSessionRequest, NewSessionResponse, ResumeSessionRequest, ResumeSessionResponse,
-    SessionInfo,
+    SessionInfo, SystemPrompt,
 };
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -14,6 +14,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::responder::{Responder, params};
+use super::system_prompt::appended_text;
 use super::updates::stored_update_frame;
 use super::{SessionParams, errors, mcp, schedule};
 use crate::agent::new_id;
@@ -38,11 +39,16 @@ pub fn new(responder: Responder, raw: Params<'_>) {
     if let Err(e) = check_dirs(&request.cwd, &request.additional_directories) {
         return responder.respond(Err(e));
     }
+    let client_system_prompt = match appended_text(request.system_prompt.as_ref()) {
+        Ok(text) => text,
+        Err(e) => return responder.respond(Err(e)),
+    };
     let ctx = responder.ctx().clone();
     if let Err(e) = crate::agent::check_credential(&ctx, &ctx.config().default_model()) {
         return responder.respond(Err(errors::turn_error(e)));
     }
     let id: Arc<str> = Arc::from(new_id("sess"));
+    let at = now();
     let state = SessionState {
         cwd: path_string(&request.cwd),
         additional_dirs: request
@@ -52,8 +58,9 @@ pub fn new(responder: Responder, raw: Params<'_>) {
             .collect(),
         title: None,
         settings: Settings::defaults(ctx.config()),
+        created_at: at.clone(),
+        client_system_prompt,
     };
-    let at = now();
     let record = SessionRecord {
         id: id.to_string(),
         cwd: state.cwd.clone(),
@@ -64,6 +71,7 @@ pub fn new(responder: Responder, raw: Params<'_>) {
         parent_id: None,
         config: state.settings.to_value(),
         turn_running: false,
+        client_system_prompt: state.client_system_prompt.clone(),
     };
     let settings = state.settings.clone();
     // Queued before the answer, so the row is committed before the client learns the id.
@@ -149,7 +157,7 @@ fn info(record: ListedSession) -> SessionInfo {
 
 /// Replays the log as the client first saw it — every `session/update` before the answer.
 pub fn load(responder: Responder, raw: Params<'_>) {
-    let (request, requested) = match reopening::<LoadSessionRequest>(raw) {
+    let (request, requested, client_system_prompt) = match reopening::<LoadSessionRequest>(raw) {
         Ok(parsed) => parsed,
         Err(e) => return responder.respond(Err(e)),
     };
@@ -162,6 +170,7 @@ pub fn load(responder: Responder, raw: Params<'_>) {
             &request.cwd,
             &request.additional_directories,
             requested,
+            client_system_prompt,
         );
         if let Err(e) = replay(responder.ctx(), &live.session.id).await {
             return responder.respond(Err(RpcError::internal(format!(
@@ -193,7 +202,7 @@ async fn replay(ctx: &Arc<EngineContext>, id: &Arc<str>) -> Result<(), StoreErro
 
 /// Reattaches to a stored session without replaying it.
 pub fn resume(responder: Responder, raw: Params<'_>) {
-    let (request, requested) = match reopening::<ResumeSessionRequest>(raw) {
+    let (request, requested, client_system_prompt) = match reopening::<ResumeSessionRequest>(raw) {
         Ok(parsed) => parsed,
         Err(e) => return responder.respond(Err(e)),
     };
@@ -205,6 +214,7 @@ pub fn resume(responder: Responder, raw: Params<'_>) {
             &request.cwd,
             &request.additional_directories,
             requested,
+            client_system_prompt,
         );
         let settings = live.session.state().settings.clone();
         let response = ResumeSessionResponse::new()
@@ -216,26 +226,50 @@ pub fn resume(responder: Responder, raw: Params<'_>) {
     });
 }
 
-/// The params of a `load` or `resume`, checked, with the MCP servers it brings.
-fn reopening<P: DeserializeOwned + SessionParams>(
+/// The params of a `load` or `resume`, checked — before the session is brought up, so a bad
+/// one loads nothing — with the MCP servers and the system prompt text it brings.
+fn reopening<P: DeserializeOwned + SessionParams + CarriesSystemPrompt>(
     raw: Params<'_>,
-) -> Result<(P, Vec<McpServerSpec>), RpcError> {
+) -> Result<(P, Vec<McpServerSpec>, Option<String>), RpcError> {
     let (request, servers) = mcp::params_with_servers::<P>(raw)?;
     request.validate()?;
-    Ok((request, servers))
+    let client_system_prompt = appended_text(request.system_prompt())?;
+    Ok((request, servers, client_system_prompt))
+}
+
+/// The reopening requests, which may carry a `systemPrompt`.
+trait CarriesSystemPrompt {
+    fn system_prompt(&self) -> Option<&SystemPrompt>;
+}
+
+impl CarriesSystemPrompt for LoadSessionRequest {
+    fn system_prompt(&self) -> Option<&SystemPrompt> {
+        self.system_prompt.as_ref()
+    }
+}
+
+impl CarriesSystemPrompt for ResumeSessionRequest {
+    fn system_prompt(&self) -> Option<&SystemPrompt> {
+        self.system_prompt.as_ref()
+    }
 }
 
 /// What `load` and `resume` do before they answer: the roots the client re-sends replace the
-/// stored ones, and the session gets the servers of the request that reopened it (and the
-/// config's), started in those roots.
+/// stored ones, a system prompt text it sends replaces the stored one (without one, the
+/// stored one stays), and the session gets the servers of the request that reopened it (and
+/// the config's), started in those roots.
 fn reopen(
     live: &Live,
     ctx: &EngineContext,
     cwd: &Path,
     additional: &[PathBuf],
     requested: Vec<McpServerSpec>,
+    client_system_prompt: Option<String>,
 ) -> (Option<Arc<McpServers>>, CancellationToken) {
     adopt_dirs(live, cwd, additional);
+    if let Some(text) = client_system_prompt {
+        live.session.set_client_system_prompt(text);
+    }
     let cwd = live.session.state().cwd.clone();
     let servers = mcp::connect(ctx, requested, &cwd);
     let released = live.session.services().set_mcp(servers.clone());

@@ -131,6 +131,7 @@ pub async fn compact(
         };
         (compaction, summary)
     };
+    super::instructions::reread(session);
     session.compact(&compaction);
     let tokens_after = session.history().estimate_tokens(|| fixed);
     notice.completed(

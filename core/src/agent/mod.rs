@@ -6,10 +6,12 @@
 mod calls;
 mod command;
 mod compaction;
-pub mod context;
+pub mod git;
+pub mod instructions;
 mod outcome;
 mod request;
 mod stream;
+pub mod system_prompt;
 pub mod title;
 
 use std::path::PathBuf;
@@ -21,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use self::command::Command;
 use self::compaction::Compacted;
+use self::instructions::instructions_changed;
 pub use self::outcome::{StopReason, TurnError};
 use crate::chat::Message;
 use crate::context::EngineContext;
@@ -56,6 +59,11 @@ pub async fn run_turn(
     let provider = check_credential(ctx, &model)?;
     let command = command::parse(&prompt);
     log_prompt(session, sink, prompt, command.is_none());
+    if command.is_none()
+        && let Some(message) = instructions_changed(session)
+    {
+        sink.remember(message);
+    }
     // The first turn of a session may start while its MCP servers still connect.
     session.services().mcp_ready().await;
     if let Some(Command::Compact { focus }) = command {

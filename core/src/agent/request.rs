@@ -40,15 +40,7 @@ pub fn system(session: &Session) -> Arc<str> {
     if let Some(system) = session.history().system() {
         return system;
     }
-    let system: Arc<str> = {
-        let state = session.state();
-        super::context::system_prompt(
-            &state.cwd,
-            &state.additional_dirs,
-            &session.services().unavailable(),
-        )
-        .into()
-    };
+    let system: Arc<str> = super::system_prompt::system_prompt(session).into();
     session.history().fix_system(system.clone());
     system
 }

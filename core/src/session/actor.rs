@@ -3,6 +3,7 @@
 //! (`Job::End`: close or delete). Prompts go on to the session's turn queue, so a long turn
 //! never holds up `load`, `close` or a config change.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
@@ -13,7 +14,7 @@ use super::history::History;
 use super::registry::SessionHandle;
 use super::services::SessionServices;
 use super::turns::{OnTurnEnd, TurnOutcome, Turns};
-use super::{Session, SessionState};
+use super::{Project, Session, SessionState};
 use crate::agent::Prompt;
 use crate::context::EngineContext;
 use crate::store::StoreOp;
@@ -99,12 +100,16 @@ pub async fn run(
     let tools = Registry::builtin(ctx.tool_deps());
     let services = Arc::new(SessionServices::new(handle.id.clone(), tools, ctx.client()));
     handle.set_services(services.clone());
+    // Read once, whichever way the session came up (new, load, resume, a restart): its
+    // system prompt shows them for the session's life.
+    let project = Project::read(Path::new(&state.cwd), ctx.config());
     let session = Arc::new(Session::new(
         handle.id.clone(),
         state,
         history,
         ctx.clone(),
         services,
+        project,
     ));
     if interrupted {
         super::recovery::close_interrupted_tool_calls(&session).await;

@@ -109,6 +109,12 @@ impl History {
         self.system = Some(system);
     }
 
+    /// What the system prompt is made of changed (the client's part, the workspace roots):
+    /// the next request renders it anew.
+    pub fn unfix_system(&mut self) {
+        self.system = None;
+    }
+
     /// What the next request's prompt will weigh, in tokens: the provider's last figure plus
     /// what was added since, or an estimate from the text when it gave none. `fixed` gives
     /// the system prompt's and the tools' bytes (asked only then).

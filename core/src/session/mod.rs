@@ -10,6 +10,7 @@ pub mod registry;
 pub mod services;
 pub mod turns;
 
+use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
@@ -18,6 +19,8 @@ use serde_json::{Value, json};
 use self::events::{EventSink, SessionEvent, Visibility};
 use self::history::{Compaction, History};
 use self::services::SessionServices;
+use crate::agent::git::{self, Repo};
+use crate::agent::instructions::Instructions;
 use crate::chat::{Message, ThoughtLevel};
 use crate::config::{Config, ModelInfo};
 use crate::context::EngineContext;
@@ -75,6 +78,11 @@ pub struct SessionState {
     pub additional_dirs: Vec<String>,
     pub title: Option<String>,
     pub settings: Settings,
+    /// When the session was created (RFC 3339): its system prompt dates itself by this, so
+    /// the prompt is the same after a restart.
+    pub created_at: String,
+    /// What the client asked to add to the system prompt (ACP `systemPrompt`, `append`).
+    pub client_system_prompt: Option<String>,
 }
 
 impl SessionState {
@@ -84,6 +92,8 @@ impl SessionState {
             additional_dirs: record.additional_dirs.clone(),
             title: record.title.clone(),
             settings: Settings::from_stored(&record.config, config, catalog),
+            created_at: record.created_at.clone(),
+            client_system_prompt: record.client_system_prompt.clone(),
         }
     }
 }
@@ -96,6 +106,23 @@ pub struct Session {
     history: Mutex<History>,
     ctx: Arc<EngineContext>,
     services: Arc<SessionServices>,
+    project: Project,
+}
+
+/// What a session read of its workspace when it came up, for its system prompt.
+pub struct Project {
+    pub repo: Option<Repo>,
+    pub instructions: Instructions,
+}
+
+impl Project {
+    /// Reads the repository and the instructions of a session working in `cwd`.
+    pub fn read(cwd: &Path, config: &Config) -> Project {
+        Project {
+            repo: git::find(cwd),
+            instructions: Instructions::read(cwd, config.user_config_dir().as_deref()),
+        }
+    }
 }
 
 impl Session {
@@ -105,6 +132,7 @@ impl Session {
         history: History,
         ctx: Arc<EngineContext>,
         services: Arc<SessionServices>,
+        project: Project,
     ) -> Self {
         Session {
             id,
@@ -112,6 +140,7 @@ impl Session {
             history: Mutex::new(history),
             ctx,
             services,
+            project,
         }
     }
 
@@ -146,6 +175,26 @@ impl Session {
         &self.services
     }
 
+    /// The repository the session was in when it came up.
+    pub fn repo(&self) -> Option<&Repo> {
+        self.project.repo.as_ref()
+    }
+
+    pub fn instructions(&self) -> &Instructions {
+        &self.project.instructions
+    }
+
+    /// Replaces what the client adds to the system prompt, and stores it with the session.
+    /// The next request renders the system prompt anew.
+    pub fn set_client_system_prompt(&self, text: String) {
+        self.state().client_system_prompt = Some(text.clone());
+        self.history().unfix_system();
+        self.ctx.write(StoreOp::SetClientSystemPrompt {
+            session_id: self.id.clone(),
+            text,
+        });
+    }
+
     /// Replaces the settings, persists them, and tells the client (logged, so a replay shows
     /// the same changes).
     pub fn apply_settings(&self, settings: Settings) {
@@ -163,12 +212,13 @@ impl Session {
     }
 
     /// The client re-sends the workspace roots on load and resume; they replace the stored
-    /// ones (a project may have moved since).
+    /// ones (a project may have moved since), and the system prompt that names them.
     pub fn adopt_dirs(&self, cwd: String, additional_dirs: Vec<String>) {
         let mut state = self.state();
         if state.cwd == cwd && state.additional_dirs == additional_dirs {
             return;
         }
+        self.history().unfix_system();
         state.cwd.clone_from(&cwd);
         state.additional_dirs.clone_from(&additional_dirs);
         self.ctx.write(StoreOp::SetDirs {

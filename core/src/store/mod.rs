@@ -51,6 +51,11 @@ pub enum StoreOp {
         session_id: Arc<str>,
         config: serde_json::Value,
     },
+    /// Replaces what the client adds to the session's system prompt.
+    SetClientSystemPrompt {
+        session_id: Arc<str>,
+        text: String,
+    },
     /// Stores an "always" answer for a workspace (replacing an earlier one).
     AddRule {
         workspace: String,
@@ -278,6 +283,7 @@ fn op_name(op: &StoreOp) -> &'static str {
         StoreOp::DeleteSession { .. } => "delete_session",
         StoreOp::SetConfig { .. } => "set_config",
         StoreOp::SetTurnRunning { .. } => "set_turn_running",
+        StoreOp::SetClientSystemPrompt { .. } => "set_client_system_prompt",
         StoreOp::AddRule { .. } => "add_rule",
     }
 }
@@ -323,6 +329,7 @@ mod tests {
                 parent_id: None,
                 config: json!({}),
                 turn_running: false,
+                client_system_prompt: None,
             })])
             .unwrap();
         let (thought, message) = ("agent_thought_chunk", "agent_message_chunk");

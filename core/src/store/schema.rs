@@ -47,6 +47,11 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE sessions ADD COLUMN turn_running INTEGER NOT NULL DEFAULT 0;
     "#,
+    // 4: what the client adds to the system prompt (ACP `systemPrompt`, `append` mode), kept
+    // so that a load or resume without one goes on with it.
+    r#"
+    ALTER TABLE sessions ADD COLUMN client_system_prompt TEXT;
+    "#,
 ];
 
 /// The schema version this build writes.

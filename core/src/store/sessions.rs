@@ -17,6 +17,8 @@ pub struct SessionRecord {
     pub config: Value,
     /// A turn was running when the row was last written (see schema migration 3).
     pub turn_running: bool,
+    /// What the client adds to the system prompt (see schema migration 4).
+    pub client_system_prompt: Option<String>,
 }
 
 /// A stored "always" answer: allow or reject calls of `tool` matching `pattern` in one
@@ -45,8 +47,7 @@ pub struct ListPage {
     pub next_cursor: Option<String>,
 }
 
-const COLUMNS: &str =
-    "id, cwd, additional_dirs, title, created_at, updated_at, parent_id, config, turn_running";
+const COLUMNS: &str = "id, cwd, additional_dirs, title, created_at, updated_at, parent_id, config, turn_running, client_system_prompt";
 
 fn record(row: &Row<'_>) -> rusqlite::Result<SessionRecord> {
     let dirs: String = row.get(2)?;
@@ -61,6 +62,7 @@ fn record(row: &Row<'_>) -> rusqlite::Result<SessionRecord> {
         parent_id: row.get(6)?,
         config: serde_json::from_str(&config).unwrap_or(Value::Null),
         turn_running: row.get(8)?,
+        client_system_prompt: row.get(9)?,
     })
 }
 
@@ -79,8 +81,8 @@ pub fn apply(tx: &Transaction<'_>, op: &StoreOp) -> rusqlite::Result<()> {
     match op {
         StoreOp::CreateSession(s) => {
             tx.prepare_cached(
-                "INSERT INTO sessions (id, cwd, additional_dirs, title, created_at, updated_at, parent_id, config)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                "INSERT INTO sessions (id, cwd, additional_dirs, title, created_at, updated_at, parent_id, config, client_system_prompt)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             )?
             .execute(params![
                 s.id,
@@ -91,6 +93,7 @@ pub fn apply(tx: &Transaction<'_>, op: &StoreOp) -> rusqlite::Result<()> {
                 s.updated_at,
                 s.parent_id,
                 s.config.to_string(),
+                s.client_system_prompt,
             ])?;
         }
         StoreOp::Append {
@@ -130,6 +133,10 @@ pub fn apply(tx: &Transaction<'_>, op: &StoreOp) -> rusqlite::Result<()> {
         } => {
             tx.prepare_cached("UPDATE sessions SET turn_running = ?2 WHERE id = ?1")?
                 .execute(params![&**session_id, running])?;
+        }
+        StoreOp::SetClientSystemPrompt { session_id, text } => {
+            tx.prepare_cached("UPDATE sessions SET client_system_prompt = ?2 WHERE id = ?1")?
+                .execute(params![&**session_id, text])?;
         }
         StoreOp::SetConfig { session_id, config } => {
             tx.prepare_cached("UPDATE sessions SET config = ?2 WHERE id = ?1")?

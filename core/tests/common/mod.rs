@@ -51,6 +51,8 @@ impl Setup {
 pub fn config_for(mock: &MockLlm, data_dir: &Path) -> String {
     json!({
         "dataDir": data_dir,
+        // The user's own AGENTS.md is looked for here, never in the real config dir.
+        "configDir": data_dir.join("user-config"),
         "model": "mock-model",
         // No retries by default: a scripted error reaches the test at once.
         "providers": {"openai": {"baseUrl": mock.base_url(), "apiKey": "test-key-not-secret", "maxRetries": 0}},

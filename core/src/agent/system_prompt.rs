@@ -1,0 +1,199 @@
+//! The system prompt: who Hearth is and how it works (`system_prompt.md`, which reads as
+//! documentation), then the session's environment, its project instructions, the MCP
+//! servers that failed and what the client asked to add.
+//!
+//! It is a pure function of the session — no clock, no file read at render time — so that
+//! it stays byte-identical for the life of a session and the provider's cached prefix
+//! survives: the date is the session's creation date, the repository and the instructions
+//! are what the session read when it came up.
+
+use std::fmt::Write;
+
+use super::git::{Head, Repo};
+use super::instructions::{Shown, tagged};
+use crate::session::Session;
+
+const GUIDE: &str = include_str!("system_prompt.md");
+
+pub fn system_prompt(session: &Session) -> String {
+    let state = session.state();
+    let instructions = session.instructions().files();
+    render(&Inputs {
+        cwd: &state.cwd,
+        additional_dirs: &state.additional_dirs,
+        created_at: &state.created_at,
+        repo: session.repo(),
+        instructions: &instructions,
+        unavailable: &session.services().unavailable(),
+        client: state.client_system_prompt.as_deref(),
+    })
+}
+
+/// Everything the prompt is made of.
+struct Inputs<'a> {
+    cwd: &'a str,
+    additional_dirs: &'a [String],
+    /// RFC 3339; only its date is shown.
+    created_at: &'a str,
+    repo: Option<&'a Repo>,
+    instructions: &'a [Shown],
+    /// The MCP servers that failed, with why — so the model knows their tools are missing
+    /// rather than inventing them.
+    unavailable: &'a [(String, String)],
+    client: Option<&'a str>,
+}
+
+fn render(inputs: &Inputs<'_>) -> String {
+    let mut text = GUIDE.trim_end().to_string();
+    environment(&mut text, inputs);
+    if !inputs.instructions.is_empty() {
+        text.push_str(
+            "\n\n# Project instructions\n\nThese files hold instructions from the user and the \
+             project: the user's own first, then the workspace's from the outermost directory to \
+             the innermost. Follow them. Where they disagree, the later, more specific one wins. \
+             If a later message brings a file's new text, that replaces the text shown here.",
+        );
+        for file in inputs.instructions {
+            text.push_str("\n\n");
+            text.push_str(&tagged(file));
+        }
+    }
+    if !inputs.unavailable.is_empty() {
+        text.push_str(
+            "\n\n# Unavailable MCP servers\n\nThese MCP servers failed, so their tools are missing:",
+        );
+        for (server, reason) in inputs.unavailable {
+            let _ = write!(text, "\n- {server}: {reason}");
+        }
+    }
+    if let Some(client) = inputs.client {
+        text.push_str("\n\n# Instructions from the editor\n\n");
+        text.push_str(client.trim_end());
+    }
+    text.push('\n');
+    text
+}
+
+fn environment(text: &mut String, inputs: &Inputs<'_>) {
+    let date = inputs.created_at.get(..10).unwrap_or(inputs.created_at);
+    let _ = write!(
+        text,
+        "\n\n# Environment\n\n\
+         - Operating system: {} ({})\n\
+         - Shell: `sh` (`run_command` runs `sh -c`)\n\
+         - The session started on {date} (UTC).\n\
+         - Workspace root and working directory: {}",
+        std::env::consts::OS,
+        std::env::consts::ARCH,
+        inputs.cwd,
+    );
+    if !inputs.additional_dirs.is_empty() {
+        let _ = write!(
+            text,
+            "\n- Additional workspace directories: {}",
+            inputs.additional_dirs.join(", ")
+        );
+    }
+    let git = match inputs.repo {
+        None => "the working directory is not in a git repository".to_string(),
+        Some(repo) => {
+            let root = repo.root.display();
+            match &repo.head {
+                Head::Branch(branch) => format!("a repository at {root}, on branch `{branch}`"),
+                Head::Detached(commit) => {
+                    format!("a repository at {root}, HEAD detached at {commit}")
+                }
+                Head::Unknown => format!("a repository at {root} (its HEAD could not be read)"),
+            }
+        }
+    };
+    let _ = write!(
+        text,
+        "\n- Git: {git}, as of the session's start; run `git status` for the current state."
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    fn inputs<'a>(repo: Option<&'a Repo>, instructions: &'a [Shown]) -> Inputs<'a> {
+        Inputs {
+            cwd: "/work/app",
+            additional_dirs: &[],
+            created_at: "2026-03-04T05:06:07.890Z",
+            repo,
+            instructions,
+            unavailable: &[],
+            client: None,
+        }
+    }
+
+    #[test]
+    fn the_environment_of_a_session_in_a_repository() {
+        let repo = Repo {
+            root: PathBuf::from("/work"),
+            head: Head::Branch("main".into()),
+        };
+        let dirs = ["/lib/shared".to_string()];
+        let text = render(&Inputs {
+            additional_dirs: &dirs,
+            ..inputs(Some(&repo), &[])
+        });
+        assert!(
+            text.starts_with("You are Hearth, a coding agent working inside the user's editor.")
+        );
+        let environment = text.split_once("# Environment\n\n").unwrap().1;
+        assert_eq!(
+            environment,
+            format!(
+                "- Operating system: {} ({})\n\
+                 - Shell: `sh` (`run_command` runs `sh -c`)\n\
+                 - The session started on 2026-03-04 (UTC).\n\
+                 - Workspace root and working directory: /work/app\n\
+                 - Additional workspace directories: /lib/shared\n\
+                 - Git: a repository at /work, on branch `main`, as of the session's start; run `git status` for the current state.\n",
+                std::env::consts::OS,
+                std::env::consts::ARCH
+            )
+        );
+    }
+
+    #[test]
+    fn instructions_then_failed_servers_then_the_editors_text() {
+        let files = [Shown {
+            path: PathBuf::from("/work/AGENTS.md"),
+            text: "Use tabs.\n".into(),
+        }];
+        let unavailable = [("db".to_string(), "exited with status 1".to_string())];
+        let text = render(&Inputs {
+            unavailable: &unavailable,
+            client: Some("Answer in French.\n\nBe brief."),
+            ..inputs(None, &files)
+        });
+        assert!(text.contains("- Git: the working directory is not in a git repository,"));
+        let tail = text.split_once("# Project instructions\n\n").unwrap().1;
+        let tail = tail.split_once("\n\n").unwrap().1;
+        assert_eq!(
+            tail,
+            "<instructions path=\"/work/AGENTS.md\">\nUse tabs.\n</instructions>\n\n\
+             # Unavailable MCP servers\n\nThese MCP servers failed, so their tools are missing:\n\
+             - db: exited with status 1\n\n\
+             # Instructions from the editor\n\nAnswer in French.\n\nBe brief.\n"
+        );
+    }
+
+    #[test]
+    fn every_builtin_tool_is_explained() {
+        let deps = crate::tools::ToolDeps::create();
+        for tool in crate::tools::registry::all(&deps) {
+            let name = tool.spec().name;
+            assert!(
+                GUIDE.contains(&format!("`{name}`")),
+                "{name} is not in the guide"
+            );
+        }
+    }
+}
