@@ -27,6 +27,7 @@ pub enum Message {
 
 impl Message {
     /// A user message of one text block.
+    #[cfg(test)]
     pub fn user_text(text: impl Into<String>) -> Message {
         Message::User {
             content: vec![UserPart::Text { text: text.into() }],
