@@ -55,10 +55,13 @@ async fn accept(live: &Live, blocks: Vec<ContentBlock>) -> Result<Vec<ContentBlo
     };
     let model = live.session.state().settings.model.clone();
     if !live.session.ctx().model_sees(&model) {
-        return Err(RpcError::invalid_params(format!(
-            "`prompt[{first}]`: the current model `{model}` does not take images (its catalog \
-             entry would say `\"vision\": true`); send text, or switch to a model that does"
-        )));
+        return Err(refused(
+            first,
+            &format!(
+                "the current model `{model}` does not take images (its catalog entry would say \
+                 `\"vision\": true`); send text, or switch to a model that does"
+            ),
+        ));
     }
     // Decoding and resizing take a core for a moment: not on the async workers.
     tokio::task::spawn_blocking(move || prepare_images(blocks))
