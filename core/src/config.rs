@@ -91,6 +91,9 @@ pub struct ModelConfig {
     pub thinking: Option<bool>,
     /// Tokens of context, for `usage_update`. Default: 200000 for Claude, else 128000.
     pub context_window: Option<u64>,
+    /// Whether the model takes images (prompt images, `read` of an image file). Default:
+    /// see [`sees_by_default`].
+    pub vision: Option<bool>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
@@ -117,6 +120,7 @@ pub struct ModelInfo {
     pub name: String,
     pub thinking: bool,
     pub context_window: u64,
+    pub vision: bool,
 }
 
 impl ModelInfo {
@@ -137,6 +141,7 @@ impl ModelInfo {
             context_window: model
                 .context_window
                 .unwrap_or(if claude { 200_000 } else { 128_000 }),
+            vision: model.vision.unwrap_or_else(|| sees_by_default(&model.id)),
         }
     }
 }
@@ -331,6 +336,7 @@ impl Config {
                 name: None,
                 thinking: None,
                 context_window: None,
+                vision: None,
             };
             catalog.insert(0, ModelInfo::from_config(&entry));
         }
@@ -452,6 +458,23 @@ pub fn model_thinks(catalog: &[ModelInfo], model: &str) -> bool {
     catalog.iter().any(|m| m.id == model && m.thinking)
 }
 
+/// Whether `model` takes images: as its catalog entry says, else by its id.
+pub fn model_sees(catalog: &[ModelInfo], model: &str) -> bool {
+    catalog
+        .iter()
+        .find(|m| m.id == model)
+        .map_or_else(|| sees_by_default(model), |m| m.vision)
+}
+
+/// The families known to take images: GPT-4o, GPT-4.1, GPT-5, the o-series and Claude.
+/// Any other model (a local one behind an OpenAI-compatible server, say) is assumed not to
+/// until its catalog entry says `vision: true`.
+fn sees_by_default(id: &str) -> bool {
+    ["gpt-4o", "gpt-4.1", "gpt-5", "o1", "o3", "o4", "claude"]
+        .iter()
+        .any(|family| id.starts_with(family))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -507,6 +530,10 @@ mod tests {
             (ProviderName::Openai, false)
         );
         assert!(catalog[2].thinking);
+        assert!(
+            catalog.iter().all(|m| m.vision),
+            "Claude, GPT-4.1 and o3 see"
+        );
         let err = Config::from_json(r#"{"permissionMode":"yolo"}"#).unwrap_err();
         assert!(err.0.contains("permissionMode"), "{err}");
     }
@@ -519,6 +546,22 @@ mod tests {
         assert_eq!(default, dirs::config_dir().map(|d| d.join("hearth")));
         let err = Config::from_json(r#"{"configDir":""}"#).unwrap_err();
         assert_eq!(err.0, "invalid config key `configDir`: must not be empty");
+    }
+
+    #[test]
+    fn vision_is_known_for_the_families_that_have_it_and_configurable() {
+        let c = Config::from_json(
+            r#"{"model":"llama3","models":[{"id":"gpt-4o-mini"},{"id":"qwen-vl","vision":true},{"id":"gpt-4o","vision":false}]}"#,
+        )
+        .unwrap();
+        let catalog = c.catalog();
+        let sees = |id| model_sees(&catalog, id);
+        assert!(!sees("llama3"));
+        assert!(sees("gpt-4o-mini"));
+        assert!(sees("qwen-vl"));
+        assert!(!sees("gpt-4o"));
+        // Not in the catalog: known by its id.
+        assert!(sees("claude-opus-4") && sees("gpt-5-mini") && !sees("mistral-large"));
     }
 
     #[test]

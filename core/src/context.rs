@@ -83,6 +83,11 @@ impl EngineContext {
         crate::config::model_thinks(&self.catalog, model)
     }
 
+    /// Whether `model` takes images.
+    pub fn model_sees(&self, model: &str) -> bool {
+        crate::config::model_sees(&self.catalog, model)
+    }
+
     pub fn providers(&self) -> &Providers {
         &self.providers
     }

@@ -77,7 +77,7 @@ const RULES: &[(&str, &[&str], &str)] = &[
 ];
 
 /// Modules that import nothing else of the crate.
-const LEAVES: &[&str] = &["chat", "json_path", "net"];
+const LEAVES: &[&str] = &["chat", "images", "json_path", "net"];
 
 /// Where the protocol may be named: the edge itself, and the engine that wires it in.
 const PROTOCOL: &[(&str, &[&str])] = &[

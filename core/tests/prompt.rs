@@ -276,11 +276,11 @@ fn unsupported_prompt_content_is_refused_not_dropped() {
     let setup = Setup::new(json!({"responses": [text(&["seen"])]}));
     let mut client = setup.client();
     let session = client.new_session(&setup.cwd());
-    let image = json!({"sessionId": session, "prompt": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}]});
-    let error = client.call_err("session/prompt", image);
+    let audio = json!({"sessionId": session, "prompt": [{"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}]});
+    let error = client.call_err("session/prompt", audio);
     assert_eq!(error["code"], -32602);
     assert!(
-        error["message"].as_str().unwrap().contains("image"),
+        error["message"].as_str().unwrap().contains("audio"),
         "{error}"
     );
     let error = client.call_err(

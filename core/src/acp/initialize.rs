@@ -67,7 +67,7 @@ fn response() -> InitializeResponse {
         .system_prompt(SessionSystemPromptCapabilities::new());
     let capabilities = AgentCapabilities::new()
         .load_session(true)
-        .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
+        .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
         .mcp_capabilities(McpCapabilities::new().http(true).sse(false))
         .session_capabilities(sessions);
     let auth = AUTH_METHODS

@@ -11,6 +11,7 @@
 pub mod client;
 mod config;
 mod errors;
+mod images;
 mod initialize;
 mod mcp;
 mod prompt;

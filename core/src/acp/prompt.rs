@@ -1,16 +1,21 @@
 //! `session/prompt` (what a prompt may contain; the turn itself is `agent::run_turn`, queued
 //! per session by `session::turns`) and `session/cancel`.
+//!
+//! A prompt is checked whole before it is queued, so a refused one leaves nothing in the log:
+//! its shape first (`validate`), then, on the live session, whether the current model takes
+//! images and whether each image can be read and decoded (`accept`).
 
 use agent_client_protocol_schema::v1::{
     ContentBlock, EmbeddedResourceResource, PromptRequest, PromptResponse,
 };
 
 use super::responder::Responder;
-use super::{SessionParams, errors, on_session};
+use super::{SessionParams, errors, images, on_session};
 use crate::agent::{Prompt, PromptBlock};
 use crate::context::EngineContext;
 use crate::rpc::RpcError;
 use crate::rpc::envelope::Params;
+use crate::session::actor::Live;
 
 /// Queues the prompt behind the session's running turn and answers when its turn ends.
 pub fn prompt(responder: Responder, raw: Params<'_>) {
@@ -18,9 +23,13 @@ pub fn prompt(responder: Responder, raw: Params<'_>) {
         responder,
         raw,
         |responder, request: PromptRequest, live| async move {
+            let blocks = match accept(&live, request.prompt).await {
+                Ok(blocks) => blocks,
+                Err(e) => return responder.respond(Err(e)),
+            };
             let token = responder.token.clone();
             // The session serves its next job while the turn runs.
-            live.prompt(prompt_of(request.prompt), token, move |outcome| {
+            live.prompt(prompt_of(blocks), token, move |outcome| {
                 let response = outcome
                     .map(|stop| PromptResponse::new(errors::stop_reason(stop)))
                     .map_err(errors::turn_error);
@@ -33,6 +42,48 @@ pub fn prompt(responder: Responder, raw: Params<'_>) {
 /// `session/cancel`: never an error, whatever the session's state.
 pub fn cancel(ctx: &EngineContext, session_id: &str) {
     ctx.sessions().cancel(session_id);
+}
+
+/// The blocks as they will be logged: images prepared for the model (read, checked,
+/// downscaled). Refused when the session's current model takes no images — never dropped.
+async fn accept(live: &Live, blocks: Vec<ContentBlock>) -> Result<Vec<ContentBlock>, RpcError> {
+    let Some(first) = blocks
+        .iter()
+        .position(|b| matches!(b, ContentBlock::Image(_)))
+    else {
+        return Ok(blocks);
+    };
+    let model = live.session.state().settings.model.clone();
+    if !live.session.ctx().model_sees(&model) {
+        return Err(refused(
+            first,
+            &format!(
+                "the current model `{model}` does not take images (its catalog entry would say \
+                 `\"vision\": true`); send text, or switch to a model that does"
+            ),
+        ));
+    }
+    // Decoding and resizing take a core for a moment: not on the async workers.
+    tokio::task::spawn_blocking(move || prepare_images(blocks))
+        .await
+        .map_err(|e| RpcError::internal(format!("preparing the prompt's images failed: {e}")))?
+}
+
+fn prepare_images(blocks: Vec<ContentBlock>) -> Result<Vec<ContentBlock>, RpcError> {
+    blocks
+        .into_iter()
+        .enumerate()
+        .map(|(i, block)| match block {
+            ContentBlock::Image(image) => images::prepare(image)
+                .map(ContentBlock::Image)
+                .map_err(|why| refused(i, &format!("the image {why}"))),
+            other => Ok(other),
+        })
+        .collect()
+}
+
+fn refused(index: usize, reason: &str) -> RpcError {
+    RpcError::invalid_params(format!("`prompt[{index}]`: {reason}"))
 }
 
 fn prompt_of(blocks: Vec<ContentBlock>) -> Prompt {
@@ -54,7 +105,7 @@ impl SessionParams for PromptRequest {
         &self.session_id.0
     }
 
-    /// Text, resource links and embedded text resources are accepted (that is what
+    /// Text, images, resource links and embedded text resources are accepted (that is what
     /// `initialize` advertises); anything else is refused rather than silently dropped.
     fn validate(&self) -> Result<(), RpcError> {
         if self.prompt.is_empty() {
@@ -63,22 +114,22 @@ impl SessionParams for PromptRequest {
             ));
         }
         for (i, block) in self.prompt.iter().enumerate() {
-            let refused = match block {
+            let reason = match block {
                 ContentBlock::Text(_) | ContentBlock::ResourceLink(_) => None,
                 ContentBlock::Resource(r) => match r.resource {
                     EmbeddedResourceResource::TextResourceContents(_) => None,
-                    _ => Some("binary embedded resources are not supported"),
+                    _ => Some("binary embedded resources are not supported".to_string()),
                 },
-                ContentBlock::Image(_) => {
-                    Some("image content is not supported (promptCapabilities.image is false)")
-                }
-                ContentBlock::Audio(_) => {
-                    Some("audio content is not supported (promptCapabilities.audio is false)")
-                }
-                _ => Some("this content type is not supported"),
+                ContentBlock::Image(image) => images::check(image)
+                    .err()
+                    .map(|why| format!("the image {why}")),
+                ContentBlock::Audio(_) => Some(
+                    "audio content is not supported (promptCapabilities.audio is false)".into(),
+                ),
+                _ => Some("this content type is not supported".into()),
             };
-            if let Some(reason) = refused {
-                return Err(RpcError::invalid_params(format!("`prompt[{i}]`: {reason}")));
+            if let Some(reason) = reason {
+                return Err(refused(i, &reason));
             }
         }
         Ok(())

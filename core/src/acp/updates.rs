@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::chat::UserPart;
+use crate::chat::{Image, UserPart};
 use crate::config::ModelInfo;
 use crate::llm::Usage;
 use crate::session::events::{
@@ -129,7 +129,7 @@ impl EventFormat for V1 {
     fn decode(&self, update: &Value) -> Recorded {
         let kind = update.get("sessionUpdate").and_then(Value::as_str);
         match kind {
-            Some("user_message_chunk") => user_text(update),
+            Some("user_message_chunk") => user_part(update),
             Some(kind @ ("tool_call" | "tool_call_update")) => {
                 let Some(id) = update.get("toolCallId").and_then(Value::as_str) else {
                     return Recorded::Other;
@@ -222,23 +222,35 @@ fn compaction_update(
     update
 }
 
-fn user_text(update: &Value) -> Recorded {
+fn user_part(update: &Value) -> Recorded {
     if is_command(update) {
         return Recorded::Other;
     }
-    let text = update
+    let part = update
         .get("content")
         .and_then(|c| serde_json::from_value::<ContentBlock>(c.clone()).ok())
-        .and_then(|block| block_text(&block));
-    match text {
-        Some(text) => Recorded::UserPart {
+        .and_then(|block| block_part(&block));
+    match part {
+        Some(part) => Recorded::UserPart {
             message_id: update
                 .get("messageId")
                 .and_then(Value::as_str)
                 .map(str::to_string),
-            part: UserPart::Text { text },
+            part,
         },
         None => Recorded::Other,
+    }
+}
+
+/// A logged prompt block as the model takes it. Images are logged prepared (`acp/images.rs`),
+/// so their data is what the model gets.
+fn block_part(block: &ContentBlock) -> Option<UserPart> {
+    match block {
+        ContentBlock::Image(image) if !image.data.is_empty() => Some(UserPart::Image(Image {
+            mime_type: image.mime_type.clone(),
+            data: image.data.clone(),
+        })),
+        _ => block_text(block).map(|text| UserPart::Text { text }),
     }
 }
 
@@ -464,9 +476,22 @@ mod tests {
                 }
             }
         );
-        let image = json!({"sessionUpdate": "user_message_chunk",
-            "content": {"type": "image", "data": "AA==", "mimeType": "image/png"}});
-        assert_eq!(decode(image), Recorded::Other);
+        let image = json!({"sessionUpdate": "user_message_chunk", "messageId": "u1",
+            "content": {"type": "image", "data": "AA==", "mimeType": "image/png", "uri": "file:///w/a.png"}});
+        assert_eq!(
+            decode(image),
+            Recorded::UserPart {
+                message_id: Some("u1".into()),
+                part: UserPart::Image(Image {
+                    mime_type: "image/png".into(),
+                    data: "AA==".into()
+                })
+            }
+        );
+        // An image the log holds without its data gives the model nothing to look at.
+        let empty = json!({"sessionUpdate": "user_message_chunk",
+            "content": {"type": "image", "data": "", "mimeType": "image/png", "uri": "file:///w/a.png"}});
+        assert_eq!(decode(empty), Recorded::Other);
         let agent = json!({"sessionUpdate": "agent_message_chunk",
             "content": {"type": "text", "text": "done"}});
         assert_eq!(decode(agent), Recorded::Other);
@@ -644,6 +669,7 @@ mod tests {
             json!({"type": "text", "text": "fix it", "annotations": {"priority": 1.0}}),
             json!({"type": "resource_link", "name": "a.rs", "uri": "file:///w/a.rs", "size": 3}),
             json!({"type": "resource", "resource": {"uri": "file:///w/a.rs", "text": "x", "mimeType": "text/x-rust"}}),
+            json!({"type": "image", "data": "AA==", "mimeType": "image/png", "uri": "file:///w/a.png"}),
         ];
         for block in blocks {
             let typed_block: ContentBlock = serde_json::from_value(block).unwrap();

@@ -74,7 +74,10 @@ async fn run_one(turn: &Turn<'_>, call: ModelCall) -> ToolResult {
         execute(turn, &id, &call).await
     };
     match outcome {
-        Ok(output) => ToolResult::text(call.id, call.name, output.for_model, false),
+        Ok(output) => ToolResult {
+            images: output.images,
+            ..ToolResult::text(call.id, call.name, output.for_model, false)
+        },
         Err(message) => ToolResult::text(call.id, call.name, message, true),
     }
 }

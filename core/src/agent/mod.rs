@@ -140,13 +140,17 @@ pub fn check_credential(ctx: &EngineContext, model: &str) -> Result<Arc<dyn Prov
 }
 
 /// Where the session's tools run: its workspace for this turn (the client's for what it
-/// advertised, else local), its roots and the configured limits.
+/// advertised, else local), its roots, the configured limits, and whether its model sees.
 fn tool_context(session: &Session, token: &CancellationToken) -> tools::Context {
-    let (cwd, roots) = {
+    let (cwd, roots, model) = {
         let state = session.state();
         let mut roots = vec![PathBuf::from(&state.cwd)];
         roots.extend(state.additional_dirs.iter().map(PathBuf::from));
-        (PathBuf::from(&state.cwd), roots)
+        (
+            PathBuf::from(&state.cwd),
+            roots,
+            state.settings.model.clone(),
+        )
     };
     let ctx = session.ctx();
     tools::Context {
@@ -155,6 +159,7 @@ fn tool_context(session: &Session, token: &CancellationToken) -> tools::Context 
         io: session.services().workspace(ctx.abilities(), token),
         limits: ctx.config().tool_limits(),
         cancel: token.clone(),
+        vision: ctx.model_sees(&model),
     }
 }
 

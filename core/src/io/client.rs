@@ -133,6 +133,14 @@ impl Io for ClientIo {
         }
     }
 
+    fn read_bytes<'a>(
+        &'a self,
+        path: &'a Path,
+        max: usize,
+    ) -> BoxFuture<'a, Result<Vec<u8>, IoError>> {
+        self.local.read_bytes(path, max)
+    }
+
     fn write_text<'a>(
         &'a self,
         path: &'a Path,

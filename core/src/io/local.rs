@@ -36,6 +36,14 @@ impl Io for LocalIo {
         Box::pin(read_text(path))
     }
 
+    fn read_bytes<'a>(
+        &'a self,
+        path: &'a Path,
+        max: usize,
+    ) -> BoxFuture<'a, Result<Vec<u8>, IoError>> {
+        Box::pin(read_bytes(path, max))
+    }
+
     fn write_text<'a>(
         &'a self,
         path: &'a Path,
@@ -79,7 +87,8 @@ impl Io for LocalIo {
     }
 }
 
-async fn read_text(path: &Path) -> Result<String, IoError> {
+/// The size of the regular file at `path`.
+async fn file_size(path: &Path) -> Result<u64, IoError> {
     let meta = tokio::fs::metadata(path)
         .await
         .map_err(|e| describe(e, path))?;
@@ -90,11 +99,29 @@ async fn read_text(path: &Path) -> Result<String, IoError> {
     if !meta.is_file() {
         return Err(IoError(format!("{} is not a regular file", path.display())));
     }
-    if meta.len() > MAX_TEXT_FILE_BYTES {
+    Ok(meta.len())
+}
+
+async fn read_bytes(path: &Path, max: usize) -> Result<Vec<u8>, IoError> {
+    file_size(path).await?;
+    let file = tokio::fs::File::open(path)
+        .await
+        .map_err(|e| describe(e, path))?;
+    let mut bytes = Vec::new();
+    file.take(max as u64)
+        .read_to_end(&mut bytes)
+        .await
+        .map_err(|e| describe(e, path))?;
+    Ok(bytes)
+}
+
+async fn read_text(path: &Path) -> Result<String, IoError> {
+    let len = file_size(path).await?;
+    if len > MAX_TEXT_FILE_BYTES {
         return Err(IoError(format!(
             "{} is too large to read as text ({} bytes; the limit is {MAX_TEXT_FILE_BYTES})",
             path.display(),
-            meta.len()
+            len
         )));
     }
     let bytes = tokio::fs::read(path).await.map_err(|e| describe(e, path))?;

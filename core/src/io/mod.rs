@@ -67,6 +67,14 @@ pub trait Io: Send + Sync {
     /// The whole text of a file (a client returns its buffer, saved or not).
     fn read_text<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<String, IoError>>;
 
+    /// The first `max` bytes of a regular file (an image, say). Always local: ACP's `fs/*`
+    /// methods carry only text.
+    fn read_bytes<'a>(
+        &'a self,
+        path: &'a Path,
+        max: usize,
+    ) -> BoxFuture<'a, Result<Vec<u8>, IoError>>;
+
     /// Replaces (or creates) a file's text, creating missing parent directories locally.
     fn write_text<'a>(
         &'a self,

@@ -62,7 +62,7 @@ pub fn output(ctx: &Context, diff: &Diff, headline: &str) -> Output {
         for_model,
         content: vec![ToolContent::Diff(diff.clone())],
         raw_output: Some(json!({ "path": diff.path, "added": added, "removed": removed })),
-        plan: None,
+        ..Output::default()
     }
 }
 

@@ -13,7 +13,7 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use crate::chat::ToolSpec;
+use crate::chat::{Image, ToolSpec};
 use crate::io::{Io, IoError};
 
 mod bounds;
@@ -28,6 +28,7 @@ mod list;
 pub mod mcp;
 mod paths;
 mod read;
+mod read_image;
 pub mod registry;
 mod run_command;
 #[cfg(test)]
@@ -155,8 +156,7 @@ pub enum ToolContent {
     Diff(Diff),
     /// A terminal of the client's that ran the command.
     Terminal(String),
-    /// An image (base64 `data`), which the client can show though the model reads a
-    /// placeholder.
+    /// An image (base64 `data`) for the client to show.
     Image {
         mime_type: String,
         data: String,
@@ -173,6 +173,8 @@ pub struct Output {
     pub raw_output: Option<Value>,
     /// A new plan, when the tool maintains it.
     pub plan: Option<Vec<PlanEntry>>,
+    /// Images for the model to look at (only when `Context::vision`).
+    pub images: Vec<Image>,
 }
 
 /// A tool failure: the message goes back to the model, which may try again.
@@ -227,6 +229,8 @@ pub struct Context {
     pub io: Arc<dyn Io>,
     pub limits: Limits,
     pub cancel: CancellationToken,
+    /// Whether the session's model takes images (`read` of an image file).
+    pub vision: bool,
 }
 
 pub trait Tool: Send + Sync {

@@ -1,4 +1,5 @@
-//! `read`: a file's text with line numbers, a window of it at a time.
+//! `read`: a file's text with line numbers, a window of it at a time; an image file as the
+//! image (`read_image.rs`).
 
 use futures::future::BoxFuture;
 use serde::Deserialize;
@@ -8,6 +9,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::bounds::{MAX_LINE_CHARS, cut_line, plural};
 use super::input::parse;
 use super::paths::{resolve, shown};
+use super::read_image;
 use super::{Access, Context, Kind, Location, Output, Prepared, Tool, ToolError};
 use crate::chat::ToolSpec;
 
@@ -35,7 +37,8 @@ impl Tool for Read {
             description: "Read a text file. Returns its lines numbered like `cat -n` \
                 (line number, tab, text). Long files come a window at a time: the answer says \
                 which lines it shows and the `offset` to read on from. Reads what the editor \
-                has, including unsaved changes. Binary files are refused."
+                has, including unsaved changes. An image file (PNG, JPEG, GIF, WebP) comes \
+                back as the image, to look at. Other binary files are refused."
                 .into(),
             parameters: json!({
                 "type": "object",
@@ -109,6 +112,9 @@ impl Tool for Read {
     ) -> BoxFuture<'a, Result<Output, ToolError>> {
         Box::pin(async move {
             let call: Call = prepared.into_state()?;
+            if read_image::is_image(ctx, &call.path).await {
+                return read_image::read(ctx, &call.path).await;
+            }
             let text = ctx.io.read_text(&call.path).await?;
             let window = number_lines(&text, &call, ctx.limits.read_max_bytes)
                 .map_err(|e| ToolError(format!("{}: {}", shown(ctx, &call.path), e.0)))?;

@@ -164,7 +164,7 @@ fn output(result: &CommandResult, status: &str) -> Output {
             "timedOut": result.timed_out,
             "truncated": result.truncated,
         })),
-        plan: None,
+        ..Output::default()
     }
 }
 
@@ -303,6 +303,13 @@ mod tests {
 
     impl Io for TerminalIo {
         fn read_text<'a>(&'a self, _: &'a Path) -> BoxFuture<'a, Result<String, IoError>> {
+            unreachable!()
+        }
+        fn read_bytes<'a>(
+            &'a self,
+            _: &'a Path,
+            _: usize,
+        ) -> BoxFuture<'a, Result<Vec<u8>, IoError>> {
             unreachable!()
         }
         fn write_text<'a>(&'a self, _: &'a Path, _: &'a str) -> BoxFuture<'a, Result<(), IoError>> {

@@ -17,6 +17,7 @@ pub fn context(cwd: &Path) -> Context {
         io: Arc::new(LocalIo),
         limits: Limits::default(),
         cancel: CancellationToken::new(),
+        vision: true,
     }
 }
 

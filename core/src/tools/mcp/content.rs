@@ -43,7 +43,7 @@ pub fn output(result: CallToolResult, limit: usize) -> Result<Output, ToolError>
         for_model: shown,
         content,
         raw_output: Some(summary(&result, truncated)),
-        plan: None,
+        ..Output::default()
     })
 }
 

@@ -30,6 +30,8 @@ async def test_initialize_answers_version_1_and_advertises_session_methods(story
     caps = init.agent_capabilities
     assert caps.load_session is True
     assert caps.prompt_capabilities.embedded_context is True
+    assert caps.prompt_capabilities.image is True
+    assert caps.prompt_capabilities.audio is False
     sessions = caps.session_capabilities
     for method in ("list", "delete", "resume", "close"):
         assert getattr(sessions, method) is not None, f"sessionCapabilities.{method} advertised"

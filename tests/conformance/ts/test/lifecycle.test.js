@@ -35,6 +35,8 @@ describe("session lifecycle", () => {
     const caps = init.agentCapabilities;
     assert.equal(caps.loadSession, true);
     assert.equal(caps.promptCapabilities.embeddedContext, true);
+    assert.equal(caps.promptCapabilities.image, true);
+    assert.equal(caps.promptCapabilities.audio, false);
     for (const method of ["list", "delete", "resume", "close"]) {
       assert.ok(caps.sessionCapabilities?.[method], `sessionCapabilities.${method} advertised`);
     }
