@@ -2,7 +2,11 @@
 //! - engine overhead per streamed model token (the mock streaming as fast as it can), as
 //!   (prompt → answer) minus the time to read the same stream straight off the socket;
 //! - cancel latency: `session/cancel` → `stopReason: cancelled` while `run_command` runs a
-//!   live `sleep` process tree.
+//!   live `sleep` process tree;
+//! - engine time per model step in sessions of 100, 1,000 and 10,000 logged events: a
+//!   one-step turn (prompt → answer) minus the same reply read raw off the socket;
+//! - how much of each request of a 30-step tool loop is a byte prefix of the next one (what
+//!   a provider's prompt cache can reuse).
 //!
 //! Run: `cargo bench -p hearth-core --bench turn` (`-- --quick` for a smoke run;
 //! `BENCH_DATA=:memory:` to take SQLite out of the figure).
@@ -104,12 +108,20 @@ fn repeat(count: u64) -> Response {
 
 /// Reads one scripted stream straight off the socket: the cost of the server and the wire.
 fn raw_stream(mock: &MockLlm) -> Duration {
+    raw_request(
+        mock,
+        &json!({"model": "bench", "stream": true, "messages": []}).to_string(),
+    )
+}
+
+/// Sends `body` as a model request straight from a socket and reads the scripted stream:
+/// what the server and the wire cost for a request of that size.
+fn raw_request(mock: &MockLlm, body: &str) -> Duration {
     let address = mock
         .base_url()
         .trim_start_matches("http://")
         .trim_end_matches("/v1")
         .to_string();
-    let body = json!({"model": "bench", "stream": true, "messages": []}).to_string();
     let started = Instant::now();
     let mut socket = TcpStream::connect(&address).unwrap();
     write!(socket, "POST /v1/chat/completions HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len()).unwrap();
@@ -179,24 +191,12 @@ fn cancel_latency(runs: usize) -> (f64, f64) {
 /// `session/load` of a session whose log holds `events` events (tool calls of one turn:
 /// `tool_call`, `in_progress`, `completed`, `plan` each), replayed by a fresh engine.
 fn replay(events: usize, runs: usize) -> (f64, usize) {
-    let calls = events / 4;
-    let todo = json!({"todos": [{"content": "step", "status": "pending"}]}).to_string();
-    let tool_calls: Vec<Value> = (0..calls)
-        .map(|i| json!({"toolCall": {"id": format!("c{i}"), "name": "todo", "arguments": todo}}))
-        .collect();
-    let responses = vec![
-        serde_json::from_value(json!({"events": tool_calls})).unwrap(),
-        serde_json::from_value(json!({"events": [{"text": "done"}]})).unwrap(),
-    ];
+    let responses = vec![todo_calls(events), text_reply("done")];
     let mock = MockLlm::start(script(responses)).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let session = {
         let mut client = Client::start(&mock, dir.path());
-        let session = client.call("session/new", json!({"cwd": "/tmp", "mcpServers": []}))["result"]["sessionId"].clone();
-        client.call(
-            "session/prompt",
-            json!({"sessionId": session, "prompt": [{"type": "text", "text": "plan"}]}),
-        );
+        let session = session_with_events(&mut client);
         client.engine.close().unwrap();
         session
     };
@@ -215,6 +215,99 @@ fn replay(events: usize, runs: usize) -> (f64, usize) {
         client.engine.close().unwrap();
     }
     (median(times), replayed)
+}
+
+/// A session whose log holds about `events` events: one prompt whose answer is `events / 4`
+/// `todo` calls (`tool_call`, `in_progress`, `completed`, `plan` each), then "done" — the
+/// mock's next two responses must be `todo_calls(events)` and a text.
+fn session_with_events(client: &mut Client) -> Value {
+    let session =
+        client.call("session/new", json!({"cwd": "/tmp", "mcpServers": []}))["result"]["sessionId"]
+            .clone();
+    client.call(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "plan"}]}),
+    );
+    session
+}
+
+fn todo_calls(events: usize) -> Response {
+    let todo = json!({"todos": [{"content": "step", "status": "pending"}]}).to_string();
+    let tool_calls: Vec<Value> = (0..events / 4)
+        .map(|i| json!({"toolCall": {"id": format!("c{i}"), "name": "todo", "arguments": todo}}))
+        .collect();
+    serde_json::from_value(json!({"events": tool_calls})).unwrap()
+}
+
+fn text_reply(text: &str) -> Response {
+    serde_json::from_value(json!({"events": [{"text": text}]})).unwrap()
+}
+
+/// Engine time of one model step in a session of about `events` logged events: the median
+/// of `runs` one-step turns, each less the time a raw socket takes to send the same request
+/// body and read the same reply (the mock parsing a large body is not the engine's time).
+fn step_cost(events: usize, runs: usize) -> f64 {
+    let mut responses = vec![todo_calls(events), text_reply("done")];
+    // Each run: one reply for the raw read, one for the turn.
+    responses.extend((0..2 * runs).map(|_| text_reply("ok")));
+    let mock = MockLlm::start(script(responses)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = Client::start(&mock, dir.path());
+    let session = session_with_events(&mut client);
+    let mut costs = Vec::new();
+    for _ in 0..runs {
+        let started = Instant::now();
+        let answer = client.call(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "step"}]}),
+        );
+        let turn = started.elapsed();
+        assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+        let sent = mock.requests().pop().unwrap().raw;
+        let raw = raw_request(&mock, &sent);
+        costs.push((turn.as_secs_f64() - raw.as_secs_f64()) * 1e3);
+    }
+    client.engine.close().unwrap();
+    median(costs)
+}
+
+/// Over a 30-step tool loop: the share of each request's bytes (but its closing `]}`) that
+/// the next request begins with — mean and least.
+fn prefix_share() -> (f64, f64) {
+    let read = json!({"path": "/tmp"}).to_string();
+    let mut responses: Vec<Response> = (0..30)
+        .map(|i| {
+            serde_json::from_value(json!({"events": [{"toolCall": {"id": format!("c{i}"), "name": "list", "arguments": read}}]}))
+                .unwrap()
+        })
+        .collect();
+    responses.push(text_reply("done"));
+    let mock = MockLlm::start(script(responses)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = Client::start(&mock, dir.path());
+    let session =
+        client.call("session/new", json!({"cwd": "/tmp", "mcpServers": []}))["result"]["sessionId"]
+            .clone();
+    client.call(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "look 30 times"}]}),
+    );
+    client.engine.close().unwrap();
+    let bodies: Vec<String> = mock.requests().into_iter().map(|r| r.raw).collect();
+    let shares: Vec<f64> = bodies
+        .windows(2)
+        .map(|pair| {
+            let previous = pair[0].strip_suffix("]}").unwrap_or(&pair[0]).as_bytes();
+            let common = previous
+                .iter()
+                .zip(pair[1].as_bytes())
+                .take_while(|(a, b)| a == b)
+                .count();
+            common as f64 / previous.len() as f64
+        })
+        .collect();
+    let least = shares.iter().copied().fold(1.0, f64::min);
+    (shares.iter().sum::<f64>() / shares.len() as f64, least)
 }
 
 fn median(v: Vec<f64>) -> f64 {
@@ -236,6 +329,12 @@ fn main() {
     let (per_token, turn_ms, raw_ms) = token_overhead(tokens, runs);
     let (cancel_median, cancel_p99) = cancel_latency(cancels);
     let (replay_ms, replayed) = replay(if quick { 400 } else { 10_000 }, if quick { 2 } else { 5 });
+    let step_runs = if quick { 3 } else { 30 };
+    let steps: Vec<(usize, f64)> = [100, 1_000, 10_000]
+        .into_iter()
+        .map(|events| (events, step_cost(events, step_runs)))
+        .collect();
+    let (share_mean, share_least) = prefix_share();
     println!("| Figure (in-process, file store, mock LLM) | Value |");
     println!("|---|---|");
     println!(
@@ -249,5 +348,15 @@ fn main() {
     println!("| … p99 | {cancel_p99:.2} ms |");
     println!(
         "| `session/load` replaying {replayed} events (fresh engine, median of runs) | {replay_ms:.1} ms |"
+    );
+    for (events, ms) in steps {
+        println!(
+            "| Engine time per model step, session of {events} logged events (median of {step_runs}) | {ms:.2} ms |"
+        );
+    }
+    println!(
+        "| Share of a request the next one begins with, 30-step tool loop (mean / least) | {:.1}% / {:.1}% |",
+        share_mean * 100.0,
+        share_least * 100.0
     );
 }

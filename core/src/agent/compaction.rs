@@ -189,7 +189,7 @@ async fn summarise(
     messages.push(Message::user_text(ask));
     // The same system prompt and tools as the session's requests: the provider's cache
     // still holds their prefix.
-    let request = request::build(session, Arc::new(messages));
+    let request = request::build(session, Arc::new(messages), Default::default());
     let mut events = tokio::select! {
         biased;
         () = token.cancelled() => return Err(Compacted::Cancelled),

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::chat::Message;
 use crate::llm::ChatRequest;
+use crate::llm::wire::SharedWire;
 use crate::session::Session;
 
 /// The model's window when the catalog does not say.
@@ -14,15 +15,16 @@ const DEFAULT_WINDOW: u64 = 128_000;
 /// The turn's next request, and the weight of its messages (to match the provider's count
 /// of its prompt against).
 pub fn next(session: &Session) -> (ChatRequest, usize) {
-    let (messages, weight) = {
+    let (messages, weight, wire) = {
         let history = session.history();
-        (history.messages(), history.weight())
+        (history.messages(), history.weight(), history.wire())
     };
-    (build(session, messages), weight)
+    (build(session, messages, wire), weight)
 }
 
-/// A request of `messages` with the session's model, settings, system prompt and tools.
-pub fn build(session: &Session, messages: Arc<Vec<Message>>) -> ChatRequest {
+/// A request of `messages` with the session's model, settings, system prompt and tools;
+/// `wire` holds the encoding of the messages `messages` extends, if any.
+pub fn build(session: &Session, messages: Arc<Vec<Message>>, wire: SharedWire) -> ChatRequest {
     let settings = session.state().settings.clone();
     let thinks = session.ctx().model_thinks(&settings.model);
     ChatRequest {
@@ -31,6 +33,7 @@ pub fn build(session: &Session, messages: Arc<Vec<Message>>) -> ChatRequest {
         system: system(session),
         messages,
         tools: session.services().tool_specs(),
+        wire,
     }
 }
 

@@ -6,11 +6,13 @@ use std::time::Duration;
 
 use eventsource_stream::Event;
 use futures::future::BoxFuture;
+use reqwest::header::CONTENT_TYPE;
 use serde_json::{Value, json};
 
 use super::http::Transport;
 use super::retry::Failure;
 use super::sse::{self, Decode, Flow};
+use super::wire::{self, Encoded};
 use super::{ChatRequest, EventStream, FinishReason, LlmError, Provider, StreamEvent, Usage};
 use crate::chat::{AssistantPart, Image, Message, ThoughtLevel, ToolResult, UserPart};
 use crate::config::{ANTHROPIC_API_KEY_ENV, Endpoint};
@@ -51,7 +53,9 @@ fn cached(mut block: Value) -> Value {
     block
 }
 
-fn body(request: &ChatRequest) -> Value {
+/// The body's JSON text, the conversation last (see `openai.rs`); only the messages added
+/// since the session's previous request are encoded (`wire.rs`).
+fn body(request: &ChatRequest) -> String {
     let budget = request.thought_level.and_then(thinking_budget);
     let mut body = json!({
         "model": request.model,
@@ -73,52 +77,72 @@ fn body(request: &ChatRequest) -> Value {
         // Tools precede the system prompt in the cache's order, so this caches both.
         body["system"] = json!([cached(json!({ "type": "text", "text": &*request.system }))]);
     }
-    // Last, in the cache's order (tools, system, messages), as OpenAI's body.
-    body["messages"] = Value::Array(wire_messages(&request.messages));
-    body
+    wire::with_encoded(
+        &request.wire,
+        "anthropic",
+        &request.messages,
+        encode,
+        |encoded| {
+            let turns = turns(encoded);
+            wire::body_with_messages(&body, turns.iter().map(String::as_str))
+        },
+    )
 }
 
-/// The conversation as Messages API turns. The API wants user and assistant turns to
-/// alternate, so consecutive messages of one role (tool results then the next prompt, or
-/// two prompts around a turn that produced nothing) become one turn.
-fn wire_messages(messages: &[Message]) -> Vec<Value> {
-    let mut turns: Vec<(&str, Vec<Value>)> = Vec::new();
-    for message in messages {
-        let (role, blocks): (&str, Vec<Value>) = match message {
-            Message::User { content } => ("user", content.iter().filter_map(user_block).collect()),
-            Message::Assistant { parts } => (
-                "assistant",
-                parts.iter().filter_map(assistant_block).collect(),
-            ),
-            Message::ToolResults { results } => {
-                ("user", results.iter().map(tool_result_block).collect())
-            }
-        };
-        if blocks.is_empty() {
-            continue;
+/// A message's content blocks, each as JSON text.
+fn encode(message: &Message) -> Encoded {
+    let (role, blocks): (&'static str, Vec<Value>) = match message {
+        Message::User { content } => ("user", content.iter().filter_map(user_block).collect()),
+        Message::Assistant { parts } => (
+            "assistant",
+            parts.iter().filter_map(assistant_block).collect(),
+        ),
+        Message::ToolResults { results } => {
+            ("user", results.iter().map(tool_result_block).collect())
         }
+    };
+    Encoded {
+        role,
+        parts: blocks.iter().map(Value::to_string).collect(),
+    }
+}
+
+/// The conversation as Messages API turns, each as JSON text. The API wants user and
+/// assistant turns to alternate, so consecutive messages of one role (tool results then the
+/// next prompt, or two prompts around a turn that produced nothing) become one turn.
+fn turns(encoded: &[Encoded]) -> Vec<String> {
+    let mut turns: Vec<(&str, Vec<&str>)> = Vec::new();
+    for message in encoded.iter().filter(|e| !e.parts.is_empty()) {
+        let blocks = message.parts.iter().map(String::as_str);
         match turns.last_mut() {
-            Some((last, content)) if *last == role => content.extend(blocks),
-            _ => turns.push((role, blocks)),
+            Some((role, content)) if *role == message.role => content.extend(blocks),
+            _ => turns.push((message.role, blocks.collect())),
         }
     }
     // Breakpoints on the newest user turn (this request writes the cache up to there) and on
     // the one before it (where the previous request wrote it, so this one reads it even when
     // more than the API's 20-block lookback was added since). With the system prompt's, three
     // of the four the API allows.
-    for (_, content) in turns
-        .iter_mut()
+    let marked: Vec<usize> = turns
+        .iter()
+        .enumerate()
         .rev()
-        .filter(|(role, _)| *role == "user")
+        .filter(|(_, (role, _))| *role == "user")
         .take(2)
-    {
-        if let Some(last) = content.last_mut() {
-            *last = cached(last.take());
-        }
-    }
+        .map(|(i, _)| i)
+        .collect();
     turns
-        .into_iter()
-        .map(|(role, content)| json!({ "role": role, "content": content }))
+        .iter()
+        .enumerate()
+        .map(|(i, (role, blocks))| {
+            let mut content = blocks.join(",");
+            if marked.contains(&i) {
+                // The last block is an object: the breakpoint joins it as its last member.
+                content.pop();
+                content.push_str(r#","cache_control":{"type":"ephemeral"}}"#);
+            }
+            format!(r#"{{"role":"{role}","content":[{content}]}}"#)
+        })
         .collect()
 }
 
@@ -202,7 +226,8 @@ impl Provider for Anthropic {
             let call = client
                 .post(url)
                 .header("anthropic-version", API_VERSION)
-                .json(&body);
+                .header(CONTENT_TYPE, "application/json")
+                .body(body);
             match &self.endpoint.api_key {
                 Some(key) => call.header("x-api-key", key.expose()),
                 None => call,
@@ -525,9 +550,15 @@ mod tests {
         );
     }
 
+    /// The `messages` of the body of a request of `messages`.
+    fn wire_messages(messages: Vec<Message>) -> Value {
+        let body: Value = serde_json::from_str(&body(&testing::request(messages))).unwrap();
+        body["messages"].clone()
+    }
+
     #[test]
     fn what_the_api_would_refuse_is_left_out() {
-        let messages = wire_messages(&[
+        let messages = wire_messages(vec![
             Message::user_text("hi"),
             Message::Assistant {
                 parts: vec![
@@ -559,7 +590,7 @@ mod tests {
             },
         ]);
         assert_eq!(
-            Value::Array(messages),
+            messages,
             json!([
                 { "role": "user", "content": [
                     { "type": "text", "text": "hi" },
@@ -590,9 +621,9 @@ mod tests {
             });
         }
         messages.push(Message::user_text("last"));
-        let body = body(&testing::request(messages));
-        let text = body.to_string();
+        let text = body(&testing::request(messages));
         assert_eq!(text.matches("cache_control").count(), 3, "{text}");
+        let body: Value = serde_json::from_str(&text).unwrap();
         let turns = body["messages"].as_array().unwrap();
         let marked = |turn: &Value| turn["content"][0].get("cache_control").is_some();
         assert!(marked(&turns[turns.len() - 1]));
@@ -604,7 +635,7 @@ mod tests {
         let body_for = |level| {
             let mut request = testing::request(testing::prompt("hi"));
             request.thought_level = level;
-            body(&request)
+            serde_json::from_str::<Value>(&body(&request)).unwrap()
         };
         for (level, budget) in [
             (ThoughtLevel::Low, 1024),

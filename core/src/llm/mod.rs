@@ -9,6 +9,7 @@ mod retry;
 mod sse;
 #[cfg(test)]
 mod testing;
+pub mod wire;
 
 pub use providers::Providers;
 
@@ -29,6 +30,9 @@ pub struct ChatRequest {
     pub tools: Vec<ToolSpec>,
     /// `None` when the model has no such setting.
     pub thought_level: Option<ThoughtLevel>,
+    /// The encoded messages of the session's earlier requests (a fresh one for a request
+    /// that is not the session's next step).
+    pub wire: wire::SharedWire,
 }
 
 /// Why the model stopped, in the provider's terms.

@@ -7,11 +7,13 @@ use std::time::Duration;
 
 use eventsource_stream::Event;
 use futures::future::BoxFuture;
+use reqwest::header::CONTENT_TYPE;
 use serde_json::{Value, json};
 
 use super::http::Transport;
 use super::retry::Failure;
 use super::sse::{self, Decode, Flow};
+use super::wire::{self, Encoded};
 use super::{ChatRequest, EventStream, FinishReason, LlmError, Provider, StreamEvent, Usage};
 use crate::chat::{AssistantPart, Image, Message, ThoughtLevel, ToolResult, UserPart};
 use crate::config::{Endpoint, OPENAI_API_KEY_ENV};
@@ -29,10 +31,11 @@ impl OpenAi {
         }
     }
 
-    /// The conversation comes last, after everything that stays put within a session, so
-    /// that each request of a session is the previous one with messages appended, byte for
-    /// byte (the provider's prompt cache matches on that prefix).
-    fn body(request: &ChatRequest) -> Value {
+    /// The body's JSON text. The conversation comes last, after everything that stays put
+    /// within a session, so that each request of a session is the previous one with messages
+    /// appended, byte for byte (the provider's prompt cache matches on that prefix); only
+    /// the messages added since the previous request are encoded (`wire.rs`).
+    fn body(request: &ChatRequest) -> String {
         let mut body = json!({
             "model": request.model,
             "stream": true,
@@ -48,10 +51,26 @@ impl OpenAi {
             })).collect();
             body["tools"] = Value::Array(tools);
         }
-        let mut messages = vec![json!({ "role": "system", "content": &*request.system })];
-        messages.extend(request.messages.iter().flat_map(wire_messages));
-        body["messages"] = Value::Array(messages);
-        body
+        let system = json!({ "role": "system", "content": &*request.system }).to_string();
+        let encode = |message: &Message| Encoded {
+            role: "",
+            parts: wire_messages(message)
+                .iter()
+                .map(Value::to_string)
+                .collect(),
+        };
+        wire::with_encoded(
+            &request.wire,
+            "openai",
+            &request.messages,
+            encode,
+            |encoded| {
+                let parts = encoded
+                    .iter()
+                    .flat_map(|e| e.parts.iter().map(String::as_str));
+                wire::body_with_messages(&body, std::iter::once(system.as_str()).chain(parts))
+            },
+        )
     }
 }
 
@@ -162,7 +181,10 @@ impl Provider for OpenAi {
         );
         let body = Self::body(&request);
         self.transport.stream::<Decoder>(|client| {
-            let call = client.post(url).json(&body);
+            let call = client
+                .post(url)
+                .header(CONTENT_TYPE, "application/json")
+                .body(body);
             match &self.endpoint.api_key {
                 Some(key) => call.bearer_auth(key.expose()),
                 None => call,
@@ -649,7 +671,7 @@ mod tests {
     fn no_reasoning_effort_when_thinking_is_off() {
         let mut request = testing::request(testing::prompt("hi"));
         request.thought_level = Some(ThoughtLevel::Off);
-        let body = OpenAi::body(&request);
+        let body: Value = serde_json::from_str(&OpenAi::body(&request)).unwrap();
         assert!(body.get("reasoning_effort").is_none());
         assert!(body.get("tools").is_none());
     }

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use super::events::{EventFormat, Recorded};
 use crate::chat::{AssistantPart, Message, ToolResult, UserPart};
+use crate::llm::wire::{self, SharedWire};
 use crate::store::Event;
 
 /// Bytes of text per token, for estimates: the usual figure for English and code.
@@ -62,6 +63,8 @@ pub struct History {
     weight: usize,
     /// The prompt size the provider last reported, and the weight of the messages it had.
     reported: Option<(u64, usize)>,
+    /// `messages` as the provider encoded them for the previous request.
+    wire: SharedWire,
 }
 
 impl History {
@@ -99,6 +102,11 @@ impl History {
 
     pub fn messages(&self) -> Arc<Vec<Message>> {
         self.messages.clone()
+    }
+
+    /// The encoded messages of this context's requests (a rewrite starts anew).
+    pub fn wire(&self) -> SharedWire {
+        self.wire.clone()
     }
 
     pub fn system(&self) -> Option<Arc<str>> {
@@ -150,9 +158,11 @@ impl History {
     fn push_user_part(&mut self, message_id: Option<String>, part: UserPart) {
         let same_prompt = message_id.is_some() && message_id == self.open_prompt;
         let weight = part_weight(&part);
+        let last = self.messages.len().saturating_sub(1);
         if same_prompt && let Some(Message::User { content }) = self.last_mut() {
             content.push(part);
             self.weight += weight;
+            wire::forget(&self.wire, last);
             return;
         }
         self.push(Message::User {
@@ -222,6 +232,7 @@ impl History {
         self.weight = messages.iter().map(message_weight).sum();
         self.system = None;
         self.reported = None;
+        self.wire = SharedWire::default();
     }
 
     fn append(&mut self, message: Message) {
