@@ -51,17 +51,6 @@ impl Format {
         }
     }
 
-    /// The format a file name's extension names.
-    pub fn from_extension(ext: &str) -> Option<Format> {
-        match ext.to_ascii_lowercase().as_str() {
-            "png" => Some(Format::Png),
-            "jpg" | "jpeg" => Some(Format::Jpeg),
-            "gif" => Some(Format::Gif),
-            "webp" => Some(Format::Webp),
-            _ => None,
-        }
-    }
-
     /// The format the bytes are in, by their magic number.
     pub fn sniff(bytes: &[u8]) -> Option<Format> {
         match image::guess_format(bytes).ok()? {
@@ -339,7 +328,6 @@ mod tests {
         let webp = encoded(gradient(7, 5), ImageFormat::WebP);
         assert_eq!(describe(&webp).unwrap(), (Format::Webp, 7, 5));
         assert_eq!(Format::from_mime("image/JPG"), Some(Format::Jpeg));
-        assert_eq!(Format::from_extension("WebP"), Some(Format::Webp));
         assert_eq!(Format::from_mime("image/svg+xml"), None);
     }
 }

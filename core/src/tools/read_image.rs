@@ -12,19 +12,15 @@ use crate::images::{self, Format, MAX_INPUT_BYTES, Prepared};
 /// Enough of a file's start for every format's magic number.
 const HEAD_BYTES: usize = 16;
 
-/// Whether `path` is an image file: by its magic number, else by its extension (so a
-/// broken `.png` is reported as a broken image, not read as text). A file that cannot be
-/// read locally is left to the text path, which says why.
+/// Whether `path` is an image file, by its magic number: a `.png` that holds something else
+/// is a binary file like any other (the text path refuses it as one), while a truncated or
+/// corrupt image is reported as such. A file that cannot be read locally is left to the
+/// text path, which says why.
 pub async fn is_image(ctx: &Context, path: &Path) -> bool {
     let Ok(head) = ctx.io.read_bytes(path, HEAD_BYTES).await else {
         return false;
     };
     Format::sniff(&head).is_some()
-        || path
-            .extension()
-            .and_then(|ext| ext.to_str())
-            .and_then(Format::from_extension)
-            .is_some()
 }
 
 pub async fn read(ctx: &Context, path: &Path) -> Result<Output, ToolError> {
@@ -142,7 +138,8 @@ mod tests {
     #[tokio::test]
     async fn a_broken_image_file_says_so() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("b.png"), "not really").unwrap();
+        let cut = png(64, 64)[..40].to_vec();
+        std::fs::write(dir.path().join("b.png"), cut).unwrap();
         let error = call(&Read, json!({ "path": "b.png" }), &context(dir.path()))
             .await
             .unwrap_err();
