@@ -6,7 +6,9 @@
 //! - engine time per model step in sessions of 100, 1,000 and 10,000 logged events: a
 //!   one-step turn (prompt → answer) minus the same reply read raw off the socket;
 //! - how much of each request of a 30-step tool loop is a byte prefix of the next one (what
-//!   a provider's prompt cache can reuse).
+//!   a provider's prompt cache can reuse);
+//! - one `/compact` after 20 reads of an 8 KB file: the request bytes before it, of the
+//!   summary request, and of the first request after it.
 //!
 //! Run: `cargo bench -p hearth-core --bench turn` (`-- --quick` for a smoke run;
 //! `BENCH_DATA=:memory:` to take SQLite out of the figure).
@@ -310,6 +312,46 @@ fn prefix_share() -> (f64, f64) {
     (shares.iter().sum::<f64>() / shares.len() as f64, least)
 }
 
+/// Request bytes around one `/compact`: the last step before it, the summary request, and
+/// the first request after it.
+fn compaction_sizes() -> (usize, usize, usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("big.txt");
+    std::fs::write(&file, format!("{}\n", "x".repeat(79)).repeat(100)).unwrap();
+    let read = json!({"path": file}).to_string();
+    let mut responses: Vec<Response> = (0..20)
+        .map(|i| {
+            serde_json::from_value(json!({"events": [{"toolCall": {"id": format!("c{i}"), "name": "read", "arguments": read}}]}))
+                .unwrap()
+        })
+        .collect();
+    responses.push(text_reply("read."));
+    responses.push(text_reply(
+        "## Goal\nread big.txt twenty times\n## Current state\ndone",
+    ));
+    responses.push(text_reply("ok"));
+    let mock = MockLlm::start(script(responses)).unwrap();
+    let mut client = Client::start(&mock, dir.path());
+    let cwd = dir.path().to_str().unwrap();
+    let session =
+        client.call("session/new", json!({"cwd": cwd, "mcpServers": []}))["result"]["sessionId"]
+            .clone();
+    for text in ["read it 20 times", "/compact", "next"] {
+        client.call(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
+        );
+    }
+    client.engine.close().unwrap();
+    let sizes: Vec<usize> = mock.requests().iter().map(|r| r.raw.len()).collect();
+    assert_eq!(
+        sizes.len(),
+        23,
+        "20 reads, the answer, the summary, the next step"
+    );
+    (sizes[20], sizes[21], sizes[22])
+}
+
 fn median(v: Vec<f64>) -> f64 {
     percentile(v, 0.5)
 }
@@ -335,6 +377,7 @@ fn main() {
         .map(|events| (events, step_cost(events, step_runs)))
         .collect();
     let (share_mean, share_least) = prefix_share();
+    let (before, summary, after) = compaction_sizes();
     println!("| Figure (in-process, file store, mock LLM) | Value |");
     println!("|---|---|");
     println!(
@@ -358,5 +401,8 @@ fn main() {
         "| Share of a request the next one begins with, 30-step tool loop (mean / least) | {:.1}% / {:.1}% |",
         share_mean * 100.0,
         share_least * 100.0
+    );
+    println!(
+        "| `/compact` after 20 reads of 8 KB: request bytes before / the summary request / after | {before} / {summary} / {after} |"
     );
 }
