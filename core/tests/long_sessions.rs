@@ -523,3 +523,29 @@ fn clearing_old_read_results_can_be_enough() {
         "Cleared the output of 4 earlier tool calls."
     );
 }
+
+/// The provider's own counts reach the client with the window's fill: how much of the prompt
+/// its cache served (and, on Anthropic, wrote).
+#[test]
+fn cached_prompt_tokens_reach_the_client_on_both_providers() {
+    for (api, written) in [(Api::OpenAi, 0), (Api::Anthropic, 50)] {
+        let usage = json!({"input": 100, "output": 5, "cacheRead": 900, "cacheWrite": 50});
+        let setup =
+            Setup::new(json!({"responses": [{"events": [{"text": "hi"}, {"usage": usage}]}]}));
+        let cwd = workspace(&setup);
+        let mut client = engine(&setup, api, 200_000, false);
+        let session = new_session(&mut client, &cwd);
+        client.prompt(&session, "hello");
+        let update = client
+            .updates(&session)
+            .into_iter()
+            .find(|u| u["sessionUpdate"] == "usage_update")
+            .unwrap();
+        assert_eq!(update["used"], 1055);
+        assert_eq!(update["size"], 200_000);
+        assert_eq!(
+            update["_meta"]["hearth"],
+            json!({"inputTokens": 1050, "outputTokens": 5, "cachedReadTokens": 900, "cachedWriteTokens": written})
+        );
+    }
+}
