@@ -175,6 +175,19 @@ fn responses_to_ids_never_sent_are_ignored() {
     still_serving(&mut client);
 }
 
+/// A client that could not parse a notification may answer it with `"id": null` (Toad did).
+/// Answering that would make two such peers loop forever: a response is never answered.
+#[test]
+fn responses_with_a_null_id_are_dropped_unanswered() {
+    let (_s, mut client) = setup();
+    client
+        .send_raw(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#);
+    client.send_raw(r#"{"jsonrpc":"2.0","id":null,"result":{}}"#);
+    client.send_raw(r#"{"jsonrpc":"2.0","id":3,"result":{},"error":{"code":1,"message":"both"}}"#);
+    assert!(client.drain(Duration::from_millis(200)).is_empty());
+    still_serving(&mut client);
+}
+
 #[test]
 fn huge_and_deep_frames_are_answered() {
     let (_s, mut client) = setup();

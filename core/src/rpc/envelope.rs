@@ -171,6 +171,22 @@ fn not_an_object(frame: &str) -> RpcError {
 }
 
 fn classify(members: Members<'_>) -> Result<Inbound<'_>, Box<Rejected>> {
+    // A response is never answered, whatever is wrong with it: two peers that answered each
+    // other's malformed responses (one with `"id": null`, from a client that could not parse
+    // a notification) would loop forever.
+    let is_response =
+        members.method.is_none() && (members.result.is_some() || members.error.is_some());
+    match classify_envelope(members) {
+        Err(mut rejected) if is_response => {
+            tracing::warn!(error = %rejected.error.message, "dropping a malformed response");
+            rejected.answer = false;
+            Err(rejected)
+        }
+        classified => classified,
+    }
+}
+
+fn classify_envelope(members: Members<'_>) -> Result<Inbound<'_>, Box<Rejected>> {
     let valid_id = match members.id.map(json) {
         None => None,
         Some(v @ Value::String(_)) => Some(v),
@@ -406,6 +422,20 @@ mod tests {
         assert_eq!(rejected(frame).error.code, PARSE_ERROR);
         let paired = r#"{"jsonrpc":"2.0","id":1,"method":"\ud83d\ude00"}"#;
         assert!(matches!(parse(paired), Ok(Inbound::Request { method, .. }) if method == "😀"));
+    }
+
+    /// Responses with a null id (or anything else wrong) are dropped, never answered.
+    #[test]
+    fn a_malformed_response_is_never_answered() {
+        for frame in [
+            r#"{"jsonrpc":"2.0","id":null,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"result":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":"x"}}"#,
+            r#"{"jsonrpc":"1.0","id":1,"result":1}"#,
+        ] {
+            assert!(!rejected(frame).answer, "{frame}");
+        }
     }
 
     #[test]
