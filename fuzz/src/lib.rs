@@ -39,6 +39,8 @@ pub fn id_key(id: &Value) -> String {
 /// `Some(id)` for one answer (`Value::Null` when the id can't be read), `None` for none
 /// (a notification, or a response).
 ///
+/// - response-shaped (no `method`, a `result` or an `error`): never answered, whatever its
+///   `id` or `jsonrpc` (answering a malformed response can make two peers loop);
 /// - not UTF-8 / not JSON: parse error, answered with `null`;
 /// - not an object (a scalar, or a batch, which Hearth documents it does not support):
 ///   answered with `null`;
@@ -47,8 +49,7 @@ pub fn id_key(id: &Value) -> String {
 /// - `method` a string: a request (has `id`) is answered with its id — also when its
 ///   `params` are not structured — and a notification (no `id`) never is;
 /// - `method` present but not a string: answered;
-/// - no `method`: a response (valid `id` and exactly one of `result`/`error`) is not
-///   answered; anything else is.
+/// - no `method` and neither `result` nor `error`: answered.
 pub fn expected_answer(frame: &[u8]) -> Option<Value> {
     let Ok(text) = std::str::from_utf8(frame) else {
         return Some(Value::Null);
@@ -59,6 +60,11 @@ pub fn expected_answer(frame: &[u8]) -> Option<Value> {
     let Value::Object(object) = value else {
         return Some(Value::Null);
     };
+    if !object.contains_key("method")
+        && (object.contains_key("result") || object.contains_key("error"))
+    {
+        return None;
+    }
     let id = match object.get("id") {
         None => None,
         Some(v @ Value::String(_)) => Some(v.clone()),
@@ -72,11 +78,7 @@ pub fn expected_answer(frame: &[u8]) -> Option<Value> {
     match object.get("method") {
         Some(Value::String(_)) => id,
         Some(_) => Some(reply_id),
-        None => {
-            let response = id.is_some()
-                && (object.contains_key("result") != object.contains_key("error"));
-            if response { None } else { Some(reply_id) }
-        }
+        None => Some(reply_id),
     }
 }
 
@@ -423,8 +425,12 @@ mod tests {
         assert_eq!(e(r#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#), Some(Value::Null));
         assert_eq!(e(r#"{"jsonrpc":"1.0","id":7,"method":"x"}"#), Some(json!(7)));
         assert_eq!(e(r#"{"jsonrpc":"2.0","id":7,"result":null}"#), None);
-        assert_eq!(e(r#"{"jsonrpc":"2.0","id":7,"result":1,"error":{}}"#), Some(json!(7)));
-        assert_eq!(e(r#"{"jsonrpc":"2.0","result":1}"#), Some(Value::Null));
+        // Response-shaped frames are never answered, however malformed.
+        assert_eq!(e(r#"{"jsonrpc":"2.0","id":7,"result":1,"error":{}}"#), None);
+        assert_eq!(e(r#"{"jsonrpc":"2.0","result":1}"#), None);
+        assert_eq!(e(r#"{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"x"}}"#), None);
+        assert_eq!(e(r#"{"jsonrpc":"1.0","id":7,"result":1}"#), None);
+        assert_eq!(e(r#"{"jsonrpc":"2.0","id":7}"#), Some(json!(7)));
         assert_eq!(expected_answer(b"\xff"), Some(Value::Null));
     }
 }
