@@ -78,10 +78,14 @@ fn response() -> InitializeResponse {
             )
         })
         .collect();
+    // `_session/steering` (`acp/steering.rs`), advertised where claude-agent-acp and
+    // codex-acp advertise it.
+    let steering = json!({ "steering": { "supported": true } });
     InitializeResponse::new(ProtocolVersion::V1)
         .agent_capabilities(capabilities)
         .auth_methods(auth)
         .agent_info(Implementation::new("hearth", env!("CARGO_PKG_VERSION")).title("Hearth"))
+        .meta(steering.as_object().cloned())
 }
 
 /// The credential comes from the environment or the host, so there is nothing to log in

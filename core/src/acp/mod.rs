@@ -17,6 +17,7 @@ mod mcp;
 mod prompt;
 mod responder;
 mod session;
+mod steering;
 mod system_prompt;
 pub mod updates;
 
@@ -112,6 +113,7 @@ fn request(edge: &Arc<Edge>, id: RequestId, method: &str, params: Params<'_>) {
         "session/prompt" => prompt::prompt(responder, params),
         "session/set_config_option" => config::set_config_option(responder, params),
         "session/set_mode" => config::set_mode(responder, params),
+        "_session/steering" => steering::steer(responder, params),
         _ => responder.respond(Err(RpcError::method_not_found(method))),
     }
 }

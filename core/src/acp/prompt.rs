@@ -46,7 +46,7 @@ pub fn cancel(ctx: &EngineContext, session_id: &str) {
 
 /// The blocks as they will be logged: images prepared for the model (read, checked,
 /// downscaled). Refused when the session's current model takes no images — never dropped.
-async fn accept(live: &Live, blocks: Vec<ContentBlock>) -> Result<Vec<ContentBlock>, RpcError> {
+pub async fn accept(live: &Live, blocks: Vec<ContentBlock>) -> Result<Vec<ContentBlock>, RpcError> {
     let Some(first) = blocks
         .iter()
         .position(|b| matches!(b, ContentBlock::Image(_)))
@@ -86,7 +86,7 @@ fn refused(index: usize, reason: &str) -> RpcError {
     RpcError::invalid_params(format!("`prompt[{index}]`: {reason}"))
 }
 
-fn prompt_of(blocks: Vec<ContentBlock>) -> Prompt {
+pub fn prompt_of(blocks: Vec<ContentBlock>) -> Prompt {
     let blocks = blocks
         .into_iter()
         .map(|block| PromptBlock {
@@ -105,33 +105,37 @@ impl SessionParams for PromptRequest {
         &self.session_id.0
     }
 
-    /// Text, images, resource links and embedded text resources are accepted (that is what
-    /// `initialize` advertises); anything else is refused rather than silently dropped.
     fn validate(&self) -> Result<(), RpcError> {
-        if self.prompt.is_empty() {
-            return Err(RpcError::invalid_params(
-                "`prompt` must contain at least one content block",
-            ));
-        }
-        for (i, block) in self.prompt.iter().enumerate() {
-            let reason = match block {
-                ContentBlock::Text(_) | ContentBlock::ResourceLink(_) => None,
-                ContentBlock::Resource(r) => match r.resource {
-                    EmbeddedResourceResource::TextResourceContents(_) => None,
-                    _ => Some("binary embedded resources are not supported".to_string()),
-                },
-                ContentBlock::Image(image) => images::check(image)
-                    .err()
-                    .map(|why| format!("the image {why}")),
-                ContentBlock::Audio(_) => Some(
-                    "audio content is not supported (promptCapabilities.audio is false)".into(),
-                ),
-                _ => Some("this content type is not supported".into()),
-            };
-            if let Some(reason) = reason {
-                return Err(refused(i, &reason));
-            }
-        }
-        Ok(())
+        check(&self.prompt)
     }
+}
+
+/// Text, images, resource links and embedded text resources are accepted (that is what
+/// `initialize` advertises); anything else is refused rather than silently dropped.
+pub fn check(prompt: &[ContentBlock]) -> Result<(), RpcError> {
+    if prompt.is_empty() {
+        return Err(RpcError::invalid_params(
+            "`prompt` must contain at least one content block",
+        ));
+    }
+    for (i, block) in prompt.iter().enumerate() {
+        let reason = match block {
+            ContentBlock::Text(_) | ContentBlock::ResourceLink(_) => None,
+            ContentBlock::Resource(r) => match r.resource {
+                EmbeddedResourceResource::TextResourceContents(_) => None,
+                _ => Some("binary embedded resources are not supported".to_string()),
+            },
+            ContentBlock::Image(image) => images::check(image)
+                .err()
+                .map(|why| format!("the image {why}")),
+            ContentBlock::Audio(_) => {
+                Some("audio content is not supported (promptCapabilities.audio is false)".into())
+            }
+            _ => Some("this content type is not supported".into()),
+        };
+        if let Some(reason) = reason {
+            return Err(refused(i, &reason));
+        }
+    }
+    Ok(())
 }

@@ -82,6 +82,10 @@ pub async fn run_turn(
     let mut overflowed = false;
     let mut steps = 0;
     while steps < ctx.config().max_turn_requests() {
+        // What the user sent meanwhile goes with this request, after the tool results.
+        for steered in session.steering().take() {
+            log_steered(session, sink, steered);
+        }
         if compaction::needed(session) {
             let trigger = CompactionTrigger::Automatic;
             let compacted = compaction::compact(session, sink, token, &*provider, trigger, None);
@@ -112,6 +116,13 @@ pub async fn run_turn(
             Step::Stopped(stop) => stop,
             Step::Failed(error) => return Err(error),
         };
+        // A message steered in while the model answered gets an answer of its own.
+        if answer.calls.is_empty()
+            && stop == StopReason::EndTurn
+            && session.steering().has_pending()
+        {
+            continue;
+        }
         // Calls that will never run get their results before anything else joins the
         // context (`History::push`), like calls a crash interrupted.
         if answer.calls.is_empty() || stop == StopReason::Cancelled {
@@ -161,6 +172,12 @@ fn tool_context(session: &Session, token: &CancellationToken) -> tools::Context 
         cancel: token.clone(),
         vision: ctx.model_sees(&model),
     }
+}
+
+/// Logs a message the user steered into a running turn, as a prompt of its own (replayed in
+/// place, read by the model).
+pub fn log_steered(session: &Session, sink: &dyn EventSink, prompt: Prompt) {
+    log_prompt(session, sink, prompt, true);
 }
 
 /// Logs the prompt for replay and (unless it is a command) the model's context, and names the

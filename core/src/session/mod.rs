@@ -8,6 +8,7 @@ pub mod mcp;
 pub mod recovery;
 pub mod registry;
 pub mod services;
+pub mod steering;
 pub mod turns;
 
 use std::path::Path;
@@ -19,6 +20,7 @@ use serde_json::{Value, json};
 use self::events::{EventSink, SessionEvent, Visibility};
 use self::history::{Compaction, History};
 use self::services::SessionServices;
+use self::steering::Steering;
 use crate::agent::git::{self, Repo};
 use crate::agent::instructions::Instructions;
 use crate::chat::{Message, ThoughtLevel};
@@ -107,6 +109,7 @@ pub struct Session {
     ctx: Arc<EngineContext>,
     services: Arc<SessionServices>,
     project: Project,
+    steering: Steering,
 }
 
 /// What a session read of its workspace when it came up, for its system prompt.
@@ -141,11 +144,17 @@ impl Session {
             ctx,
             services,
             project,
+            steering: Steering::default(),
         }
     }
 
     pub fn state(&self) -> MutexGuard<'_, SessionState> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// What the user sent while a turn runs (see `steering.rs`).
+    pub fn steering(&self) -> &Steering {
+        &self.steering
     }
 
     /// The model's context, in memory (see `history.rs`).

@@ -97,6 +97,7 @@ async fn run(
 /// Runs one turn with the session as its sink, flagged as running in the store meanwhile.
 async fn turn(session: &Arc<Session>, token: &CancellationToken, prompt: Prompt) -> TurnOutcome {
     session.mark_running(true);
+    session.steering().begin();
     let turn = crate::agent::run_turn(session, &**session, token, prompt);
     let outcome = match AssertUnwindSafe(turn).catch_unwind().await {
         Ok(outcome) => outcome,
@@ -105,6 +106,11 @@ async fn turn(session: &Arc<Session>, token: &CancellationToken, prompt: Prompt)
             Err(TurnError::Internal("the turn failed unexpectedly".into()))
         }
     };
+    // Steered messages the turn did not get to send (it was cancelled, or failed) join the
+    // context now, so the next prompt carries them.
+    for steered in session.steering().end() {
+        crate::agent::log_steered(session, &**session, steered);
+    }
     session.mark_running(false);
     outcome
 }
