@@ -16,6 +16,7 @@ mod initialize;
 mod mcp;
 mod prompt;
 mod responder;
+mod rewind;
 mod session;
 mod system_prompt;
 pub mod updates;
@@ -112,6 +113,7 @@ fn request(edge: &Arc<Edge>, id: RequestId, method: &str, params: Params<'_>) {
         "session/prompt" => prompt::prompt(responder, params),
         "session/set_config_option" => config::set_config_option(responder, params),
         "session/set_mode" => config::set_mode(responder, params),
+        "_hearth/session/rewind" => rewind::rewind(responder, params),
         _ => responder.respond(Err(RpcError::method_not_found(method))),
     }
 }

@@ -5,6 +5,7 @@
 //! client is on disk, and a `kill -9` leaves a database that opens cleanly (WAL).
 //! Reads use a second connection so they never wait behind a write (file stores).
 
+mod checkpoints;
 mod event;
 mod schema;
 mod sessions;
@@ -16,6 +17,7 @@ use rusqlite::{Connection, OpenFlags};
 use serde_json::value::RawValue;
 
 use crate::config::StoreLocation;
+pub use checkpoints::{CheckpointOp, CheckpointRecord, CheckpointRow};
 pub use event::Event;
 use event::{Merge, Stored, coalesce};
 pub use sessions::{Cursor, ListPage, ListedSession, RuleRow, SessionRecord};
@@ -61,6 +63,8 @@ pub enum StoreOp {
         workspace: String,
         rule: RuleRow,
     },
+    /// Records or updates the checkpoints of the files the agent changed.
+    Checkpoint(CheckpointOp),
 }
 
 #[derive(Debug)]
@@ -220,6 +224,11 @@ impl Reader<'_> {
             .collect())
     }
 
+    /// The session's checkpoints, oldest first.
+    pub fn checkpoints(&self, id: &str) -> Result<Vec<CheckpointRow>, StoreError> {
+        self.read(|conn| checkpoints::list(conn, id))
+    }
+
     /// The "always" rules stored for `workspace`.
     pub fn rules(&self, workspace: &str) -> Result<Vec<RuleRow>, StoreError> {
         self.read(|conn| sessions::rules(conn, workspace))
@@ -285,6 +294,7 @@ fn op_name(op: &StoreOp) -> &'static str {
         StoreOp::SetTurnRunning { .. } => "set_turn_running",
         StoreOp::SetClientSystemPrompt { .. } => "set_client_system_prompt",
         StoreOp::AddRule { .. } => "add_rule",
+        StoreOp::Checkpoint(_) => "checkpoint",
     }
 }
 
