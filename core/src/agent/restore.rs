@@ -64,12 +64,10 @@ struct PathPlan<'a> {
 /// what was put back and what was left. With `dry_run` nothing is touched: the outcome is
 /// what would happen.
 pub async fn revert(io: &dyn Io, rows: &[&CheckpointRow], dry_run: bool) -> Outcome {
-    let mut paths: Vec<&str> = Vec::new();
-    for row in rows {
-        if !paths.contains(&row.path.as_str()) {
-            paths.push(&row.path);
-        }
-    }
+    // By path, so that reports read in a stable order.
+    let mut paths: Vec<&str> = rows.iter().map(|r| r.path.as_str()).collect();
+    paths.sort_unstable();
+    paths.dedup();
     let mut outcome = Outcome::default();
     for path in paths {
         let file = Path::new(path);

@@ -64,6 +64,10 @@ impl Schema {
     }
 
     fn check_method(&self, method: &str, kind: &'static str, value: &Value) -> Result<(), String> {
+        // An extension method (`_…`) has no type in the ACP schema: its own tests check it.
+        if method.starts_with('_') && !self.names.contains_key(&(method.to_string(), kind)) {
+            return Ok(());
+        }
         let name = self
             .names
             .get(&(method.to_string(), kind))
