@@ -239,7 +239,8 @@ mod tests {
 
     #[test]
     fn a_file_changed_since_is_left_alone() {
-        let plan = plan(&text("mine"), &[&row(Some("A"), Some("B"))]);
+        let edited = row(Some("A"), Some("B"));
+        let plan = plan(&text("mine"), &[&edited]);
         assert_eq!(plan.target, None);
         assert!(plan.conflict.unwrap().contains("changed after"));
     }
@@ -263,16 +264,15 @@ mod tests {
             Some(Some("A"))
         );
         // Created, removed again: already as it was.
-        let gone = plan(&Now::Absent, &[&row(None, Some("new"))]);
+        let created = row(None, Some("new"));
+        let gone = plan(&Now::Absent, &[&created]);
         assert_eq!((gone.target, gone.conflict), (None, None));
     }
 
     #[test]
     fn an_unreadable_file_is_left_alone() {
-        let plan = plan(
-            &Now::Unreadable("binary".into()),
-            &[&row(Some("A"), Some("B"))],
-        );
+        let edited = row(Some("A"), Some("B"));
+        let plan = plan(&Now::Unreadable("binary".into()), &[&edited]);
         assert!(plan.conflict.unwrap().contains("binary"));
     }
 }
