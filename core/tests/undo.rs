@@ -4,7 +4,9 @@
 
 mod common;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use common::{Setup, call, start, text};
 use hearth_testkit::{AcpClient, InProcess};
@@ -224,6 +226,58 @@ fn nothing_to_undo_in_a_session_without_edits() {
     assert!(
         report.contains("`run_command`) are not tracked"),
         "{report}"
+    );
+}
+
+#[test]
+fn undo_restores_the_editors_buffer_through_the_client() {
+    let setup =
+        Setup::new(json!({"responses": [write("w1", "a.txt", "agent\n"), text(&["done"])]}));
+    let cwd = workspace(&setup);
+    let a = cwd.join("a.txt");
+    std::fs::write(&a, "on disk\n").unwrap();
+    let mut config: Value = serde_json::from_str(&setup.config()).unwrap();
+    config["permissionMode"] = json!("bypass");
+    let mut client = AcpClient::new(InProcess::start(&config.to_string()));
+    client.call(
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": true, "writeTextFile": true}}}),
+    );
+    // The editor holds an unsaved buffer of a.txt; its writes go to the buffer too.
+    let buffers = Arc::new(Mutex::new(HashMap::from([(
+        a.to_str().unwrap().to_string(),
+        "unsaved\n".to_string(),
+    )])));
+    let editor = buffers.clone();
+    client.respond_with(move |method, params| {
+        let path = params["path"].as_str()?.to_string();
+        let mut buffers = editor.lock().unwrap();
+        match method {
+            "fs/read_text_file" => Some(json!({"content": buffers.get(&path)?})),
+            "fs/write_text_file" => {
+                buffers.insert(path, params["content"].as_str()?.to_string());
+                Some(json!({}))
+            }
+            _ => None,
+        }
+    });
+    let session = client.new_session(cwd.to_str().unwrap());
+    prompt(&mut client, &session, "rewrite a");
+    let buffer = |buffers: &Mutex<HashMap<String, String>>| {
+        buffers.lock().unwrap()[a.to_str().unwrap()].clone()
+    };
+    assert_eq!(buffer(&buffers), "agent\n");
+    let report = undo(&mut client, &session);
+    assert!(report.contains("- a.txt: restored"), "{report}");
+    assert_eq!(
+        buffer(&buffers),
+        "unsaved\n",
+        "the buffer as the agent found it"
+    );
+    assert_eq!(
+        read(&a).as_deref(),
+        Some("on disk\n"),
+        "the editor writes, not Hearth"
     );
 }
 
