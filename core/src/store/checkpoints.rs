@@ -114,3 +114,79 @@ pub fn list(conn: &Connection, session_id: &str) -> rusqlite::Result<Vec<Checkpo
     )?;
     stmt.query_map([session_id], row)?.collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::config::StoreLocation;
+    use crate::store::{SessionRecord, Store, StoreOp, now};
+
+    fn record(session: &Arc<str>, content: &str) -> StoreOp {
+        StoreOp::Checkpoint(CheckpointOp::Record(CheckpointRecord {
+            session_id: session.clone(),
+            message_id: "m1".into(),
+            path: "/w/a".into(),
+            content: Some(content.into()),
+            content_hash: Some(format!("h-{content}")),
+            created_at: now(),
+        }))
+    }
+
+    #[test]
+    fn the_first_record_wins_and_a_deleted_session_takes_its_checkpoints() {
+        let store = Store::open(&StoreLocation::Memory).unwrap();
+        let id: Arc<str> = Arc::from("sess_1");
+        store
+            .apply(vec![StoreOp::CreateSession(SessionRecord {
+                id: id.to_string(),
+                cwd: "/w".into(),
+                additional_dirs: Vec::new(),
+                title: None,
+                created_at: now(),
+                updated_at: now(),
+                parent_id: None,
+                config: json!({}),
+                turn_running: false,
+                client_system_prompt: None,
+            })])
+            .unwrap();
+        let after = |hash: &str| {
+            StoreOp::Checkpoint(CheckpointOp::After {
+                session_id: id.clone(),
+                message_id: "m1".into(),
+                path: "/w/a".into(),
+                after_hash: Some(hash.into()),
+            })
+        };
+        store
+            .apply(vec![
+                record(&id, "one"),
+                after("h-two"),
+                record(&id, "two"),
+                after("h-three"),
+            ])
+            .unwrap();
+        let rows = store.reader().checkpoints(&id).unwrap();
+        assert_eq!(rows.len(), 1);
+        let row = &rows[0];
+        assert_eq!(row.content.as_deref(), Some("one"));
+        assert_eq!(row.content_hash.as_deref(), Some("h-one"));
+        assert_eq!(row.after_hash.as_deref(), Some("h-three"));
+        assert!(!row.undone);
+
+        let undone = CheckpointOp::Undone {
+            session_id: id.clone(),
+            ids: vec![row.id],
+        };
+        store.apply(vec![StoreOp::Checkpoint(undone)]).unwrap();
+        assert!(store.reader().checkpoints(&id).unwrap()[0].undone);
+
+        let delete = StoreOp::DeleteSession {
+            session_id: id.clone(),
+        };
+        store.apply(vec![delete]).unwrap();
+        assert!(store.reader().checkpoints(&id).unwrap().is_empty());
+    }
+}
