@@ -117,11 +117,9 @@ pub fn list(conn: &Connection, session_id: &str) -> rusqlite::Result<Vec<Checkpo
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
     use crate::config::StoreLocation;
-    use crate::store::{SessionRecord, Store, StoreOp, now};
+    use crate::store::{Store, StoreOp, create_session, now};
 
     fn record(session: &Arc<str>, content: &str) -> StoreOp {
         StoreOp::Checkpoint(CheckpointOp::Record(CheckpointRecord {
@@ -138,20 +136,7 @@ mod tests {
     fn the_first_record_wins_and_a_deleted_session_takes_its_checkpoints() {
         let store = Store::open(&StoreLocation::Memory).unwrap();
         let id: Arc<str> = Arc::from("sess_1");
-        store
-            .apply(vec![StoreOp::CreateSession(SessionRecord {
-                id: id.to_string(),
-                cwd: "/w".into(),
-                additional_dirs: Vec::new(),
-                title: None,
-                created_at: now(),
-                updated_at: now(),
-                parent_id: None,
-                config: json!({}),
-                turn_running: false,
-                client_system_prompt: None,
-            })])
-            .unwrap();
+        store.apply(vec![create_session(&id)]).unwrap();
         let after = |hash: &str| {
             StoreOp::Checkpoint(CheckpointOp::After {
                 session_id: id.clone(),

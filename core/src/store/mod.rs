@@ -303,6 +303,23 @@ pub fn now() -> String {
     humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
 }
 
+/// A store op creating a bare session `id` (working in `/w`), for tests of the store.
+#[cfg(test)]
+fn create_session(id: &str) -> StoreOp {
+    StoreOp::CreateSession(SessionRecord {
+        id: id.to_string(),
+        cwd: "/w".into(),
+        additional_dirs: Vec::new(),
+        title: None,
+        created_at: now(),
+        updated_at: now(),
+        parent_id: None,
+        config: serde_json::json!({}),
+        turn_running: false,
+        client_system_prompt: None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::{Value, json};
@@ -328,20 +345,7 @@ mod tests {
     fn updates_are_the_folded_log_byte_for_byte() {
         let store = Store::open(&StoreLocation::Memory).unwrap();
         let id: Arc<str> = Arc::from("sess_1");
-        store
-            .apply(vec![StoreOp::CreateSession(SessionRecord {
-                id: id.to_string(),
-                cwd: "/w".into(),
-                additional_dirs: Vec::new(),
-                title: None,
-                created_at: now(),
-                updated_at: now(),
-                parent_id: None,
-                config: json!({}),
-                turn_running: false,
-                client_system_prompt: None,
-            })])
-            .unwrap();
+        store.apply(vec![create_session(&id)]).unwrap();
         let (thought, message) = ("agent_thought_chunk", "agent_message_chunk");
         let prompt = json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "hi"}});
         let tool_call = json!({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "é \"q\"\n\u{1}", "rawInput": {"z": 1, "a": [0.1, -2, 1e300]}});
