@@ -4,6 +4,7 @@
 use agent_client_protocol_schema::v1::StopReason as AcpStopReason;
 use serde_json::json;
 
+use crate::agent::rewind::RewindError;
 use crate::agent::{StopReason, TurnError};
 use crate::llm::Providers;
 use crate::rpc::RpcError;
@@ -21,6 +22,19 @@ pub fn turn_error(error: TurnError) -> RpcError {
         }
         TurnError::Store(e) => RpcError::internal(format!("cannot read the session log: {e}")),
         TurnError::Internal(message) => RpcError::internal(message),
+    }
+}
+
+/// Why a rewind to `message_id` failed: an id that names no prompt is a bad param.
+pub fn rewind_error(error: RewindError, message_id: &str) -> RpcError {
+    match error {
+        RewindError::UnknownMessage => RpcError::invalid_params(format!(
+            "`toMessageId`: no prompt of this session has the id `{message_id}`"
+        ))
+        .with_data(json!({ "messageId": message_id })),
+        RewindError::Store(e) => {
+            RpcError::internal(format!("cannot read the session's checkpoints: {e}"))
+        }
     }
 }
 

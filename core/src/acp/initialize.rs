@@ -65,7 +65,10 @@ fn response() -> InitializeResponse {
         .additional_directories(SessionAdditionalDirectoriesCapabilities::new())
         // `{}`: `append` only (`acp/system_prompt.rs`).
         .system_prompt(SessionSystemPromptCapabilities::new());
+    // Hearth's extension methods, named as claude-agent-acp marks its `_session/rewind`.
+    let extensions = json!({ "hearth": { "sessionRewind": {} } });
     let capabilities = AgentCapabilities::new()
+        .meta(extensions.as_object().cloned())
         .load_session(true)
         .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
         .mcp_capabilities(McpCapabilities::new().http(true).sse(false))

@@ -16,6 +16,7 @@ mod initialize;
 mod mcp;
 mod prompt;
 mod responder;
+mod rewind;
 mod session;
 mod steering;
 mod system_prompt;
@@ -114,6 +115,7 @@ fn request(edge: &Arc<Edge>, id: RequestId, method: &str, params: Params<'_>) {
         "session/set_config_option" => config::set_config_option(responder, params),
         "session/set_mode" => config::set_mode(responder, params),
         "_session/steering" => steering::steer(responder, params),
+        "_hearth/session/rewind" => rewind::rewind(responder, params),
         _ => responder.respond(Err(RpcError::method_not_found(method))),
     }
 }

@@ -223,21 +223,19 @@ fn compaction_update(
 }
 
 fn user_part(update: &Value) -> Recorded {
+    let message_id = update
+        .get("messageId")
+        .and_then(Value::as_str)
+        .map(str::to_string);
     if is_command(update) {
-        return Recorded::Other;
+        return Recorded::Command { message_id };
     }
     let part = update
         .get("content")
         .and_then(|c| serde_json::from_value::<ContentBlock>(c.clone()).ok())
         .and_then(|block| block_part(&block));
     match part {
-        Some(part) => Recorded::UserPart {
-            message_id: update
-                .get("messageId")
-                .and_then(Value::as_str)
-                .map(str::to_string),
-            part,
-        },
+        Some(part) => Recorded::UserPart { message_id, part },
         None => Recorded::Other,
     }
 }
@@ -660,7 +658,12 @@ mod tests {
             r#"{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"/compact"},"messageId":"u1","_meta":{"hearth":{"command":true}}}"#
         );
         let update: Value = serde_json::from_str(&chunk).unwrap();
-        assert_eq!(V1::new(Vec::new()).decode(&update), Recorded::Other);
+        assert_eq!(
+            V1::new(Vec::new()).decode(&update),
+            Recorded::Command {
+                message_id: Some("u1".into())
+            }
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::new_id;
+use super::{checkpoint, new_id};
 use crate::chat::ToolResult;
 use crate::permissions::prompt::{self, PermissionAsk};
 use crate::permissions::{self, Decision, Roots, Rule};
@@ -30,6 +30,8 @@ pub struct Turn<'a> {
     pub session: &'a Arc<Session>,
     pub sink: &'a dyn EventSink,
     pub token: &'a CancellationToken,
+    /// The turn's user message id, which its file checkpoints are recorded under.
+    pub prompt_id: String,
     /// Where and how its tools run.
     pub tool_ctx: tools::Context,
 }
@@ -97,7 +99,9 @@ async fn execute(turn: &Turn<'_>, id: &str, call: &ModelCall) -> Result<Output, 
         return Err(message);
     }
     turn.emit(SessionEvent::ToolCallRunning { id: id.to_string() });
+    let changes = checkpoint::before(turn, &prepared);
     let output = run(turn, id, &*tool, prepared).await;
+    checkpoint::after(turn, &changes, output.is_ok());
     let output = match output {
         Ok(_) if turn.token.is_cancelled() => Err("Cancelled by the user.".to_string()),
         other => other,

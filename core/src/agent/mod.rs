@@ -4,15 +4,19 @@
 //! stopped. It returns a typed outcome, never a response.
 
 mod calls;
+mod checkpoint;
 mod command;
 mod compaction;
 pub mod git;
 pub mod instructions;
 mod outcome;
 mod request;
+mod restore;
+pub mod rewind;
 mod stream;
 pub mod system_prompt;
 pub mod title;
+pub mod undo;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -58,7 +62,12 @@ pub async fn run_turn(
     let model = session.state().settings.model.clone();
     let provider = check_credential(ctx, &model)?;
     let command = command::parse(&prompt);
-    log_prompt(session, sink, prompt, command.is_none());
+    // Stand-in for `/undo` until the command module dispatches it (it replaces this at merge).
+    let undo = matches!(&prompt.blocks[..], [block] if block.text.as_deref().map(str::trim) == Some("/undo"));
+    let prompt_id = log_prompt(session, sink, prompt, command.is_none() && !undo);
+    if undo {
+        return undo::run(session, sink).await;
+    }
     if command.is_none()
         && let Some(message) = instructions_changed(session)
     {
@@ -76,6 +85,7 @@ pub async fn run_turn(
         session,
         sink,
         token,
+        prompt_id,
         tool_ctx: tool_context(session, token),
     };
     // A provider's "too long" is answered once per turn with a compaction and a retry.
@@ -181,8 +191,8 @@ pub fn log_steered(session: &Session, sink: &dyn EventSink, prompt: Prompt) {
 }
 
 /// Logs the prompt for replay and (unless it is a command) the model's context, and names the
-/// session after its first prompt.
-fn log_prompt(session: &Session, sink: &dyn EventSink, prompt: Prompt, for_model: bool) {
+/// session after its first prompt. Returns the prompt's user message id.
+fn log_prompt(session: &Session, sink: &dyn EventSink, prompt: Prompt, for_model: bool) -> String {
     let first_title = match session.state().title {
         Some(_) => None,
         None => title::from_prompt(&prompt),
@@ -201,6 +211,7 @@ fn log_prompt(session: &Session, sink: &dyn EventSink, prompt: Prompt, for_model
         let updated_at = now();
         sink.emit(SessionEvent::Title { title, updated_at }, Visibility::Live);
     }
+    message_id
 }
 
 enum Step {

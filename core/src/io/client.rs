@@ -153,6 +153,12 @@ impl Io for ClientIo {
         }
     }
 
+    /// ACP has no `fs/*` method that deletes, so the file is removed from disk here; the
+    /// editor learns of it as of any change on disk (an open buffer of it may stay open).
+    fn remove_file<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<(), IoError>> {
+        self.local.remove_file(path)
+    }
+
     fn stat<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<Option<Meta>, IoError>> {
         self.local.stat(path)
     }

@@ -52,6 +52,15 @@ impl Io for LocalIo {
         Box::pin(write_text(path, content))
     }
 
+    fn remove_file<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<(), IoError>> {
+        Box::pin(async move {
+            match tokio::fs::remove_file(path).await {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(describe(e, path)),
+                _ => Ok(()),
+            }
+        })
+    }
+
     fn stat<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<Option<Meta>, IoError>> {
         Box::pin(async move {
             match tokio::fs::metadata(path).await {

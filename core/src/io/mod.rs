@@ -1,5 +1,5 @@
 //! The workspace port: everything the tools and the permission checks do to the workspace —
-//! read, write, stat, walk, canonicalize, run a command — behind one trait, `Io`. Two backends:
+//! read, write, remove, stat, walk, canonicalize, run a command — behind one trait, `Io`. Two backends:
 //! local, and the ACP client's (`fs/*`, `terminal/*`) for what the client advertised, so the
 //! agent sees unsaved editor buffers and commands run in the IDE's terminal. `workspace` picks
 //! one from the client's abilities.
@@ -81,6 +81,9 @@ pub trait Io: Send + Sync {
         path: &'a Path,
         content: &'a str,
     ) -> BoxFuture<'a, Result<(), IoError>>;
+
+    /// Removes a file (undoing one the agent created); a file already gone is not an error.
+    fn remove_file<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<(), IoError>>;
 
     /// What is at `path`: `None` when nothing is.
     fn stat<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<Option<Meta>, IoError>>;

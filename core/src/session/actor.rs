@@ -78,6 +78,12 @@ impl Live {
         let done: OnTurnEnd = Box::new(done);
         self.turns.push(prompt, self.epoch, token, done);
     }
+
+    /// Resolves once the turns queued before this call have ended: for work that must not
+    /// overlap a turn (a rewind of the files a turn may still be changing).
+    pub async fn after_turns(&self) {
+        self.turns.idle().await;
+    }
 }
 
 pub async fn run(

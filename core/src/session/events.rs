@@ -184,6 +184,11 @@ pub enum Recorded {
         message_id: Option<String>,
         part: UserPart,
     },
+    /// A block of a command's prompt (`/compact`): not the model's, but a prompt of the
+    /// session all the same (a rewind may name it).
+    Command {
+        message_id: Option<String>,
+    },
     /// A tool call announced (`announced`) or updated, with its status if the update set one.
     ToolCall {
         id: String,

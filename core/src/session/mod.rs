@@ -2,6 +2,7 @@
 //! the events they emit.
 
 pub mod actor;
+mod checkpoints;
 pub mod events;
 pub mod history;
 pub mod mcp;

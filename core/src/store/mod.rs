@@ -5,6 +5,7 @@
 //! client is on disk, and a `kill -9` leaves a database that opens cleanly (WAL).
 //! Reads use a second connection so they never wait behind a write (file stores).
 
+mod checkpoints;
 mod event;
 mod schema;
 mod sessions;
@@ -16,6 +17,7 @@ use rusqlite::{Connection, OpenFlags};
 use serde_json::value::RawValue;
 
 use crate::config::StoreLocation;
+pub use checkpoints::{CheckpointOp, CheckpointRecord, CheckpointRow};
 pub use event::Event;
 use event::{Merge, Stored, coalesce};
 pub use sessions::{Cursor, ListPage, ListedSession, RuleRow, SessionRecord};
@@ -61,6 +63,8 @@ pub enum StoreOp {
         workspace: String,
         rule: RuleRow,
     },
+    /// Records or updates the checkpoints of the files the agent changed.
+    Checkpoint(CheckpointOp),
 }
 
 #[derive(Debug)]
@@ -220,6 +224,11 @@ impl Reader<'_> {
             .collect())
     }
 
+    /// The session's checkpoints, oldest first.
+    pub fn checkpoints(&self, id: &str) -> Result<Vec<CheckpointRow>, StoreError> {
+        self.read(|conn| checkpoints::list(conn, id))
+    }
+
     /// The "always" rules stored for `workspace`.
     pub fn rules(&self, workspace: &str) -> Result<Vec<RuleRow>, StoreError> {
         self.read(|conn| sessions::rules(conn, workspace))
@@ -285,12 +294,30 @@ fn op_name(op: &StoreOp) -> &'static str {
         StoreOp::SetTurnRunning { .. } => "set_turn_running",
         StoreOp::SetClientSystemPrompt { .. } => "set_client_system_prompt",
         StoreOp::AddRule { .. } => "add_rule",
+        StoreOp::Checkpoint(_) => "checkpoint",
     }
 }
 
 /// The current time as RFC 3339 UTC with milliseconds: sortable as text.
 pub fn now() -> String {
     humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+}
+
+/// A store op creating a bare session `id` (working in `/w`), for tests of the store.
+#[cfg(test)]
+fn create_session(id: &str) -> StoreOp {
+    StoreOp::CreateSession(SessionRecord {
+        id: id.to_string(),
+        cwd: "/w".into(),
+        additional_dirs: Vec::new(),
+        title: None,
+        created_at: now(),
+        updated_at: now(),
+        parent_id: None,
+        config: serde_json::json!({}),
+        turn_running: false,
+        client_system_prompt: None,
+    })
 }
 
 #[cfg(test)]
@@ -318,20 +345,7 @@ mod tests {
     fn updates_are_the_folded_log_byte_for_byte() {
         let store = Store::open(&StoreLocation::Memory).unwrap();
         let id: Arc<str> = Arc::from("sess_1");
-        store
-            .apply(vec![StoreOp::CreateSession(SessionRecord {
-                id: id.to_string(),
-                cwd: "/w".into(),
-                additional_dirs: Vec::new(),
-                title: None,
-                created_at: now(),
-                updated_at: now(),
-                parent_id: None,
-                config: json!({}),
-                turn_running: false,
-                client_system_prompt: None,
-            })])
-            .unwrap();
+        store.apply(vec![create_session(&id)]).unwrap();
         let (thought, message) = ("agent_thought_chunk", "agent_message_chunk");
         let prompt = json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "hi"}});
         let tool_call = json!({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "é \"q\"\n\u{1}", "rawInput": {"z": 1, "a": [0.1, -2, 1e300]}});

@@ -52,6 +52,26 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE sessions ADD COLUMN client_system_prompt TEXT;
     "#,
+    // 5: checkpoints of the files the agent's write and edit tools changed: per prompt and
+    // path, what the file held before the prompt's first change to it (`existed`, `content`;
+    // NULL content when it did not exist) and the hash of what the agent left (`after_hash`,
+    // NULL when absent), so an undo can tell whether someone changed the file since.
+    // `message_id` is the prompt's user message id; one row per prompt and path.
+    r#"
+    CREATE TABLE checkpoints (
+        id           INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id   TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        message_id   TEXT NOT NULL,
+        path         TEXT NOT NULL,
+        existed      INTEGER NOT NULL,
+        content      BLOB,
+        content_hash TEXT,
+        after_hash   TEXT,
+        undone       INTEGER NOT NULL DEFAULT 0,
+        created_at   TEXT NOT NULL,
+        UNIQUE (session_id, message_id, path)
+    );
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -149,6 +149,7 @@ pub fn apply(tx: &Transaction<'_>, op: &StoreOp) -> rusqlite::Result<()> {
             )?
             .execute(params![workspace, rule.tool, rule.pattern, rule.allow, super::now()])?;
         }
+        StoreOp::Checkpoint(op) => super::checkpoints::apply(tx, op)?,
         StoreOp::DeleteSession { session_id } => {
             tx.prepare_cached("DELETE FROM sessions WHERE id = ?1")?
                 .execute(params![&**session_id])?;

@@ -315,6 +315,9 @@ mod tests {
         fn write_text<'a>(&'a self, _: &'a Path, _: &'a str) -> BoxFuture<'a, Result<(), IoError>> {
             unreachable!()
         }
+        fn remove_file<'a>(&'a self, _: &'a Path) -> BoxFuture<'a, Result<(), IoError>> {
+            unreachable!()
+        }
         fn stat<'a>(&'a self, _: &'a Path) -> BoxFuture<'a, Result<Option<Meta>, IoError>> {
             unreachable!()
         }

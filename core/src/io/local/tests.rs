@@ -60,6 +60,21 @@ async fn writes_text_creating_parent_directories() {
 }
 
 #[tokio::test]
+async fn removes_a_file_and_a_missing_one_is_no_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("made.txt");
+    std::fs::write(&file, "x").unwrap();
+    LocalIo.remove_file(&file).await.unwrap();
+    assert!(!file.exists());
+    LocalIo.remove_file(&file).await.unwrap();
+    let directory = LocalIo.remove_file(dir.path()).await.unwrap_err();
+    assert!(
+        directory.0.contains(&*dir.path().to_string_lossy()),
+        "{directory}"
+    );
+}
+
+#[tokio::test]
 async fn runs_a_command_with_merged_output_and_exit_code() {
     let dir = tempfile::tempdir().unwrap();
     let (tx, mut rx) = unbounded_channel();

@@ -1,0 +1,65 @@
+//! Checkpoints around the agent's file changes. Before a call that edits files (`write`,
+//! `edit`: an `Access::Edit`) runs, each file is recorded as the prompt found it; after it
+//! ran, the hash of what it left, so that an undo can tell whether someone changed the file
+//! since. `undo.rs` and `rewind.rs` read them back; the rows live in the store, outside the
+//! workspace, and survive a restart.
+//!
+//! The text recorded is the diff's old text: `prepare` read it through the workspace port
+//! (an editor's unsaved buffer counts), and the tool writes only if the file still holds it.
+
+use sha2::{Digest, Sha256};
+
+use super::calls::Turn;
+use crate::tools::{Access, Diff, Prepared};
+
+/// How a file's text is known again: `sha256:` and the hex digest.
+pub fn hash(text: &str) -> String {
+    let digest = Sha256::digest(text.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+/// Records the files `prepared` will change, as they are now, and returns their diffs for
+/// [`after`]. The prompt's first record of a file is the one kept.
+pub fn before(turn: &Turn<'_>, prepared: &Prepared) -> Vec<Diff> {
+    let Access::Edit(diffs) = &prepared.access else {
+        return Vec::new();
+    };
+    for diff in diffs {
+        let content_hash = diff.old_text.as_deref().map(hash);
+        let session = turn.session;
+        session.record_checkpoint(
+            &turn.prompt_id,
+            &diff.path,
+            diff.old_text.clone(),
+            content_hash,
+        );
+    }
+    diffs.clone()
+}
+
+/// Records what a call that ran left: its diffs' new text. A call that failed wrote nothing
+/// (the tools write last), so the checkpoint keeps what it had.
+pub fn after(turn: &Turn<'_>, diffs: &[Diff], succeeded: bool) {
+    if !succeeded {
+        return;
+    }
+    for diff in diffs {
+        let after = Some(hash(&diff.new_text));
+        turn.session
+            .record_checkpoint_after(&turn.prompt_id, &diff.path, after);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hashes_are_sha256_in_hex() {
+        assert_eq!(
+            hash("abc"),
+            "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+}
