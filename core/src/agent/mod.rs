@@ -30,7 +30,7 @@ use crate::context::EngineContext;
 use crate::llm::{ChatRequest, Provider};
 use crate::session::Session;
 use crate::session::events::{CompactionTrigger, EventSink, SessionEvent, Visibility};
-use crate::store::now;
+use crate::store::{TitleSource, now};
 use crate::tools;
 
 /// What the user sent, as the turn needs it.
@@ -166,10 +166,7 @@ fn tool_context(session: &Session, token: &CancellationToken) -> tools::Context 
 /// Logs the prompt for replay and (unless it is a command) the model's context, and names the
 /// session after its first prompt.
 fn log_prompt(session: &Session, sink: &dyn EventSink, prompt: Prompt, for_model: bool) {
-    let first_title = match session.state().title {
-        Some(_) => None,
-        None => title::from_prompt(&prompt),
-    };
+    let first_title = title::from_prompt(&prompt);
     let message_id = new_id("msg");
     for block in prompt.blocks {
         let chunk = SessionEvent::UserChunk {
@@ -179,8 +176,9 @@ fn log_prompt(session: &Session, sink: &dyn EventSink, prompt: Prompt, for_model
         };
         sink.emit(chunk, Visibility::ReplayOnly);
     }
-    if let Some(title) = first_title {
-        session.set_title(title.clone());
+    if let Some(title) = first_title
+        && session.set_title(title.clone(), TitleSource::Agent)
+    {
         let updated_at = now();
         sink.emit(SessionEvent::Title { title, updated_at }, Visibility::Live);
     }
