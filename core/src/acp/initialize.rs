@@ -9,7 +9,8 @@ use agent_client_protocol_schema::v1::{
     AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest, Implementation,
     InitializeRequest, InitializeResponse, McpCapabilities, PromptCapabilities,
     SessionCapabilities, SessionCloseCapabilities, SessionDeleteCapabilities,
-    SessionListCapabilities, SessionResumeCapabilities, SessionSystemPromptCapabilities,
+    SessionForkCapabilities, SessionListCapabilities, SessionResumeCapabilities,
+    SessionSystemPromptCapabilities, SessionTitleCapabilities,
 };
 use serde_json::json;
 use serde_json::value::RawValue;
@@ -64,7 +65,10 @@ fn response() -> InitializeResponse {
         .close(SessionCloseCapabilities::new())
         .additional_directories(SessionAdditionalDirectoriesCapabilities::new())
         // `{}`: `append` only (`acp/system_prompt.rs`).
-        .system_prompt(SessionSystemPromptCapabilities::new());
+        .system_prompt(SessionSystemPromptCapabilities::new())
+        // Both unstable: `acp/fork.rs`, `acp/title.rs`.
+        .fork(SessionForkCapabilities::new())
+        .title(SessionTitleCapabilities::new());
     // Hearth's extension methods, named as claude-agent-acp marks its `_session/rewind`.
     let extensions = json!({ "hearth": { "sessionRewind": {} } });
     let capabilities = AgentCapabilities::new()

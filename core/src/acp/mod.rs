@@ -11,6 +11,7 @@
 pub mod client;
 mod config;
 mod errors;
+mod fork;
 mod images;
 mod initialize;
 mod mcp;
@@ -20,6 +21,7 @@ mod rewind;
 mod session;
 mod steering;
 mod system_prompt;
+mod title;
 pub mod updates;
 
 use std::future::Future;
@@ -111,6 +113,8 @@ fn request(edge: &Arc<Edge>, id: RequestId, method: &str, params: Params<'_>) {
         "session/resume" => session::resume(responder, params),
         "session/close" => session::close(responder, params),
         "session/delete" => session::delete(responder, params),
+        "session/fork" => fork::fork(responder, params),
+        "session/set_title" => title::set_title(responder, params),
         "session/prompt" => prompt::prompt(responder, params),
         "session/set_config_option" => config::set_config_option(responder, params),
         "session/set_mode" => config::set_mode(responder, params),

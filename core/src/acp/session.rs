@@ -1,4 +1,5 @@
-//! The session lifecycle: `session/new`, `list`, `load`, `resume`, `close`, `delete`.
+//! The session lifecycle: `session/new`, `list`, `load`, `resume`, `close`, `delete` (a
+//! fork is born in `fork.rs`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -51,12 +52,9 @@ pub fn new(responder: Responder, raw: Params<'_>) {
     let at = now();
     let state = SessionState {
         cwd: path_string(&request.cwd),
-        additional_dirs: request
-            .additional_directories
-            .iter()
-            .map(path_string)
-            .collect(),
+        additional_dirs: path_strings(&request.additional_directories),
         title: None,
+        title_source: None,
         settings: Settings::defaults(ctx.config()),
         created_at: at.clone(),
         client_system_prompt,
@@ -72,6 +70,7 @@ pub fn new(responder: Responder, raw: Params<'_>) {
         config: state.settings.to_value(),
         turn_running: false,
         client_system_prompt: state.client_system_prompt.clone(),
+        title_source: None,
     };
     let settings = state.settings.clone();
     // Queued before the answer, so the row is committed before the client learns the id.
@@ -143,6 +142,9 @@ fn info(record: ListedSession) -> SessionInfo {
     let mut info = SessionInfo::new(record.id, record.cwd)
         .title(record.title)
         .updated_at(record.updated_at);
+    if let Some(parent) = &record.parent_id {
+        info = info.meta(super::fork::lineage(parent, record.fork_event_id));
+    }
     if !record.additional_dirs.is_empty() {
         info = info.additional_directories(
             record
@@ -270,6 +272,16 @@ fn reopen(
     if let Some(text) = client_system_prompt {
         live.session.set_client_system_prompt(text);
     }
+    connect_servers(live, ctx, requested)
+}
+
+/// Gives the session the config's servers and `requested`, started in its cwd (replacing
+/// the ones it had); their failures are reported once the session's response is out.
+pub(super) fn connect_servers(
+    live: &Live,
+    ctx: &EngineContext,
+    requested: Vec<McpServerSpec>,
+) -> (Option<Arc<McpServers>>, CancellationToken) {
     let cwd = live.session.state().cwd.clone();
     let servers = mcp::connect(ctx, requested, &cwd);
     let released = live.session.services().set_mcp(servers.clone());
@@ -277,7 +289,7 @@ fn reopen(
 }
 
 /// Reports the servers' failures from now on (the session's response is out).
-fn report(live: &Live, servers: Option<&McpServers>, released: CancellationToken) {
+pub(super) fn report(live: &Live, servers: Option<&McpServers>, released: CancellationToken) {
     if let Some(servers) = servers {
         session::mcp::report_failures(live.session.clone(), servers, released);
     }
@@ -315,11 +327,11 @@ fn end(responder: Responder, raw: Params<'_>, delete: bool) {
 }
 
 fn adopt_dirs(live: &Live, cwd: &Path, additional: &[PathBuf]) {
-    let additional = additional.iter().map(path_string).collect();
-    live.session.adopt_dirs(path_string(cwd), additional);
+    live.session
+        .adopt_dirs(path_string(cwd), path_strings(additional));
 }
 
-fn check_dirs(cwd: &Path, additional: &[PathBuf]) -> Result<(), RpcError> {
+pub(super) fn check_dirs(cwd: &Path, additional: &[PathBuf]) -> Result<(), RpcError> {
     if !cwd.is_absolute() {
         return Err(RpcError::invalid_params(format!(
             "`cwd` must be an absolute path, got `{}`",
@@ -335,8 +347,12 @@ fn check_dirs(cwd: &Path, additional: &[PathBuf]) -> Result<(), RpcError> {
     }
 }
 
-fn path_string(path: impl AsRef<Path>) -> String {
+pub(super) fn path_string(path: impl AsRef<Path>) -> String {
     path.as_ref().to_string_lossy().into_owned()
+}
+
+pub(super) fn path_strings(paths: &[PathBuf]) -> Vec<String> {
+    paths.iter().map(path_string).collect()
 }
 
 impl SessionParams for LoadSessionRequest {

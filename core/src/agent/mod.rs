@@ -34,7 +34,7 @@ use crate::context::EngineContext;
 use crate::llm::{ChatRequest, Provider};
 use crate::session::Session;
 use crate::session::events::{CompactionTrigger, EventSink, SessionEvent, Visibility};
-use crate::store::now;
+use crate::store::{TitleSource, now};
 use crate::tools;
 
 /// What the user sent, as the turn needs it.
@@ -193,10 +193,7 @@ pub fn log_steered(session: &Session, sink: &dyn EventSink, prompt: Prompt) {
 /// Logs the prompt for replay and (unless it is a command) the model's context, and names the
 /// session after its first prompt. Returns the prompt's user message id.
 fn log_prompt(session: &Session, sink: &dyn EventSink, prompt: Prompt, for_model: bool) -> String {
-    let first_title = match session.state().title {
-        Some(_) => None,
-        None => title::from_prompt(&prompt),
-    };
+    let first_title = title::from_prompt(&prompt);
     let message_id = new_id("msg");
     for block in prompt.blocks {
         let chunk = SessionEvent::UserChunk {
@@ -206,8 +203,9 @@ fn log_prompt(session: &Session, sink: &dyn EventSink, prompt: Prompt, for_model
         };
         sink.emit(chunk, Visibility::ReplayOnly);
     }
-    if let Some(title) = first_title {
-        session.set_title(title.clone());
+    if let Some(title) = first_title
+        && session.set_title(title.clone(), TitleSource::Agent)
+    {
         let updated_at = now();
         sink.emit(SessionEvent::Title { title, updated_at }, Visibility::Live);
     }

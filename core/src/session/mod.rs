@@ -28,7 +28,7 @@ use crate::chat::{Message, ThoughtLevel};
 use crate::config::{Config, ModelInfo};
 use crate::context::EngineContext;
 use crate::permissions::{Mode, Rule};
-use crate::store::{Event, RuleRow, SessionRecord, StoreOp, now};
+use crate::store::{Event, RuleRow, SessionRecord, StoreOp, TitleSource, now};
 
 /// The session's config values (the `configOptions` the client sees), stored as the
 /// session row's `config` JSON.
@@ -80,6 +80,8 @@ pub struct SessionState {
     pub cwd: String,
     pub additional_dirs: Vec<String>,
     pub title: Option<String>,
+    /// Who named the session: a title the user set is never replaced by the agent's.
+    pub title_source: Option<TitleSource>,
     pub settings: Settings,
     /// When the session was created (RFC 3339): its system prompt dates itself by this, so
     /// the prompt is the same after a restart.
@@ -94,6 +96,7 @@ impl SessionState {
             cwd: record.cwd.clone(),
             additional_dirs: record.additional_dirs.clone(),
             title: record.title.clone(),
+            title_source: record.title_source,
             settings: Settings::from_stored(&record.config, config, catalog),
             created_at: record.created_at.clone(),
             client_system_prompt: record.client_system_prompt.clone(),
@@ -238,13 +241,26 @@ impl Session {
         });
     }
 
-    /// Names the session (the turn names it after its first prompt, and tells its sink).
-    pub fn set_title(&self, title: String) {
-        self.state().title = Some(title.clone());
+    /// Names the session and stores who did, unless the rule says the agent may not: it
+    /// names a session once, from the first prompt that yields a title (a fork, from the
+    /// fork's own first prompt, replacing the title it inherited), and never replaces a
+    /// title the user set. Returns whether the title was taken; whoever calls it tells the
+    /// client (the turn through its sink, `session/set_title` through the session).
+    pub fn set_title(&self, title: String, source: TitleSource) -> bool {
+        let mut state = self.state();
+        let agent_may = matches!(state.title_source, None | Some(TitleSource::Fork));
+        if source == TitleSource::Agent && !agent_may {
+            return false;
+        }
+        state.title = Some(title.clone());
+        state.title_source = Some(source);
+        // Under the state's lock, so two namings reach the store in the order they won it.
         self.ctx.write(StoreOp::SetTitle {
             session_id: self.id.clone(),
             title,
+            source,
         });
+        true
     }
 
     /// The "always" answers stored for `workspace`; none (so every call asks) if the store

@@ -7,6 +7,7 @@
 
 mod checkpoints;
 mod event;
+mod fork;
 mod schema;
 mod sessions;
 
@@ -20,12 +21,18 @@ use crate::config::StoreLocation;
 pub use checkpoints::{CheckpointOp, CheckpointRecord, CheckpointRow};
 pub use event::Event;
 use event::{Merge, Stored, coalesce};
-pub use sessions::{Cursor, ListPage, ListedSession, RuleRow, SessionRecord};
+pub use sessions::{Cursor, ListPage, ListedSession, RuleRow, SessionRecord, TitleSource};
 
 /// One write, applied by the outbox thread in order.
 #[derive(Debug)]
 pub enum StoreOp {
     CreateSession(SessionRecord),
+    /// Creates a fork (`parent_id` names its parent) holding a copy of the parent's events
+    /// with an id below `before`, or all of them (see `fork.rs`).
+    Fork {
+        fork: SessionRecord,
+        before: Option<i64>,
+    },
     Append {
         session_id: Arc<str>,
         event: Event,
@@ -34,6 +41,7 @@ pub enum StoreOp {
     SetTitle {
         session_id: Arc<str>,
         title: String,
+        source: TitleSource,
     },
     SetDirs {
         session_id: Arc<str>,
@@ -229,6 +237,11 @@ impl Reader<'_> {
         self.read(|conn| checkpoints::list(conn, id))
     }
 
+    /// Where the prompt `message_id` of a session begins in its log (see `fork.rs`).
+    pub fn prompt_start(&self, id: &str, message_id: &str) -> Result<Option<i64>, StoreError> {
+        self.read(|conn| fork::prompt_start(conn, id, message_id))
+    }
+
     /// The "always" rules stored for `workspace`.
     pub fn rules(&self, workspace: &str) -> Result<Vec<RuleRow>, StoreError> {
         self.read(|conn| sessions::rules(conn, workspace))
@@ -286,6 +299,7 @@ fn fold_chunks(ops: Vec<StoreOp>) -> Vec<StoreOp> {
 fn op_name(op: &StoreOp) -> &'static str {
     match op {
         StoreOp::CreateSession(_) => "create_session",
+        StoreOp::Fork { .. } => "fork",
         StoreOp::Append { .. } => "append",
         StoreOp::SetTitle { .. } => "set_title",
         StoreOp::SetDirs { .. } => "set_dirs",
@@ -317,6 +331,7 @@ fn create_session(id: &str) -> StoreOp {
         config: serde_json::json!({}),
         turn_running: false,
         client_system_prompt: None,
+        title_source: None,
     })
 }
 

@@ -72,6 +72,13 @@ const MIGRATIONS: &[&str] = &[
         UNIQUE (session_id, message_id, path)
     );
     "#,
+    // 6: who named the session (`agent`, `user`, or `fork`: a fork's inherited title, until
+    // the fork's own first prompt names it), so that a user's title outlives a restart and
+    // the agent never replaces it. Titles stored before were the agent's.
+    r#"
+    ALTER TABLE sessions ADD COLUMN title_source TEXT;
+    UPDATE sessions SET title_source = 'agent' WHERE title IS NOT NULL;
+    "#,
 ];
 
 /// The schema version this build writes.
@@ -92,4 +99,38 @@ pub fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
         tx.pragma_update(None, "user_version", index as i64 + 1)?;
     }
     tx.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A title stored before `title_source` existed was the agent's: the agent's rule for
+    /// replacing titles must treat it so, and never as the user's or as no title.
+    #[test]
+    fn titles_stored_before_their_source_was_kept_are_the_agents() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        let tx = conn.transaction().unwrap();
+        for sql in &MIGRATIONS[..4] {
+            tx.execute_batch(sql).unwrap();
+        }
+        tx.pragma_update(None, "user_version", 4).unwrap();
+        tx.execute_batch(
+            "INSERT INTO sessions (id, cwd, title, created_at, updated_at) VALUES
+               ('titled', '/w', 'Fix it', 't', 't'), ('untitled', '/w', NULL, 't', 't');",
+        )
+        .unwrap();
+        tx.commit().unwrap();
+        migrate(&mut conn).unwrap();
+        let source = |id: &str| -> Option<String> {
+            conn.query_row(
+                "SELECT title_source FROM sessions WHERE id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .unwrap()
+        };
+        assert_eq!(source("titled").as_deref(), Some("agent"));
+        assert_eq!(source("untitled"), None);
+    }
 }

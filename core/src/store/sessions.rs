@@ -19,6 +19,38 @@ pub struct SessionRecord {
     pub turn_running: bool,
     /// What the client adds to the system prompt (see schema migration 4).
     pub client_system_prompt: Option<String>,
+    /// Who named the session; `None` while it has no title (see schema migration 5).
+    pub title_source: Option<TitleSource>,
+}
+
+/// Who gave a session its title (the `title_source` column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TitleSource {
+    /// The agent, from a prompt.
+    Agent,
+    /// The user, through `session/set_title`.
+    User,
+    /// Inherited by a fork from its parent, until the fork's own first prompt names it.
+    Fork,
+}
+
+impl TitleSource {
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            TitleSource::Agent => "agent",
+            TitleSource::User => "user",
+            TitleSource::Fork => "fork",
+        }
+    }
+
+    /// An unknown value (written by a newer Hearth) reads as the user's: it is never replaced.
+    fn parse(text: &str) -> TitleSource {
+        match text {
+            "agent" => TitleSource::Agent,
+            "fork" => TitleSource::Fork,
+            _ => TitleSource::User,
+        }
+    }
 }
 
 /// A stored "always" answer: allow or reject calls of `tool` matching `pattern` in one
@@ -39,6 +71,10 @@ pub struct ListedSession {
     pub additional_dirs: Vec<String>,
     pub title: Option<String>,
     pub updated_at: String,
+    /// The session it was forked from, while that one exists.
+    pub parent_id: Option<String>,
+    /// The id of the parent's last event the fork copied (`None` for an empty copy).
+    pub fork_event_id: Option<i64>,
 }
 
 #[derive(Debug)]
@@ -47,7 +83,7 @@ pub struct ListPage {
     pub next_cursor: Option<String>,
 }
 
-const COLUMNS: &str = "id, cwd, additional_dirs, title, created_at, updated_at, parent_id, config, turn_running, client_system_prompt";
+const COLUMNS: &str = "id, cwd, additional_dirs, title, created_at, updated_at, parent_id, config, turn_running, client_system_prompt, title_source";
 
 fn record(row: &Row<'_>) -> rusqlite::Result<SessionRecord> {
     let dirs: String = row.get(2)?;
@@ -63,6 +99,7 @@ fn record(row: &Row<'_>) -> rusqlite::Result<SessionRecord> {
         config: serde_json::from_str(&config).unwrap_or(Value::Null),
         turn_running: row.get(8)?,
         client_system_prompt: row.get(9)?,
+        title_source: row.get_ref(10)?.as_str_or_null()?.map(TitleSource::parse),
     })
 }
 
@@ -74,6 +111,8 @@ fn listed(row: &Row<'_>) -> rusqlite::Result<ListedSession> {
         additional_dirs: serde_json::from_str(&dirs).unwrap_or_default(),
         title: row.get(3)?,
         updated_at: row.get(4)?,
+        parent_id: row.get(5)?,
+        fork_event_id: row.get(6)?,
     })
 }
 
@@ -81,21 +120,23 @@ pub fn apply(tx: &Transaction<'_>, op: &StoreOp) -> rusqlite::Result<()> {
     match op {
         StoreOp::CreateSession(s) => {
             tx.prepare_cached(
-                "INSERT INTO sessions (id, cwd, additional_dirs, title, created_at, updated_at, parent_id, config, client_system_prompt)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                "INSERT INTO sessions (id, cwd, additional_dirs, title, created_at, updated_at, parent_id, config, client_system_prompt, title_source)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             )?
             .execute(params![
                 s.id,
                 s.cwd,
-                serde_json::to_string(&s.additional_dirs).unwrap_or_else(|_| "[]".into()),
+                dirs_json(&s.additional_dirs),
                 s.title,
                 s.created_at,
                 s.updated_at,
                 s.parent_id,
                 s.config.to_string(),
                 s.client_system_prompt,
+                s.title_source.map(TitleSource::as_str),
             ])?;
         }
+        StoreOp::Fork { fork, before } => super::fork::apply(tx, fork, *before)?,
         StoreOp::Append {
             session_id,
             event,
@@ -111,9 +152,13 @@ pub fn apply(tx: &Transaction<'_>, op: &StoreOp) -> rusqlite::Result<()> {
             )?
             .execute(params![&**session_id, at])?;
         }
-        StoreOp::SetTitle { session_id, title } => {
-            tx.prepare_cached("UPDATE sessions SET title = ?2 WHERE id = ?1")?
-                .execute(params![&**session_id, title])?;
+        StoreOp::SetTitle {
+            session_id,
+            title,
+            source,
+        } => {
+            tx.prepare_cached("UPDATE sessions SET title = ?2, title_source = ?3 WHERE id = ?1")?
+                .execute(params![&**session_id, title, source.as_str()])?;
         }
         StoreOp::SetDirs {
             session_id,
@@ -121,11 +166,7 @@ pub fn apply(tx: &Transaction<'_>, op: &StoreOp) -> rusqlite::Result<()> {
             additional_dirs,
         } => {
             tx.prepare_cached("UPDATE sessions SET cwd = ?2, additional_dirs = ?3 WHERE id = ?1")?
-                .execute(params![
-                    &**session_id,
-                    cwd,
-                    serde_json::to_string(additional_dirs).unwrap_or_else(|_| "[]".into())
-                ])?;
+                .execute(params![&**session_id, cwd, dirs_json(additional_dirs)])?;
         }
         StoreOp::SetTurnRunning {
             session_id,
@@ -156,6 +197,11 @@ pub fn apply(tx: &Transaction<'_>, op: &StoreOp) -> rusqlite::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The additional directories as the `additional_dirs` column keeps them.
+pub fn dirs_json(dirs: &[String]) -> String {
+    serde_json::to_string(dirs).unwrap_or_else(|_| "[]".into())
 }
 
 pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<SessionRecord>> {
@@ -231,7 +277,7 @@ pub fn list(
         .map(|c| (c.updated_at.as_str(), c.id.as_str()))
         .unwrap_or_default();
     let mut stmt = conn.prepare_cached(
-        "SELECT id, cwd, additional_dirs, title, updated_at FROM sessions
+        "SELECT id, cwd, additional_dirs, title, updated_at, parent_id, fork_event_id FROM sessions
          WHERE (?1 IS NULL OR cwd = ?1)
            AND (?2 = '' OR (updated_at, id) < (?2, ?3))
          ORDER BY updated_at DESC, id DESC

@@ -3,10 +3,10 @@
 
 #![allow(dead_code)] // each test file uses a different part
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use hearth_mock_llm::{MockLlm, Script};
-use hearth_testkit::{AcpClient, InProcess};
+use hearth_testkit::{AcpClient, InProcess, repo_root};
 use serde_json::{Value, json};
 
 pub struct Setup {
@@ -90,4 +90,27 @@ pub fn tool_results(setup: &Setup, n: usize) -> Vec<String> {
         .filter(|m| m["role"] == "tool")
         .map(|m| m["content"].as_str().unwrap_or_default().to_string())
         .collect()
+}
+
+/// The Python of the test servers' venv; fails with the fix when it is missing.
+pub fn python() -> String {
+    let path = std::env::var("MCP_TEST_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| repo_root().join("tests/mcp/.venv/bin/python"));
+    assert!(
+        path.exists(),
+        "no MCP test venv at {}: run `bash tests/mcp/setup.sh`",
+        path.display()
+    );
+    path.to_string_lossy().into_owned()
+}
+
+/// A stdio entry for `server.py`, named `name`, with extra environment.
+pub fn mcp_server(name: &str, env: &[(&str, &str)]) -> Value {
+    let script = repo_root().join("tests/mcp/server.py");
+    let env: Vec<Value> = env
+        .iter()
+        .map(|(k, v)| json!({"name": k, "value": v}))
+        .collect();
+    json!({"name": name, "command": python(), "args": [script, "--name", name], "env": env})
 }

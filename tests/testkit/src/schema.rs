@@ -1,14 +1,26 @@
 //! Validation of agent-emitted frames against the official ACP schema, vendored in
-//! `tests/acp/schema.json` (its source and licence: `tests/acp/README.md`).
+//! `tests/acp/schema.json` (its source and licence: `tests/acp/README.md`). The unstable
+//! methods Hearth serves are checked against `tests/acp/schema.unstable.json`, which has them.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use jsonschema::Validator;
 use serde_json::{Value, json};
 
+/// The unstable methods Hearth implements: their params and results are checked against the
+/// unstable schema (the stable one has no types for them). Every other frame, the
+/// notifications these methods cause included, is held to the stable schema.
+const UNSTABLE_METHODS: [&str; 2] = ["session/fork", "session/set_title"];
+
 pub struct Schema {
+    stable: Book,
+    unstable: Book,
+}
+
+/// One schema file: its root, its method table and its compiled definitions.
+struct Book {
     root: Value,
     /// `(method, kind)` → `$defs` name, read from the schema's own `x-method` annotations.
     names: HashMap<(String, &'static str), String>,
@@ -16,11 +28,57 @@ pub struct Schema {
 }
 
 impl Schema {
+    /// The stable schema from `HEARTH_ACP_SCHEMA` (default `tests/acp/schema.json`), the
+    /// unstable one from `HEARTH_ACP_UNSTABLE_SCHEMA` (default `tests/acp/schema.unstable.json`).
     pub fn load() -> Schema {
-        let path = std::env::var_os("HEARTH_ACP_SCHEMA")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| crate::repo_root().join("tests/acp/schema.json"));
-        let text = std::fs::read_to_string(&path)
+        let path = |var: &str, default: &str| {
+            std::env::var_os(var)
+                .map(PathBuf::from)
+                .unwrap_or_else(|| crate::repo_root().join(default))
+        };
+        Schema {
+            stable: Book::load(&path("HEARTH_ACP_SCHEMA", "tests/acp/schema.json")),
+            unstable: Book::load(&path(
+                "HEARTH_ACP_UNSTABLE_SCHEMA",
+                "tests/acp/schema.unstable.json",
+            )),
+        }
+    }
+
+    /// Checks one frame the agent sent. `request_method` names the method of the client
+    /// request a response answers.
+    pub fn check(&self, frame: &Value, request_method: Option<&str>) -> Result<(), String> {
+        if frame.get("jsonrpc") != Some(&json!("2.0")) {
+            return Err("missing jsonrpc 2.0".into());
+        }
+        if let Some(error) = frame.get("error") {
+            return self.stable.check_def("Error", error);
+        }
+        if let Some(result) = frame.get("result") {
+            let method = request_method.ok_or("a response to an unknown request")?;
+            return self.book(method).check_method(method, "result", result);
+        }
+        let method = frame["method"]
+            .as_str()
+            .ok_or("neither response nor message")?;
+        match frame.get("params") {
+            Some(params) => self.book(method).check_method(method, "params", params),
+            None => Ok(()),
+        }
+    }
+
+    fn book(&self, method: &str) -> &Book {
+        if UNSTABLE_METHODS.contains(&method) {
+            &self.unstable
+        } else {
+            &self.stable
+        }
+    }
+}
+
+impl Book {
+    fn load(path: &Path) -> Book {
+        let text = std::fs::read_to_string(path)
             .unwrap_or_else(|e| panic!("cannot read the ACP schema {}: {e}", path.display()));
         let root: Value = serde_json::from_str(&text).expect("the ACP schema is JSON");
         let mut names = HashMap::new();
@@ -34,32 +92,10 @@ impl Schema {
                 names.insert((method.to_string(), kind), name.clone());
             }
         }
-        Schema {
+        Book {
             root,
             names,
             validators: Mutex::new(HashMap::new()),
-        }
-    }
-
-    /// Checks one frame the agent sent. `request_method` names the method of the client
-    /// request a response answers.
-    pub fn check(&self, frame: &Value, request_method: Option<&str>) -> Result<(), String> {
-        if frame.get("jsonrpc") != Some(&json!("2.0")) {
-            return Err("missing jsonrpc 2.0".into());
-        }
-        if let Some(error) = frame.get("error") {
-            return self.check_def("Error", error);
-        }
-        if let Some(result) = frame.get("result") {
-            let method = request_method.ok_or("a response to an unknown request")?;
-            return self.check_method(method, "result", result);
-        }
-        let method = frame["method"]
-            .as_str()
-            .ok_or("neither response nor message")?;
-        match frame.get("params") {
-            Some(params) => self.check_method(method, "params", params),
-            None => Ok(()),
         }
     }
 

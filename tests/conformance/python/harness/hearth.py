@@ -103,6 +103,11 @@ class Hearth:
         ``acp.meta.AGENT_METHODS``), so it goes through the connection's own JSON-RPC layer."""
         return await self.conn._conn.send_request(acp.AGENT_METHODS["session_delete"], {"sessionId": session_id})
 
+    async def set_session_title(self, session_id: str, title: str) -> Any:
+        """``session/set_title`` (unstable). SDK 0.12.1 knows neither the method nor its types,
+        so it goes through the connection's own JSON-RPC layer, as ``delete_session`` does."""
+        return await self.conn._conn.send_request("session/set_title", {"sessionId": session_id, "title": title})
+
     async def stop(self) -> int | None:
         """Closes the client and Hearth's stdin; Hearth must exit on its own. Its exit code."""
         await self.conn.close()

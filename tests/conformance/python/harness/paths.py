@@ -21,6 +21,12 @@ FIXTURES_DIR = _HERE.parents[1] / "fixtures"
 #: (tests/acp/README.md), or ``HEARTH_ACP_SCHEMA`` to try another, as in the Rust tests.
 SCHEMA_PATH = Path(os.environ.get("HEARTH_ACP_SCHEMA") or REPO_ROOT / "tests" / "acp" / "schema.json").resolve()
 
+#: The ACP v1 schema with its unstable parts, for the answers to the unstable methods Hearth
+#: serves (``UNSTABLE_METHODS`` in schema.py), or ``HEARTH_ACP_UNSTABLE_SCHEMA``, as in the Rust tests.
+UNSTABLE_SCHEMA_PATH = Path(
+    os.environ.get("HEARTH_ACP_UNSTABLE_SCHEMA") or REPO_ROOT / "tests" / "acp" / "schema.unstable.json"
+).resolve()
+
 
 def _target_dir() -> Path:
     """Cargo's target dir: ``CARGO_TARGET_DIR`` (relative to the repo root) or ``<repo>/target``."""

@@ -11,7 +11,7 @@ from pathlib import Path
 from .fixtures import Fixture, load_fixture
 from .hearth import Hearth
 from .mock_llm import MockLlm
-from .schema import AcpSchema
+from .schema import FrameSchemas
 
 
 class Scenario:
@@ -65,7 +65,7 @@ class Scenario:
             if not hearth.killed:
                 code = self._exit_codes[id(hearth)]
                 assert code == 0, f"Hearth exits 0 at EOF on stdin, got {code} (log: {hearth.stderr_path})"
-        schema = AcpSchema.load()
+        schema = FrameSchemas.load()
         problems = [p for h in self.hearths for p in h.transcript.schema_problems(schema)]
         frames = sum(len(h.transcript.incoming()) for h in self.hearths)
         assert frames > 0, "Hearth wrote no frames at all"

@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Callable
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator, FormatChecker
@@ -20,12 +21,17 @@ from jsonschema.exceptions import best_match
 from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
-from .paths import FIXTURES_DIR, SCHEMA_PATH
+from .paths import FIXTURES_DIR, SCHEMA_PATH, UNSTABLE_SCHEMA_PATH
 
 SCHEMA_ID = "urn:acp:schema"
 _DEFS = "#/$defs/"
 
 MethodOf = Callable[[Any], "str | None"]
+
+#: The unstable methods Hearth serves. The stable schema has no types for them, so the answers
+#: to them are checked against the unstable schema; every other frame, the notifications these
+#: methods cause included, is held to the stable one.
+UNSTABLE_METHODS = frozenset({"session/fork", "session/set_title"})
 
 
 def _refs_under(node: Any, found: set[str] | None = None) -> set[str]:
@@ -101,8 +107,8 @@ class AcpSchema:
 
     @staticmethod
     @cache
-    def load() -> AcpSchema:
-        return AcpSchema(json.loads(SCHEMA_PATH.read_text()))
+    def load(path: Path = SCHEMA_PATH) -> AcpSchema:
+        return AcpSchema(json.loads(path.read_text()))
 
     def check(self, pointer: str, value: Any) -> str:
         """Why ``value`` breaks the schema node at ``pointer`` ("" when valid)."""
@@ -162,3 +168,22 @@ class AcpSchema:
                 return None, None, f"no response type for method {request_method}"
             return name, frame["result"], None
         return None, None, "neither a request, a notification nor a response"
+
+
+class FrameSchemas:
+    """Picks the schema for each frame: the stable one, or the unstable one for ``UNSTABLE_METHODS``."""
+
+    def __init__(self, stable: AcpSchema, unstable: AcpSchema) -> None:
+        self.stable = stable
+        self.unstable = unstable
+
+    @staticmethod
+    def load() -> FrameSchemas:
+        return FrameSchemas(AcpSchema.load(), AcpSchema.load(UNSTABLE_SCHEMA_PATH))
+
+    def problems(self, frame: Any, method_of_request: MethodOf) -> list[str]:
+        """As ``AcpSchema.problems``."""
+        answered = isinstance(frame, dict) and "method" not in frame
+        method = method_of_request(frame.get("id")) if answered else None
+        schema = self.unstable if method in UNSTABLE_METHODS else self.stable
+        return schema.problems(frame, method_of_request)

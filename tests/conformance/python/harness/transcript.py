@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .schema import AcpSchema
+from .schema import AcpSchema, FrameSchemas
 
 _MISSING = object()
 
@@ -86,7 +86,7 @@ class Transcript:
                 updates.append(params.get("update"))
         return updates
 
-    def schema_problems(self, schema: AcpSchema) -> list[str]:
+    def schema_problems(self, schema: AcpSchema | FrameSchemas) -> list[str]:
         """Every schema problem in what the agent wrote, one string per bad line."""
 
         def method_of(request_id: Any) -> str | None:

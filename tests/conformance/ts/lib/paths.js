@@ -22,6 +22,14 @@ export const schemaPath = path.resolve(
   process.env.HEARTH_ACP_SCHEMA || path.join(repoRoot, "tests/acp/schema.json"),
 );
 
+/**
+ * The ACP v1 schema with its unstable parts, for the answers to the unstable methods Hearth
+ * serves (`UNSTABLE_METHODS` in schema.js), or `HEARTH_ACP_UNSTABLE_SCHEMA`, as in the Rust tests.
+ */
+export const unstableSchemaPath = path.resolve(
+  process.env.HEARTH_ACP_UNSTABLE_SCHEMA || path.join(repoRoot, "tests/acp/schema.unstable.json"),
+);
+
 /** Cargo's target dir: `CARGO_TARGET_DIR` (relative to the repo root) or `<repo>/target`. */
 function targetDir() {
   const fromEnv = process.env.CARGO_TARGET_DIR;

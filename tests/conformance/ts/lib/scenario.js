@@ -8,11 +8,11 @@ import path from "node:path";
 import { loadFixture } from "./fixtures.js";
 import { Hearth } from "./hearth.js";
 import { MockLlm } from "./mock-llm.js";
-import { AcpSchema } from "./schema.js";
+import { FrameSchemas } from "./schema.js";
 
 let schema;
 function acpSchema() {
-  schema ??= AcpSchema.load();
+  schema ??= FrameSchemas.load();
   return schema;
 }
 

@@ -9,7 +9,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import { fixturesDir, schemaPath } from "./paths.js";
+import { fixturesDir, schemaPath, unstableSchemaPath } from "./paths.js";
 
 const SCHEMA_ID = "urn:acp:schema";
 
@@ -98,8 +98,8 @@ export class AcpSchema {
     this.envelopePointer = `#/anyOf/${agentIndex}`;
   }
 
-  static load() {
-    return new AcpSchema(JSON.parse(readFileSync(schemaPath, "utf8")));
+  static load(file = schemaPath) {
+    return new AcpSchema(JSON.parse(readFileSync(file, "utf8")));
   }
 
   /** Errors of `value` against the schema node at `pointer` ("" when valid). */
@@ -151,5 +151,31 @@ export class AcpSchema {
       return { name, value: frame.result };
     }
     return { problem: "neither a request, a notification nor a response" };
+  }
+}
+
+/**
+ * The unstable methods Hearth serves. The stable schema has no types for them, so the answers
+ * to them are checked against the unstable schema; every other frame, the notifications these
+ * methods cause included, is held to the stable one.
+ */
+export const UNSTABLE_METHODS = new Set(["session/fork", "session/set_title"]);
+
+/** Picks the schema for each frame: the stable one, or the unstable one for `UNSTABLE_METHODS`. */
+export class FrameSchemas {
+  constructor(stable, unstable) {
+    this.stable = stable;
+    this.unstable = unstable;
+  }
+
+  static load() {
+    return new FrameSchemas(AcpSchema.load(), AcpSchema.load(unstableSchemaPath));
+  }
+
+  /** As `AcpSchema.problems`. */
+  problems(frame, methodOfRequest) {
+    const answered = frame && typeof frame === "object" && !Object.hasOwn(frame, "method");
+    const method = answered ? methodOfRequest(frame.id) : undefined;
+    return (UNSTABLE_METHODS.has(method) ? this.unstable : this.stable).problems(frame, methodOfRequest);
   }
 }

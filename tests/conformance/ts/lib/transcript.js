@@ -107,7 +107,7 @@ export class Transcript {
 
   /**
    * Every schema problem in what the agent wrote, one string per bad line.
-   * @param {import("./schema.js").AcpSchema} schema
+   * @param {import("./schema.js").AcpSchema | import("./schema.js").FrameSchemas} schema
    */
   schemaProblems(schema) {
     const methodOf = (id) => this.sentMethods.get(JSON.stringify(id));
