@@ -4,11 +4,10 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-use common::{Setup, call, start, text};
-use hearth_testkit::{AcpClient, InProcess, agent_text, repo_root};
+use common::{Setup, call, mcp_server, start, text};
+use hearth_testkit::{AcpClient, InProcess, agent_text};
 use serde_json::{Value, json};
 
 fn engine(setup: &Setup) -> AcpClient<InProcess> {
@@ -16,23 +15,6 @@ fn engine(setup: &Setup) -> AcpClient<InProcess> {
         setup,
         json!({"models": [{"id": "mock-model", "name": "Mock"}, {"id": "mock-other", "name": "Other"}]}),
     )
-}
-
-fn python() -> String {
-    let path = std::env::var("MCP_TEST_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| repo_root().join("tests/mcp/.venv/bin/python"));
-    assert!(
-        path.exists(),
-        "no MCP test venv at {}: run `bash tests/mcp/setup.sh`",
-        path.display()
-    );
-    path.to_string_lossy().into_owned()
-}
-
-fn server(name: &str) -> Value {
-    let script = repo_root().join("tests/mcp/server.py");
-    json!({"name": name, "command": python(), "args": [script, "--name", name], "env": []})
 }
 
 fn new_session(client: &mut AcpClient<InProcess>, cwd: &str, servers: Value) -> String {
@@ -95,8 +77,17 @@ fn user_texts(setup: &Setup, n: usize) -> Vec<String> {
         .collect()
 }
 
-fn answer_of(client: &AcpClient<InProcess>, session: &str, after: usize) -> String {
-    agent_text(&client.updates(session)[after..])
+/// Sends `text` and returns the updates its turn sent.
+fn turn(client: &mut AcpClient<InProcess>, session: &str, text: &str) -> Vec<Value> {
+    let before = client.updates(session).len();
+    let response = client.prompt(session, text);
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    client.updates(session)[before..].to_vec()
+}
+
+/// Sends `text` and returns the agent's answer to it.
+fn answer_to(client: &mut AcpClient<InProcess>, session: &str, text: &str) -> String {
+    agent_text(&turn(client, session, text))
 }
 
 #[test]
@@ -114,7 +105,10 @@ fn the_list_comes_after_the_responses_of_new_load_and_resume() {
     assert_eq!(model["input"]["hint"], "<model id>");
     assert!(list.iter().find(|c| c["name"] == "help").unwrap()["input"].is_null());
     let answered = position(&client, |f| f["id"] == 2 && f.get("result").is_some());
-    assert!(position(&client, is_list) > answered, "after the new response");
+    assert!(
+        position(&client, is_list) > answered,
+        "after the new response"
+    );
     client.prompt(&session, "hello");
     drop(client);
 
@@ -145,13 +139,11 @@ fn help_lists_the_commands_without_the_model() {
     let mut client = engine(&setup);
     let session = new_session(&mut client, &setup.cwd(), json!([]));
     first_list(&mut client, &session);
-    let before = client.updates(&session).len();
-    assert_eq!(
-        client.prompt(&session, "/help")["result"]["stopReason"],
-        "end_turn"
+    let answer = answer_to(&mut client, &session, "/help");
+    assert!(
+        answer.contains("`/compact [what the summary should focus on]`"),
+        "{answer}"
     );
-    let answer = answer_of(&client, &session, before);
-    assert!(answer.contains("`/compact [what the summary should focus on]`"), "{answer}");
     assert!(answer.contains("`/init`"), "{answer}");
     assert!(setup.mock.requests().is_empty(), "no model request");
     drop(client);
@@ -178,9 +170,7 @@ fn model_and_mode_change_the_config_as_set_config_option_does() {
     let session = new_session(&mut client, &setup.cwd(), json!([]));
     first_list(&mut client, &session);
 
-    let before = client.updates(&session).len();
-    client.prompt(&session, "/model mock-other");
-    let updates = client.updates(&session)[before..].to_vec();
+    let updates = turn(&mut client, &session, "/model mock-other");
     let config = updates
         .iter()
         .find(|u| u["sessionUpdate"] == "config_option_update")
@@ -194,23 +184,20 @@ fn model_and_mode_change_the_config_as_set_config_option_does() {
     assert_eq!(model["currentValue"], "mock-other");
     assert_eq!(agent_text(&updates), "Model set to `mock-other`.");
 
-    let before = client.updates(&session).len();
-    client.prompt(&session, "/model gpt-nonexistent");
-    let answer = answer_of(&client, &session, before);
-    assert!(answer.contains("`gpt-nonexistent` is not a model"), "{answer}");
+    let answer = answer_to(&mut client, &session, "/model gpt-nonexistent");
+    assert!(
+        answer.contains("`gpt-nonexistent` is not a model"),
+        "{answer}"
+    );
     assert!(answer.contains("`mock-model`") && answer.contains("`mock-other`"));
 
-    let before = client.updates(&session).len();
-    client.prompt(&session, "/mode plan");
-    let updates = client.updates(&session)[before..].to_vec();
+    let updates = turn(&mut client, &session, "/mode plan");
     assert!(
         updates
             .iter()
             .any(|u| u["sessionUpdate"] == "current_mode_update" && u["currentModeId"] == "plan")
     );
-    let before = client.updates(&session).len();
-    client.prompt(&session, "/mode sideways");
-    let answer = answer_of(&client, &session, before);
+    let answer = answer_to(&mut client, &session, "/mode sideways");
     assert!(answer.contains("`sideways` is not a mode"), "{answer}");
     assert!(answer.contains("`accept_edits`"), "{answer}");
     assert!(setup.mock.requests().is_empty());
@@ -232,7 +219,10 @@ fn init_asks_the_model_for_an_agents_md_and_a_restart_keeps_it_in_context() {
     let asked = user_texts(&setup, 0);
     assert_eq!(asked.len(), 1, "{asked:?}");
     assert!(asked[0].contains("AGENTS.md") && asked[0].contains("`write`"));
-    assert!(!asked[0].contains("/init"), "the typed command is not the model's");
+    assert!(
+        !asked[0].contains("/init"),
+        "the typed command is not the model's"
+    );
     drop(client);
     let mut client = engine(&setup);
     client.call(
@@ -241,7 +231,10 @@ fn init_asks_the_model_for_an_agents_md_and_a_restart_keeps_it_in_context() {
     );
     client.prompt(&session, "thanks");
     let rebuilt = user_texts(&setup, 1);
-    assert_eq!(rebuilt[0], asked[0], "the restart rebuilds the same context");
+    assert_eq!(
+        rebuilt[0], asked[0],
+        "the restart rebuilds the same context"
+    );
     assert_eq!(rebuilt[1], "thanks");
 }
 
@@ -273,7 +266,11 @@ fn custom_commands_expand_their_arguments_and_the_workspace_wins() {
     )
     .unwrap();
     std::fs::write(user.join("review.md"), "the user's review").unwrap();
-    std::fs::write(user.join("standup.md"), "# Summarize today\nSay what changed.").unwrap();
+    std::fs::write(
+        user.join("standup.md"),
+        "# Summarize today\nSay what changed.",
+    )
+    .unwrap();
     let cwd = cwd.to_string_lossy().into_owned();
     let mut client = engine(&setup);
     let session = new_session(&mut client, &cwd, json!([]));
@@ -340,7 +337,11 @@ fn mcp_shows_the_servers_reconnects_them_and_their_prompts_are_commands() {
     let setup = Setup::new(json!({"responses": [text(&["A review."])]}));
     let mut client = engine(&setup);
     let missing = json!({"name": "missing", "command": "/nonexistent/hearth-test-server", "args": [], "env": []});
-    let session = new_session(&mut client, &setup.cwd(), json!([server("files"), missing]));
+    let session = new_session(
+        &mut client,
+        &setup.cwd(),
+        json!([mcp_server("files", &[]), missing]),
+    );
     // The list grows once `files` is connected and its prompt is known.
     client.wait_for(Duration::from_secs(20), |f| {
         is_list(f)
@@ -363,24 +364,22 @@ fn mcp_shows_the_servers_reconnects_them_and_their_prompts_are_commands() {
     assert_eq!(review["input"]["hint"], "<topic> [style]");
     assert_eq!(review["description"], "Ask for a review of a topic.");
 
-    let before = client.updates(&session).len();
-    client.prompt(&session, "/mcp");
-    let status = answer_of(&client, &session, before);
-    assert!(status.contains("- `files`: connected, 10 tools"), "{status}");
+    let status = answer_to(&mut client, &session, "/mcp");
+    assert!(
+        status.contains("- `files`: connected, 10 tools"),
+        "{status}"
+    );
     assert!(status.contains("- `missing`: failed: "), "{status}");
 
-    let before = client.updates(&session).len();
-    client.prompt(&session, "/mcp reconnect files");
-    let reconnected = answer_of(&client, &session, before);
-    assert!(reconnected.contains("- `files`: connected"), "{reconnected}");
+    let reconnected = answer_to(&mut client, &session, "/mcp reconnect files");
+    assert!(
+        reconnected.contains("- `files`: connected"),
+        "{reconnected}"
+    );
     assert!(!reconnected.contains("missing"), "{reconnected}");
-    let before = client.updates(&session).len();
-    client.prompt(&session, "/mcp reconnect nobody");
-    let refused = answer_of(&client, &session, before);
+    let refused = answer_to(&mut client, &session, "/mcp reconnect nobody");
     assert!(refused.contains("no MCP server `nobody`"), "{refused}");
-    let before = client.updates(&session).len();
-    client.prompt(&session, "/mcp reconnect");
-    let all = answer_of(&client, &session, before);
+    let all = answer_to(&mut client, &session, "/mcp reconnect");
     assert!(all.contains("`files`: connected") && all.contains("`missing`: failed"));
     assert!(setup.mock.requests().is_empty(), "no model request so far");
 
@@ -389,9 +388,7 @@ fn mcp_shows_the_servers_reconnects_them_and_their_prompts_are_commands() {
         user_texts(&setup, 0),
         ["Review parser (in depth) for files."]
     );
-    let before = client.updates(&session).len();
-    client.prompt(&session, "/mcp:files:review");
-    let refused = answer_of(&client, &session, before);
+    let refused = answer_to(&mut client, &session, "/mcp:files:review");
     assert!(refused.contains("needs its `topic` argument"), "{refused}");
     assert_eq!(setup.mock.requests().len(), 1);
 }
@@ -400,12 +397,9 @@ fn mcp_shows_the_servers_reconnects_them_and_their_prompts_are_commands() {
 fn a_first_prompt_runs_an_mcp_prompt_while_its_server_still_connects() {
     let setup = Setup::new(json!({"responses": [text(&["ok"])]}));
     let mut client = engine(&setup);
-    let session = new_session(&mut client, &setup.cwd(), json!([server("files")]));
+    let session = new_session(&mut client, &setup.cwd(), json!([mcp_server("files", &[])]));
     client.prompt(&session, "/mcp:files:review parser");
-    assert_eq!(
-        user_texts(&setup, 0),
-        ["Review parser (brief) for files."]
-    );
+    assert_eq!(user_texts(&setup, 0), ["Review parser (brief) for files."]);
 }
 
 #[test]

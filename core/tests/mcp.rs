@@ -5,35 +5,11 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use common::{Setup, call, start, text, tool_results};
+use common::{Setup, call, mcp_python as python, mcp_server as server, start, text, tool_results};
 use hearth_testkit::{AcpClient, InProcess, repo_root};
 use serde_json::{Value, json};
-
-/// The Python of the test servers' venv; fails with the fix when it is missing.
-fn python() -> String {
-    let path = std::env::var("MCP_TEST_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| repo_root().join("tests/mcp/.venv/bin/python"));
-    assert!(
-        path.exists(),
-        "no MCP test venv at {}: run `bash tests/mcp/setup.sh`",
-        path.display()
-    );
-    path.to_string_lossy().into_owned()
-}
-
-/// A stdio entry for `server.py`, named `name`, with extra environment.
-fn server(name: &str, env: &[(&str, &str)]) -> Value {
-    let script = repo_root().join("tests/mcp/server.py");
-    let env: Vec<Value> = env
-        .iter()
-        .map(|(k, v)| json!({"name": k, "value": v}))
-        .collect();
-    json!({"name": name, "command": python(), "args": [script, "--name", name], "env": env})
-}
 
 fn everything() -> Value {
     let entry = repo_root()

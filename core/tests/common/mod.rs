@@ -91,3 +91,26 @@ pub fn tool_results(setup: &Setup, n: usize) -> Vec<String> {
         .map(|m| m["content"].as_str().unwrap_or_default().to_string())
         .collect()
 }
+
+/// The Python of the MCP test servers' venv; fails with the fix when it is missing.
+pub fn mcp_python() -> String {
+    let path = std::env::var("MCP_TEST_PYTHON")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| hearth_testkit::repo_root().join("tests/mcp/.venv/bin/python"));
+    assert!(
+        path.exists(),
+        "no MCP test venv at {}: run `bash tests/mcp/setup.sh`",
+        path.display()
+    );
+    path.to_string_lossy().into_owned()
+}
+
+/// An ACP stdio entry for `tests/mcp/server.py`, named `name`, with extra environment.
+pub fn mcp_server(name: &str, env: &[(&str, &str)]) -> Value {
+    let script = hearth_testkit::repo_root().join("tests/mcp/server.py");
+    let env: Vec<Value> = env
+        .iter()
+        .map(|(k, v)| json!({"name": k, "value": v}))
+        .collect();
+    json!({"name": name, "command": mcp_python(), "args": [script, "--name", name], "env": env})
+}

@@ -175,22 +175,22 @@ where
             }
             Ok(result) => result.map_err(handshake_failure)?,
         };
+        let failed = |reason: String| Err(StartError::new(reason));
         let tools = match timeout_at(startup.deadline, list(running.peer())).await {
-            Err(_) => format!("did not list its tools within {within}"),
-            Ok(Err(e)) => format!("listing its tools failed: {}", service_error(&e)),
-            Ok(Ok(tools)) => {
-                let prompts = match timeout_at(startup.deadline, prompts(running.peer())).await {
-                    Err(_) => format!("did not list its prompts within {within}"),
-                    Ok(Err(e)) => format!("listing its prompts failed: {}", service_error(&e)),
-                    Ok(Ok(prompts)) => {
-                        let prompts = prompts.into();
-                        return Ok((running, Offer { tools, prompts }));
-                    }
-                };
-                prompts
+            Err(_) => return failed(format!("did not list its tools within {within}")),
+            Ok(Err(e)) => {
+                return failed(format!("listing its tools failed: {}", service_error(&e)));
             }
+            Ok(Ok(tools)) => tools,
         };
-        Err(StartError::new(tools))
+        let prompts = match timeout_at(startup.deadline, prompts(running.peer())).await {
+            Err(_) => return failed(format!("did not list its prompts within {within}")),
+            Ok(Err(e)) => {
+                return failed(format!("listing its prompts failed: {}", service_error(&e)));
+            }
+            Ok(Ok(prompts)) => prompts.into(),
+        };
+        Ok((running, Offer { tools, prompts }))
     };
     tokio::select! {
         () = server.stopped() => None,
