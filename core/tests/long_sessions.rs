@@ -470,6 +470,12 @@ fn a_failing_summary_is_reported_and_the_session_goes_on() {
     let why = failed["content"][0]["content"]["text"].as_str().unwrap();
     assert!(why.contains("upstream exploded"), "{why}");
     assert!(why.contains("unchanged"), "{why}");
+    // The user is told in a notice too (a message line: this client shows no notices).
+    let told = hearth_testkit::agent_text(&client.updates(&session));
+    assert!(
+        told.contains("**Compaction failed:** Compaction failed; the conversation is unchanged"),
+        "{told}"
+    );
 
     assert_eq!(stop_reason(&client.prompt(&session, "ok?")), "end_turn");
     let next = transcript(&setup.mock.requests()[2].body);

@@ -7,7 +7,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Setup, call, mcp_server as server, python, start, text, tool_results};
+use common::{Setup, call, mcp_python as python, mcp_server as server, start, text, tool_results};
 use hearth_testkit::{AcpClient, InProcess, repo_root};
 use serde_json::{Value, json};
 

@@ -205,7 +205,13 @@ fn cancel_when_idle_is_harmless() {
     let mut client = setup.client();
     let session = client.new_session(&setup.cwd());
     client.notify("session/cancel", json!({"sessionId": session}));
-    assert!(client.drain(Duration::from_millis(200)).is_empty());
+    let after = client.drain(Duration::from_millis(200));
+    assert!(
+        after
+            .iter()
+            .all(|f| f["params"]["update"]["sessionUpdate"] == "available_commands_update"),
+        "nothing but the session's command list: {after:?}"
+    );
     assert_eq!(
         client.prompt(&session, "hi")["result"]["stopReason"],
         "end_turn"

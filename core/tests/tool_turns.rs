@@ -495,10 +495,12 @@ fn a_tool_using_session_replays_as_it_was_seen() {
     let mut client = start(&setup, json!({"permissionMode": "accept_edits"}));
     let session = session(&mut client, &cwd);
     client.prompt(&session, "write");
+    // Neither live output (`_meta`) nor the command list (state, not history) is replayed.
     let live: Vec<Value> = client
         .updates(&session)
         .into_iter()
         .filter(|u| u.get("_meta").is_none())
+        .filter(|u| u["sessionUpdate"] != "available_commands_update")
         .collect();
     let mut fresh = start(&setup, json!({}));
     fresh.call(

@@ -188,6 +188,12 @@ fn a_file_the_user_changed_since_is_left_and_the_rest_restored() {
         report.contains("Not restored:\n- b.txt: it changed after the agent's edit; left as it is"),
         "{report}"
     );
+    // And a notice says so (an agent message line for a client without notices).
+    let told = hearth_testkit::agent_text(&client.updates(&session));
+    assert!(
+        told.contains("**Undo left files alone:** 1 file(s) changed after the agent's edit"),
+        "{told}"
+    );
 }
 
 #[test]

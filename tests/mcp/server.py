@@ -19,6 +19,9 @@ Tools (see README.md for what each is for):
     crash()           -> the process exits at once, without answering
     grow()            -> registers the tool `extra` and sends notifications/tools/list_changed
 
+Prompts:
+    review(topic, style="brief")  -> one user message "Review {topic} ({style}) for {name}."
+
 Environment variables (all optional):
     MCP_TEST_CANCEL_LOG=PATH   slow() appends "slow started id=..", and on cancellation
                                "notifications/cancelled id=.. reason=.." (the notification
@@ -172,6 +175,10 @@ def build_server(name: str) -> MCPServer:
         await ctx.session.send_tool_list_changed()
         await ctx.notify_tools_changed()
         return "grew: extra"
+
+    @server.prompt(description="Ask for a review of a topic.")
+    def review(topic: str, style: str = "brief") -> str:
+        return f"Review {topic} ({style}) for {name}."
 
     return server
 

@@ -18,7 +18,7 @@ use super::responder::{Responder, params};
 use super::system_prompt::appended_text;
 use super::updates::stored_update_frame;
 use super::{SessionParams, errors, mcp, schedule};
-use crate::agent::new_id;
+use crate::agent::{commands, new_id};
 use crate::context::EngineContext;
 use crate::rpc::RpcError;
 use crate::rpc::envelope::Params;
@@ -82,12 +82,13 @@ pub fn new(responder: Responder, raw: Params<'_>) {
         .config_options(super::config::options(&settings, ctx.catalog()))
         .meta(servers.as_deref().map(mcp::meta));
     responder.reply(Ok(response));
-    // After the answer, so that no report of a server precedes it.
+    // After the answer, so that no report of a server and no command list precedes it.
     let job = Job::run(move |live| {
         Box::pin(async move {
             if let Ok(live) = live {
                 let released = live.session.services().set_mcp(servers.clone());
                 report(&live, servers.as_deref(), released);
+                commands::announce(&live.session, &*live.session);
             }
         })
     });
@@ -186,6 +187,8 @@ pub fn load(responder: Responder, raw: Params<'_>) {
             .meta(servers.as_deref().map(mcp::meta));
         responder.reply(Ok(response));
         report(&live, servers.as_deref(), released);
+        // The current list, after the replay and the answer (the log holds no old lists).
+        commands::announce(&live.session, &*live.session);
     });
 }
 
@@ -225,6 +228,7 @@ pub fn resume(responder: Responder, raw: Params<'_>) {
             .meta(servers.as_deref().map(mcp::meta));
         responder.reply(Ok(response));
         report(&live, servers.as_deref(), released);
+        commands::announce(&live.session, &*live.session);
     });
 }
 
@@ -288,10 +292,11 @@ pub(super) fn connect_servers(
     (servers, released)
 }
 
-/// Reports the servers' failures from now on (the session's response is out).
+/// Reports the servers' failures, and their prompts' changes to the command list, from now on
+/// (the session's response is out).
 pub(super) fn report(live: &Live, servers: Option<&McpServers>, released: CancellationToken) {
     if let Some(servers) = servers {
-        session::mcp::report_failures(live.session.clone(), servers, released);
+        session::mcp::watch(live.session.clone(), servers, released);
     }
 }
 

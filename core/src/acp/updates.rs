@@ -7,8 +7,10 @@
 //! each shape is written out once, here.
 
 use agent_client_protocol_schema::v1::{
+    AvailableCommand as AcpCommand, AvailableCommandInput, AvailableCommandsUpdate,
     ConfigOptionUpdate, ContentBlock, ContentChunk, CurrentModeUpdate, EmbeddedResourceResource,
     MessageId, Notice, NoticeSeverity, SessionInfoUpdate, SessionUpdate, TextContent,
+    UnstructuredCommandInput,
 };
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -18,8 +20,8 @@ use crate::chat::{Image, UserPart};
 use crate::config::ModelInfo;
 use crate::llm::Usage;
 use crate::session::events::{
-    CallStatus, CompactionFigures, CompactionStatus, EventFormat, Recorded, SessionEvent,
-    ToolCallStart, ToolOutcome,
+    AvailableCommand, CallStatus, CompactionFigures, CompactionStatus, EventFormat, Recorded,
+    SessionEvent, ToolCallStart, ToolOutcome,
 };
 use crate::tools::{Diff, Location, PlanEntry, ToolContent};
 
@@ -108,6 +110,7 @@ impl EventFormat for V1 {
             SessionEvent::ModeChanged(mode) => typed(SessionUpdate::CurrentModeUpdate(
                 CurrentModeUpdate::new(mode.id()),
             )),
+            SessionEvent::AvailableCommands(commands) => available_commands(commands),
             SessionEvent::Notice { title, description } => typed(SessionUpdate::Notice(
                 Notice::new(NoticeSeverity::Warning, title).description(description),
             )),
@@ -146,6 +149,22 @@ impl EventFormat for V1 {
             _ => Recorded::Other,
         }
     }
+}
+
+/// `available_commands_update`: each command's hint as unstructured input.
+fn available_commands(commands: Vec<AvailableCommand>) -> Value {
+    let commands = commands
+        .into_iter()
+        .map(|command| {
+            let input = command.hint.map(|hint| {
+                AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(hint))
+            });
+            AcpCommand::new(command.name, command.description).input(input)
+        })
+        .collect();
+    typed(SessionUpdate::AvailableCommandsUpdate(
+        AvailableCommandsUpdate::new(commands),
+    ))
 }
 
 fn typed(update: SessionUpdate) -> Value {
@@ -607,6 +626,26 @@ mod tests {
                 request: Some(request)
             }),
             r#"{"sessionUpdate":"usage_update","used":115,"size":100,"_meta":{"hearth":{"inputTokens":110,"outputTokens":5,"cachedReadTokens":80,"cachedWriteTokens":20}}}"#
+        );
+    }
+
+    #[test]
+    fn available_commands_carry_their_hints() {
+        let commands = vec![
+            AvailableCommand {
+                name: "help".into(),
+                description: "List the commands".into(),
+                hint: None,
+            },
+            AvailableCommand {
+                name: "model".into(),
+                description: "Switch the model".into(),
+                hint: Some("<model id>".into()),
+            },
+        ];
+        assert_eq!(
+            encoded(SessionEvent::AvailableCommands(commands)),
+            r#"{"sessionUpdate":"available_commands_update","availableCommands":[{"name":"help","description":"List the commands"},{"name":"model","description":"Switch the model","input":{"hint":"<model id>"}}]}"#
         );
     }
 

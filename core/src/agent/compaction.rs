@@ -24,6 +24,7 @@ use crate::session::events::{
     ToolOutcome, Visibility,
 };
 use crate::session::history::{BYTES_PER_TOKEN, Compaction, History, message_weight};
+use crate::session::notice::notify;
 use crate::tools::{Kind, ToolContent};
 
 /// What the model is asked, after the conversation.
@@ -117,7 +118,7 @@ pub async fn compact(
         let summary = match summarise(session, &notice, token, provider, &draft, focus).await {
             Ok(summary) => summary,
             Err(outcome) => {
-                notice.ended(&outcome);
+                notice.ended(session, &outcome);
                 return outcome;
             }
         };
@@ -373,8 +374,9 @@ impl<'a> Notice<'a> {
         self.sink.emit(event, Visibility::Live);
     }
 
-    /// A compaction that did not happen: cancelled, or its summary failed.
-    fn ended(&self, outcome: &Compacted) {
+    /// A compaction that did not happen: cancelled, or its summary failed (which the user
+    /// is also told as a notice: the conversation goes on uncompacted).
+    fn ended(&self, session: &Session, outcome: &Compacted) {
         let (status, message) = match outcome {
             Compacted::Cancelled => (
                 CompactionStatus::Cancelled,
@@ -386,6 +388,9 @@ impl<'a> Notice<'a> {
             ),
             Compacted::Done => return,
         };
+        if status == CompactionStatus::Failed {
+            notify(session, self.sink, "Compaction failed", &message);
+        }
         let event = if self.native {
             let error = (status == CompactionStatus::Failed).then_some(message);
             self.status(status, error, None)

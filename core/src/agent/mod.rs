@@ -5,7 +5,7 @@
 
 mod calls;
 mod checkpoint;
-mod command;
+pub mod commands;
 mod compaction;
 pub mod git;
 pub mod instructions;
@@ -25,7 +25,7 @@ use futures::StreamExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use self::command::Command;
+use self::commands::Ran;
 use self::compaction::Compacted;
 use self::instructions::instructions_changed;
 pub use self::outcome::{StopReason, TurnError};
@@ -51,36 +51,48 @@ pub struct PromptBlock {
     pub text: Option<String>,
 }
 
-/// The model step limit counts model requests; each may ask for several tool calls.
+/// A prompt is a command (`commands.rs`) or a message to the model.
 pub async fn run_turn(
     session: &Arc<Session>,
     sink: &dyn EventSink,
     token: &CancellationToken,
     prompt: Prompt,
 ) -> Result<StopReason, TurnError> {
-    let ctx = session.ctx();
     let model = session.state().settings.model.clone();
-    let provider = check_credential(ctx, &model)?;
-    let command = command::parse(&prompt);
-    // Stand-in for `/undo` until the command module dispatches it (it replaces this at merge).
-    let undo = matches!(&prompt.blocks[..], [block] if block.text.as_deref().map(str::trim) == Some("/undo"));
-    let prompt_id = log_prompt(session, sink, prompt, command.is_none() && !undo);
-    if undo {
-        return undo::run(session, sink).await;
+    let Some(command) = commands::parse(session, &prompt).await else {
+        let provider = check_credential(session.ctx(), &model)?;
+        let prompt_id = log_prompt(session, sink, prompt, true);
+        return converse(session, sink, token, &*provider, prompt_id).await;
+    };
+    let prompt_id = log_prompt(session, sink, prompt, false);
+    match commands::run(session, sink, token, command).await {
+        Ran::Answered(outcome) => outcome,
+        Ran::ForModel(text) => {
+            let provider = check_credential(session.ctx(), &model)?;
+            // Model-only, right after the prompt the replay shows: where a restart's rebuilt
+            // context has it too.
+            sink.remember(Message::user_text(text));
+            converse(session, sink, token, &*provider, prompt_id).await
+        }
     }
-    if command.is_none()
-        && let Some(message) = instructions_changed(session)
-    {
+}
+
+/// The model's side of a turn, once the prompt is in its context (`prompt_id`: its user
+/// message, which the turn's file checkpoints belong to). The model step limit counts model
+/// requests; each may ask for several tool calls.
+async fn converse(
+    session: &Arc<Session>,
+    sink: &dyn EventSink,
+    token: &CancellationToken,
+    provider: &dyn Provider,
+    prompt_id: String,
+) -> Result<StopReason, TurnError> {
+    let ctx = session.ctx();
+    if let Some(message) = instructions_changed(session) {
         sink.remember(message);
     }
     // The first turn of a session may start while its MCP servers still connect.
     session.services().mcp_ready().await;
-    if let Some(Command::Compact { focus }) = command {
-        let trigger = CompactionTrigger::Manual;
-        let compacted =
-            compaction::compact(session, sink, token, &*provider, trigger, focus.as_deref());
-        return compacted.await.stop();
-    }
     let turn = calls::Turn {
         session,
         sink,
@@ -98,7 +110,7 @@ pub async fn run_turn(
         }
         if compaction::needed(session) {
             let trigger = CompactionTrigger::Automatic;
-            let compacted = compaction::compact(session, sink, token, &*provider, trigger, None);
+            let compacted = compaction::compact(session, sink, token, provider, trigger, None);
             if let Compacted::Cancelled = compacted.await {
                 return Ok(StopReason::Cancelled);
             }
@@ -107,12 +119,11 @@ pub async fn run_turn(
         if token.is_cancelled() {
             return Ok(StopReason::Cancelled);
         }
-        let answer = match stream_answer(session, sink, token, &*provider, request, weight).await {
+        let answer = match stream_answer(session, sink, token, provider, request, weight).await {
             Err(TurnError::Provider(e)) if e.is_context_overflow() && !overflowed => {
                 overflowed = true;
                 let trigger = CompactionTrigger::Overflow;
-                let compacted =
-                    compaction::compact(session, sink, token, &*provider, trigger, None);
+                let compacted = compaction::compact(session, sink, token, provider, trigger, None);
                 match compacted.await {
                     Compacted::Done => continue,
                     Compacted::Cancelled => return Ok(StopReason::Cancelled),

@@ -11,6 +11,7 @@ use super::{StopReason, TurnError, new_id};
 use crate::chat::Message;
 use crate::session::Session;
 use crate::session::events::{EventSink, SessionEvent, Visibility};
+use crate::session::notice::notify;
 use crate::store::CheckpointRow;
 
 /// What a report says of the changes no checkpoint covers.
@@ -38,6 +39,14 @@ pub async fn run(session: &Arc<Session>, sink: &dyn EventSink) -> Result<StopRea
                 "The user ran /undo, which put back the files you changed in an earlier turn:\n\
                  {files}\nRead a file again before you edit it."
             )));
+            if !outcome.conflicts.is_empty() {
+                let description = format!(
+                    "{} file(s) changed after the agent's edit were left as they are (see the \
+                     report).",
+                    outcome.conflicts.len()
+                );
+                notify(session, sink, "Undo left files alone", &description);
+            }
             report(&outcome, &files, turns(&earlier))
         }
     };

@@ -76,6 +76,8 @@ pub enum SessionEvent {
     },
     ConfigChanged(Settings),
     ModeChanged(Mode),
+    /// The commands a prompt can run now (the complete list each time).
+    AvailableCommands(Vec<AvailableCommand>),
     /// A warning for the user, for clients that show notices.
     Notice {
         title: String,
@@ -88,6 +90,15 @@ pub enum SessionEvent {
         title: String,
         message: String,
     },
+}
+
+/// One command the user can run by starting a prompt with `/name`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AvailableCommand {
+    pub name: String,
+    pub description: String,
+    /// What to type after the name, for a command that takes input.
+    pub hint: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -1,7 +1,8 @@
-//! Telling the user about the session's MCP servers: each server that fails — at startup or
-//! later — is reported once, as a warning notice where the client shows notices and as a
-//! failed tool call named after the server elsewhere. Never before the response that opened
-//! the session: the protocol edge starts the watch once it has answered.
+//! Following the session's MCP servers: each server that fails — at startup, later, or after a
+//! reconnect — is reported once per failure, as a notice where the client shows notices and
+//! as a failed tool call named after the server elsewhere; and the command list is announced
+//! again when the servers' prompts change it. Never before the response that opened the
+//! session: the protocol edge starts the watch once it has answered.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -10,29 +11,41 @@ use tokio_util::sync::CancellationToken;
 
 use super::Session;
 use super::events::{EventSink, SessionEvent, Visibility};
-use crate::agent::new_id;
+use super::notice::notify;
+use crate::agent::{commands, new_id};
 use crate::tools::mcp::{McpServers, ServerState};
 
 /// Watches `servers` until `released` fires (they were replaced, or the session ended).
-pub fn report_failures(session: Arc<Session>, servers: &McpServers, released: CancellationToken) {
+pub fn watch(session: Arc<Session>, servers: &McpServers, released: CancellationToken) {
     let mut status = servers.subscribe();
     let runtime = session.ctx().runtime().clone();
     runtime.spawn(async move {
+        // The servers whose current failure was told (a reconnect makes one untold again).
         let mut reported = HashSet::new();
         loop {
-            let failed: Vec<(String, String)> = status
-                .borrow_and_update()
-                .iter()
-                .filter_map(|server| match &server.state {
-                    ServerState::Failed { reason } => Some((server.name.clone(), reason.clone())),
-                    _ => None,
-                })
-                .collect();
+            let failed: Vec<(String, String)> = {
+                let servers = status.borrow_and_update();
+                reported.retain(|name| {
+                    servers
+                        .iter()
+                        .any(|s| s.name == *name && matches!(s.state, ServerState::Failed { .. }))
+                });
+                servers
+                    .iter()
+                    .filter_map(|server| match &server.state {
+                        ServerState::Failed { reason } => {
+                            Some((server.name.clone(), reason.clone()))
+                        }
+                        _ => None,
+                    })
+                    .collect()
+            };
             for (name, reason) in failed {
                 if reported.insert(name.clone()) {
                     report(&session, &name, reason);
                 }
             }
+            commands::refresh(&session, &*session);
             tokio::select! {
                 () = released.cancelled() => return,
                 changed = status.changed() => if changed.is_err() { return },
@@ -41,21 +54,19 @@ pub fn report_failures(session: Arc<Session>, servers: &McpServers, released: Ca
     });
 }
 
-/// Live only: a failure describes this connection, not the session's history.
+/// Live only: a failure describes this connection, not the session's history. A client
+/// without notices sees a failed tool call rather than `notify`'s message line: a tool call
+/// names the server where the user looks for what the agent could not use.
 fn report(session: &Session, server: &str, reason: String) {
     let title = format!("MCP server `{server}` is unavailable");
-    let event = if session.ctx().abilities().notices {
-        SessionEvent::Notice {
-            title,
-            description: reason,
-        }
-    } else {
-        SessionEvent::ServiceFailed {
-            id: new_id("mcp"),
-            title,
-            message: reason,
-        }
-    };
     tracing::warn!(session = %session.id, server, "MCP server unavailable");
+    if session.ctx().abilities().notices {
+        return notify(session, session, &title, &reason);
+    }
+    let event = SessionEvent::ServiceFailed {
+        id: new_id("mcp"),
+        title,
+        message: reason,
+    };
     session.emit(event, Visibility::Transient);
 }

@@ -6,6 +6,7 @@ mod checkpoints;
 pub mod events;
 pub mod history;
 pub mod mcp;
+pub mod notice;
 pub mod recovery;
 pub mod registry;
 pub mod services;
@@ -22,6 +23,7 @@ use self::events::{EventSink, SessionEvent, Visibility};
 use self::history::{Compaction, History};
 use self::services::SessionServices;
 use self::steering::Steering;
+use crate::agent::commands::Commands;
 use crate::agent::git::{self, Repo};
 use crate::agent::instructions::Instructions;
 use crate::chat::{Message, ThoughtLevel};
@@ -116,18 +118,23 @@ pub struct Session {
     steering: Steering,
 }
 
-/// What a session read of its workspace when it came up, for its system prompt.
+/// What a session read of its workspace when it came up: for its system prompt, and its
+/// custom commands (read again on `/help`, with the list last told to the client).
 pub struct Project {
     pub repo: Option<Repo>,
     pub instructions: Instructions,
+    pub commands: Mutex<Commands>,
 }
 
 impl Project {
-    /// Reads the repository and the instructions of a session working in `cwd`.
+    /// Reads the repository, the instructions and the custom commands of a session working
+    /// in `cwd`.
     pub fn read(cwd: &Path, config: &Config) -> Project {
+        let user_dir = config.user_config_dir();
         Project {
             repo: git::find(cwd),
-            instructions: Instructions::read(cwd, config.user_config_dir().as_deref()),
+            instructions: Instructions::read(cwd, user_dir.as_deref()),
+            commands: Mutex::new(Commands::read(cwd, user_dir.as_deref())),
         }
     }
 }
@@ -195,6 +202,14 @@ impl Session {
 
     pub fn instructions(&self) -> &Instructions {
         &self.project.instructions
+    }
+
+    /// The session's custom commands and the command list last told to the client.
+    pub fn commands(&self) -> MutexGuard<'_, Commands> {
+        self.project
+            .commands
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
     }
 
     /// Replaces what the client adds to the system prompt, and stores it with the session.

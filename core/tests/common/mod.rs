@@ -92,11 +92,11 @@ pub fn tool_results(setup: &Setup, n: usize) -> Vec<String> {
         .collect()
 }
 
-/// The Python of the test servers' venv; fails with the fix when it is missing.
-pub fn python() -> String {
+/// The Python of the MCP test servers' venv; fails with the fix when it is missing.
+pub fn mcp_python() -> String {
     let path = std::env::var("MCP_TEST_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| repo_root().join("tests/mcp/.venv/bin/python"));
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| hearth_testkit::repo_root().join("tests/mcp/.venv/bin/python"));
     assert!(
         path.exists(),
         "no MCP test venv at {}: run `bash tests/mcp/setup.sh`",
@@ -105,12 +105,12 @@ pub fn python() -> String {
     path.to_string_lossy().into_owned()
 }
 
-/// A stdio entry for `server.py`, named `name`, with extra environment.
+/// An ACP stdio entry for `tests/mcp/server.py`, named `name`, with extra environment.
 pub fn mcp_server(name: &str, env: &[(&str, &str)]) -> Value {
-    let script = repo_root().join("tests/mcp/server.py");
+    let script = hearth_testkit::repo_root().join("tests/mcp/server.py");
     let env: Vec<Value> = env
         .iter()
         .map(|(k, v)| json!({"name": k, "value": v}))
         .collect();
-    json!({"name": name, "command": python(), "args": [script, "--name", name], "env": env})
+    json!({"name": name, "command": mcp_python(), "args": [script, "--name", name], "env": env})
 }

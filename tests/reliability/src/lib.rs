@@ -209,9 +209,11 @@ pub fn text_response(texts: &[&str]) -> Value {
 }
 
 /// Whether an update is logged (and so replayed): everything except the live terminal
-/// output deltas, which the final tool call update summarises.
+/// output deltas, which the final tool call update summarises, and the command list, which is
+/// state (sent after each session response), not history.
 pub fn is_logged(update: &Value) -> bool {
     update.pointer("/_meta/terminal_output").is_none()
+        && update["sessionUpdate"] != "available_commands_update"
 }
 
 const CHUNKS: [&str; 2] = ["agent_message_chunk", "agent_thought_chunk"];

@@ -92,6 +92,9 @@ pub fn run_all<T: Transport>(start: impl Fn(&str, &Path) -> T) {
         std::fs::create_dir_all(&dir).unwrap();
         let config = json!({
             "dataDir": dir,
+            // Never the developer's own config dir: its AGENTS.md and command files would
+            // change the frames.
+            "configDir": dir.join("user-config"),
             "model": "mock-model",
             "providers": {"openai": {"baseUrl": mock.base_url(), "apiKey": "transcript-key"}},
         });

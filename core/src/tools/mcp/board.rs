@@ -1,12 +1,16 @@
 //! The state of a session's servers, shared by their connection tasks, their tools and the
 //! session: one lock over every server's state, so that each change publishes a consistent
 //! snapshot to the subscribers.
+//!
+//! A server can be restarted (`/mcp reconnect`): each start of it is one `ServerRef` with a
+//! stop token of its own, and a ref whose token fired changes nothing any more, so the task
+//! of a connection that was let go can never overwrite the state of its successor.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use rmcp::RoleClient;
-use rmcp::model::Tool as McpToolInfo;
+use rmcp::model::{Prompt as McpPromptInfo, Tool as McpToolInfo};
 use rmcp::service::Peer;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -42,6 +46,8 @@ pub(super) enum Live {
     Connected {
         peer: Peer<RoleClient>,
         tools: Arc<[McpToolInfo]>,
+        /// Listed once, when it connected (a server's prompts are commands for the user).
+        prompts: Arc<[McpPromptInfo]>,
     },
     Failed(String),
 }
@@ -62,8 +68,9 @@ pub(super) struct Board {
     names: Vec<String>,
     lives: Mutex<Vec<Live>>,
     groups: Mutex<Vec<Option<Arc<Group>>>>,
-    /// One per server: cancelled when that server is done with (failed, or shut down).
-    stops: Vec<CancellationToken>,
+    /// One per server, for its current start: cancelled when that start is done with
+    /// (failed, restarted, or shut down).
+    stops: Mutex<Vec<CancellationToken>>,
     /// Cancelled by `shutdown`: nothing is reported after it.
     closing: CancellationToken,
     status: watch::Sender<Vec<ServerStatus>>,
@@ -82,7 +89,7 @@ impl Board {
         Board {
             lives: Mutex::new(names.iter().map(|_| Live::Connecting).collect()),
             groups: Mutex::new(names.iter().map(|_| None).collect()),
-            stops: names.iter().map(|_| closing.child_token()).collect(),
+            stops: Mutex::new(names.iter().map(|_| closing.child_token()).collect()),
             names,
             closing,
             status: watch::channel(status).0,
@@ -123,11 +130,53 @@ impl Board {
         groups
     }
 
-    /// Changes server `index`'s state unless it already failed or the session is closing;
-    /// `false` when it did not.
-    fn set(&self, index: usize, live: Live) -> bool {
+    /// The current start of server `index`.
+    pub fn server(self: &Arc<Self>, index: usize) -> ServerRef {
+        let stop = self.stops.lock().unwrap_or_else(|e| e.into_inner())[index].clone();
+        ServerRef {
+            board: self.clone(),
+            index,
+            stop,
+        }
+    }
+
+    /// Lets server `index`'s current start go (its process group is stopped) and makes it
+    /// `Connecting` again, for a new start through the returned ref; `None` once the session
+    /// is closing.
+    pub fn restart(self: &Arc<Self>, index: usize) -> Option<ServerRef> {
         let mut lives = self.lives();
-        if self.closing.is_cancelled() || matches!(lives[index], Live::Failed(_)) {
+        if self.closing.is_cancelled() {
+            return None;
+        }
+        let stop = self.closing.child_token();
+        let old = std::mem::replace(
+            &mut self.stops.lock().unwrap_or_else(|e| e.into_inner())[index],
+            stop.clone(),
+        );
+        old.cancel();
+        let group = self.groups.lock().unwrap_or_else(|e| e.into_inner())[index].take();
+        if let Some(group) = group {
+            group.stop();
+        }
+        lives[index] = Live::Connecting;
+        self.status
+            .send_modify(|status| status[index].state = ServerState::Connecting);
+        Some(ServerRef {
+            board: self.clone(),
+            index,
+            stop,
+        })
+    }
+
+    /// Changes the state of `server`'s start unless it already failed, was let go, or the
+    /// session is closing; `false` when it did not.
+    fn set(&self, server: &ServerRef, live: Live) -> bool {
+        let index = server.index;
+        let mut lives = self.lives();
+        if self.closing.is_cancelled()
+            || server.stop.is_cancelled()
+            || matches!(lives[index], Live::Failed(_))
+        {
             return false;
         }
         lives[index] = live;
@@ -138,48 +187,55 @@ impl Board {
     }
 }
 
-/// One server of a board: what its connection task and its tools act through.
+/// One start of one server of a board: what its connection task and its tools act through.
 #[derive(Clone)]
 pub(super) struct ServerRef {
     board: Arc<Board>,
     index: usize,
+    /// This start's stop token (`Board::stops` holds the current start's).
+    stop: CancellationToken,
 }
 
 impl ServerRef {
-    pub fn new(board: Arc<Board>, index: usize) -> Self {
-        ServerRef { board, index }
-    }
-
     pub fn name(&self) -> &str {
         &self.board.names[self.index]
     }
 
-    /// The process group of a stdio server, for `shutdown` to stop. A group registered after
-    /// shutdown began is stopped at once.
+    /// The process group of a stdio server, for `shutdown` (or a restart) to stop. A group
+    /// registered after its start was let go is stopped at once.
     pub fn register(&self, group: Arc<Group>) {
-        self.board.groups.lock().unwrap_or_else(|e| e.into_inner())[self.index] =
-            Some(group.clone());
-        if self.board.closing.is_cancelled() {
-            group.stop();
+        let mut groups = self.board.groups.lock().unwrap_or_else(|e| e.into_inner());
+        if self.stop.is_cancelled() {
+            drop(groups);
+            return group.stop();
         }
+        groups[self.index] = Some(group);
     }
 
-    pub fn connected(&self, peer: Peer<RoleClient>, tools: Vec<McpToolInfo>) {
+    pub fn connected(
+        &self,
+        peer: Peer<RoleClient>,
+        tools: Vec<McpToolInfo>,
+        prompts: Arc<[McpPromptInfo]>,
+    ) {
+        let tools = tools.into();
         self.board.set(
-            self.index,
+            self,
             Live::Connected {
                 peer,
-                tools: tools.into(),
+                tools,
+                prompts,
             },
         );
     }
 
-    /// The server is gone for this session: its state says why, and its connection ends.
+    /// The server is gone for this session (until a restart): its state says why, and its
+    /// connection ends.
     pub fn fail(&self, reason: String) {
-        if self.board.set(self.index, Live::Failed(reason.clone())) {
+        if self.board.set(self, Live::Failed(reason.clone())) {
             tracing::warn!(target: super::LOG_TARGET, server = %self.name(), "{reason}");
         }
-        self.board.stops[self.index].cancel();
+        self.stop.cancel();
     }
 
     /// A call found the connection lost. A stdio server's connection task reports the exit
@@ -197,16 +253,18 @@ impl ServerRef {
         self.fail(reason);
     }
 
-    /// Why the server failed, if it did.
+    /// Why the server failed, if it did; a start that was let go for a new one says so.
     pub fn failure(&self) -> Option<String> {
         match &self.board.lives()[self.index] {
             Live::Failed(reason) => Some(reason.clone()),
+            _ if self.stop.is_cancelled() => Some("the server was reconnected".into()),
             _ => None,
         }
     }
 
-    /// Resolves when the server is done with: it failed, or the session is closing.
+    /// Resolves when this start is done with: it failed, was restarted, or the session is
+    /// closing.
     pub async fn stopped(&self) {
-        self.board.stops[self.index].cancelled().await
+        self.stop.cancelled().await
     }
 }

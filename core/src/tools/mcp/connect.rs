@@ -1,5 +1,5 @@
 //! One server's connection, from start to end: start it (a process, or an HTTP client),
-//! shake hands and list its tools within the startup timeout, then keep its tool list current
+//! shake hands and list its tools (and prompts) within the startup timeout, then keep its tool list current
 //! until it dies or the session lets it go. Every way it can end becomes a failure reason the
 //! user can act on.
 
@@ -27,6 +27,13 @@ use crate::net::LazyClient;
 
 type Running = RunningService<RoleClient, Handler>;
 type McpToolInfo = rmcp::model::Tool;
+type McpPromptInfo = rmcp::model::Prompt;
+
+/// What a server offers once it started.
+struct Offer {
+    tools: Vec<McpToolInfo>,
+    prompts: Arc<[McpPromptInfo]>,
+}
 
 /// Runs server `server` for as long as the session keeps it; it must have started (shaken
 /// hands and listed its tools) by `deadline`.
@@ -104,7 +111,7 @@ async fn stdio(server: &ServerRef, spawned: Spawned, startup: Startup) {
                 None => reason,
             });
         }
-        Some(Ok((running, tools))) => {
+        Some(Ok((running, offer))) => {
             let peer = running.peer().clone();
             let died = async {
                 let status = tokio::select! {
@@ -113,7 +120,7 @@ async fn stdio(server: &ServerRef, spawned: Spawned, startup: Startup) {
                 };
                 exit_reason(status, &stderr)
             };
-            keep(server, peer, tools, &tools_changed, died, startup.limit).await;
+            keep(server, peer, offer, &tools_changed, died, startup.limit).await;
         }
     }
     // The server's children outlive it otherwise, whether it exited or was let go.
@@ -131,7 +138,7 @@ async fn http(
     match start(server, transport, &tools_changed, startup).await {
         None => {}
         Some(Err(error)) => server.fail(error.reason),
-        Some(Ok((running, tools))) => {
+        Some(Ok((running, offer))) => {
             let peer = running.peer().clone();
             // rmcp's HTTP service does not end when the server dies (its calls fail instead,
             // and the tools report that); it ends when the server closes the session.
@@ -139,19 +146,19 @@ async fn http(
                 let _ = running.waiting().await;
                 "the server ended the MCP session".to_owned()
             };
-            keep(server, peer, tools, &tools_changed, died, startup.limit).await;
+            keep(server, peer, offer, &tools_changed, died, startup.limit).await;
         }
     }
 }
 
-/// The handshake and the first tool list, by the deadline; `None` when the session let the
-/// server go first.
+/// The handshake, the first tool list and the prompts, by the deadline; `None` when the
+/// session let the server go first.
 async fn start<T, E, A>(
     server: &ServerRef,
     transport: T,
     tools_changed: &Arc<Notify>,
     startup: Startup,
-) -> Option<Result<(Running, Vec<McpToolInfo>), StartError>>
+) -> Option<Result<(Running, Offer), StartError>>
 where
     T: IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
@@ -168,12 +175,22 @@ where
             }
             Ok(result) => result.map_err(handshake_failure)?,
         };
+        let failed = |reason: String| Err(StartError::new(reason));
         let tools = match timeout_at(startup.deadline, list(running.peer())).await {
-            Err(_) => format!("did not list its tools within {within}"),
-            Ok(Err(e)) => format!("listing its tools failed: {}", service_error(&e)),
-            Ok(Ok(tools)) => return Ok((running, tools)),
+            Err(_) => return failed(format!("did not list its tools within {within}")),
+            Ok(Err(e)) => {
+                return failed(format!("listing its tools failed: {}", service_error(&e)));
+            }
+            Ok(Ok(tools)) => tools,
         };
-        Err(StartError::new(tools))
+        let prompts = match timeout_at(startup.deadline, prompts(running.peer())).await {
+            Err(_) => return failed(format!("did not list its prompts within {within}")),
+            Ok(Err(e)) => {
+                return failed(format!("listing its prompts failed: {}", service_error(&e)));
+            }
+            Ok(Ok(prompts)) => prompts.into(),
+        };
+        Ok((running, Offer { tools, prompts }))
     };
     tokio::select! {
         () = server.stopped() => None,
@@ -181,24 +198,25 @@ where
     }
 }
 
-/// Publishes the server's tools, and re-lists them on every `tools/list_changed`, until the
-/// server dies (`died` says why) or is let go.
+/// Publishes the server's tools and prompts, and re-lists the tools on every
+/// `tools/list_changed`, until the server dies (`died` says why) or is let go.
 async fn keep(
     server: &ServerRef,
     peer: Peer<RoleClient>,
-    tools: Vec<McpToolInfo>,
+    offer: Offer,
     tools_changed: &Notify,
     died: impl Future<Output = String>,
     list_timeout: Duration,
 ) {
-    server.connected(peer.clone(), tools);
+    let Offer { tools, prompts } = offer;
+    server.connected(peer.clone(), tools, prompts.clone());
     tokio::pin!(died);
     loop {
         tokio::select! {
             () = server.stopped() => return,
             reason = &mut died => return server.fail(reason),
             () = tools_changed.notified() => match timeout(list_timeout, list(&peer)).await {
-                Ok(Ok(tools)) => server.connected(peer.clone(), tools),
+                Ok(Ok(tools)) => server.connected(peer.clone(), tools, prompts.clone()),
                 Ok(Err(e)) if lost(&e) => return server.fail(unavailable(&e)),
                 // The old list stays: a server that cannot list now may answer calls.
                 Ok(Err(e)) => warn(server, &format!("re-listing its tools failed: {}", service_error(&e))),
@@ -221,6 +239,17 @@ async fn list(peer: &Peer<RoleClient>) -> Result<Vec<McpToolInfo>, ServiceError>
         return Ok(Vec::new());
     }
     peer.list_all_tools().await
+}
+
+/// Every page of the server's prompts; none from a server without the prompts capability.
+async fn prompts(peer: &Peer<RoleClient>) -> Result<Vec<McpPromptInfo>, ServiceError> {
+    let has_prompts = peer
+        .peer_info()
+        .is_some_and(|info| info.capabilities.prompts.is_some());
+    if !has_prompts {
+        return Ok(Vec::new());
+    }
+    peer.list_all_prompts().await
 }
 
 /// Whether `error` means the connection is gone (a dead HTTP server shows only this way).

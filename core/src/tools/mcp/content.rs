@@ -60,7 +60,7 @@ fn text(result: &CallToolResult) -> String {
     parts.join("\n")
 }
 
-fn block_text(block: &ContentBlock) -> String {
+pub(super) fn block_text(block: &ContentBlock) -> String {
     match block {
         ContentBlock::Text(text) => text.text.clone(),
         ContentBlock::Image(image) => placeholder("image", &image.mime_type, &image.data),

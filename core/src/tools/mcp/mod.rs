@@ -1,6 +1,7 @@
-//! MCP servers' tools: a session connects the servers it was given (stdio processes and
-//! streamable-HTTP endpoints) in parallel, offers their tools to the model as
-//! `mcp__<server>__<tool>`, and lets them go when it ends.
+//! MCP servers' tools and prompts: a session connects the servers it was given (stdio
+//! processes and streamable-HTTP endpoints) in parallel, offers their tools to the model as
+//! `mcp__<server>__<tool>` and their prompts to the user as commands, reconnects them when
+//! asked (`/mcp reconnect`), and lets them go when it ends.
 //!
 //! A server never fails the session and is never dropped silently: each one has a status
 //! (`McpServers::status`, and `subscribe` for changes) that says why it is unavailable —
@@ -13,7 +14,7 @@
 //! `rmcp`; hosts should filter it with `rmcp=warn`.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -28,15 +29,17 @@ mod content;
 mod handler;
 mod names;
 mod process;
+mod prompts;
 mod spec;
 #[cfg(test)]
 mod tests;
 mod tool;
 
-use board::{Board, Live, ServerRef};
+use board::{Board, Live};
 pub use board::{ServerState, ServerStatus};
 pub use connect::http_client;
 use process::Group;
+pub use prompts::McpPrompt;
 pub use spec::{McpServerSpec, Transport};
 pub use tool::McpTool;
 
@@ -60,8 +63,13 @@ const READY_MARGIN: Duration = Duration::from_millis(200);
 /// The MCP servers of one session. Dropping it shuts them down.
 pub struct McpServers {
     board: Arc<Board>,
-    /// When every server has had its startup timeout, whatever happened to its task.
-    started_by: Instant,
+    /// How each server is reached, kept for a reconnect.
+    transports: Vec<Transport>,
+    options: Arc<Options>,
+    runtime: tokio::runtime::Handle,
+    /// When every server has had its startup timeout, whatever happened to its task (moved
+    /// on by a reconnect).
+    started_by: Mutex<Instant>,
 }
 
 impl McpServers {
@@ -72,23 +80,55 @@ impl McpServers {
         options: Options,
         runtime: &tokio::runtime::Handle,
     ) -> McpServers {
-        let board = Arc::new(Board::new(
-            specs.iter().map(|spec| spec.name.clone()).collect(),
-        ));
-        let deadline = Instant::now() + options.startup_timeout;
-        let options = Arc::new(options);
-        for (index, spec) in specs.into_iter().enumerate() {
-            let server = ServerRef::new(board.clone(), index);
-            runtime.spawn(connect::run(
-                server,
-                spec.transport,
-                options.clone(),
-                deadline,
-            ));
-        }
-        McpServers {
-            board,
-            started_by: deadline + READY_MARGIN,
+        let (names, transports) = specs
+            .into_iter()
+            .map(|spec| (spec.name, spec.transport))
+            .unzip();
+        let servers = McpServers {
+            board: Arc::new(Board::new(names)),
+            transports,
+            options: Arc::new(options),
+            runtime: runtime.clone(),
+            started_by: Mutex::new(Instant::now()),
+        };
+        let all: Vec<usize> = (0..servers.transports.len()).collect();
+        servers.start(&all, |index| Some(servers.board.server(index)));
+        servers
+    }
+
+    /// Connects server `name` again, or every server when `name` is `None`, dropping their
+    /// current connections; each is `Connecting` until it is connected or failed anew. The
+    /// names reconnected, or why none was.
+    pub fn reconnect(&self, name: Option<&str>) -> Result<Vec<String>, String> {
+        let names = self.board.names();
+        let chosen: Vec<usize> = match name {
+            None => (0..names.len()).collect(),
+            Some(name) => match names.iter().position(|n| n == name) {
+                Some(index) => vec![index],
+                None => {
+                    let known: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+                    return Err(format!(
+                        "there is no MCP server `{name}` in this session (servers: {})",
+                        known.join(", ")
+                    ));
+                }
+            },
+        };
+        self.start(&chosen, |index| self.board.restart(index));
+        Ok(chosen.iter().map(|&index| names[index].clone()).collect())
+    }
+
+    /// Starts the connection task of each server in `indices`, through the ref `server`
+    /// gives it (none once the session is closing), with a startup deadline from now.
+    fn start(&self, indices: &[usize], server: impl Fn(usize) -> Option<board::ServerRef>) {
+        let deadline = Instant::now() + self.options.startup_timeout;
+        *self.started_by.lock().unwrap_or_else(|e| e.into_inner()) = deadline + READY_MARGIN;
+        for &index in indices {
+            if let Some(server) = server(index) {
+                let transport = self.transports[index].clone();
+                let task = connect::run(server, transport, self.options.clone(), deadline);
+                self.runtime.spawn(task);
+            }
         }
     }
 
@@ -112,7 +152,8 @@ impl McpServers {
                 .iter()
                 .all(|server| server.state != ServerState::Connecting)
         });
-        let _ = timeout_at(self.started_by, started).await;
+        let started_by = *self.started_by.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = timeout_at(started_by, started).await;
     }
 
     /// The tools of every connected server, now, named for the model (`mcp__<server>__<tool>`,
@@ -120,7 +161,7 @@ impl McpServers {
     pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
         let mut found = Vec::new();
         for (index, live) in self.board.lives().iter().enumerate() {
-            if let Live::Connected { peer, tools } = live {
+            if let Live::Connected { peer, tools, .. } = live {
                 found.extend(tools.iter().map(|tool| (index, peer.clone(), tool.clone())));
             }
         }
@@ -134,10 +175,40 @@ impl McpServers {
             .into_iter()
             .zip(names)
             .map(|((index, peer, tool), name)| {
-                let server = ServerRef::new(self.board.clone(), index);
+                let server = self.board.server(index);
                 Arc::new(McpTool::new(name, server, peer, tool)) as Arc<dyn Tool>
             })
             .collect()
+    }
+
+    /// The prompts of every connected server, now, in the servers' order.
+    pub fn prompts(&self) -> Vec<McpPrompt> {
+        let names = self.board.names();
+        let mut found = Vec::new();
+        for (index, live) in self.board.lives().iter().enumerate() {
+            if let Live::Connected { prompts, .. } = live {
+                found.extend(prompts.iter().map(|p| McpPrompt::new(&names[index], p)));
+            }
+        }
+        found
+    }
+
+    /// Gets prompt `prompt` of server `server` with `arguments`: the text of its messages.
+    pub async fn get_prompt(
+        &self,
+        server: &str,
+        prompt: &str,
+        arguments: Vec<(String, String)>,
+    ) -> Result<String, String> {
+        let index = self.board.names().iter().position(|n| n == server);
+        let peer = index.and_then(|index| match &self.board.lives()[index] {
+            Live::Connected { peer, .. } => Some(peer.clone()),
+            _ => None,
+        });
+        let Some(peer) = peer else {
+            return Err(format!("the MCP server `{server}` is not connected"));
+        };
+        prompts::get(&peer, prompt, arguments).await
     }
 
     /// Lets every server go, without blocking: connections end, each stdio server's whole

@@ -40,6 +40,12 @@ class UpdateLog:
         await asyncio.wait_for(poll(), timeout)
 
 
+def history(updates: list[Update]) -> list[Update]:
+    """The updates that are part of the conversation: all but the command list, which is
+    state (sent after each session response and whenever it changes, never replayed)."""
+    return [u for u in updates if u.get("sessionUpdate") != "available_commands_update"]
+
+
 def of_kind(updates: list[Update], kind: str) -> list[Update]:
     """Updates of one kind (``sessionUpdate`` value)."""
     return [u for u in updates if u.get("sessionUpdate") == kind]

@@ -11,7 +11,7 @@ from acp.schema import TextContentBlock
 
 from harness.hearth import API_KEY, MODEL
 from harness.mock_llm import content_text
-from harness.updates import messages, of_kind, text_of
+from harness.updates import history, messages, of_kind, text_of
 
 FIXTURE = "lifecycle"
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -113,8 +113,8 @@ async def test_session_load_replays_the_conversation_before_its_response(story):
     request = hearth.transcript.last_request("session/load", sid)
     response = hearth.transcript.response_to(request)
     assert response is not None, "load response recorded"
-    replay = hearth.transcript.updates_between(sid, request, response)
-    assert hearth.transcript.updates_between(sid, response) == [], "no replay after the response"
+    replay = history(hearth.transcript.updates_between(sid, request, response))
+    assert history(hearth.transcript.updates_between(sid, response)) == [], "no replay after the response"
 
     assert [m for m in messages(replay) if m[0] != "agent_thought_chunk"] == [
         ("user_message_chunk", fixture.prompts[0]),
@@ -134,7 +134,7 @@ async def test_session_resume_restores_without_replay(story):
     request = hearth.transcript.last_request("session/resume", sid)
     response = hearth.transcript.response_to(request)
     assert response is not None, "resume response recorded"
-    assert hearth.transcript.updates_between(sid, request, response) == []
+    assert history(hearth.transcript.updates_between(sid, request, response)) == []
 
 
 async def test_session_delete_removes_it(story):
@@ -149,7 +149,7 @@ async def test_session_delete_removes_it(story):
         await prompt(story, "anyone there?")
     assert error.value.code == -32002
     assert (error.value.data or {}).get("sessionId") == sid
-    assert hearth.transcript.updates_between(sid, resumed) == [], "resume replayed nothing, even late"
+    assert history(hearth.transcript.updates_between(sid, resumed)) == [], "resume replayed nothing, even late"
 
 
 async def test_hearth_exits_cleanly_and_every_frame_is_valid_acp(story):

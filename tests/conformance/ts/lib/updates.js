@@ -42,6 +42,14 @@ export class UpdateLog {
   }
 }
 
+/**
+ * The updates that are part of the conversation: all but the command list, which is state
+ * (sent after each session response and whenever it changes, never replayed).
+ */
+export function history(updates) {
+  return updates.filter((u) => u.sessionUpdate !== "available_commands_update");
+}
+
 /** Updates of one kind (`sessionUpdate` value). */
 export function ofKind(updates, kind) {
   return updates.filter((u) => u.sessionUpdate === kind);

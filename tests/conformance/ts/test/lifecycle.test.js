@@ -7,7 +7,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import { API_KEY, MODEL } from "../lib/hearth.js";
 import { contentText } from "../lib/mock-llm.js";
 import { Scenario } from "../lib/scenario.js";
-import { messages, ofKind, textOf } from "../lib/updates.js";
+import { history, messages, ofKind, textOf } from "../lib/updates.js";
 
 const { agent: methods } = acp.methods;
 
@@ -116,8 +116,8 @@ describe("session lifecycle", () => {
     const request = transcript.lastRequest(methods.session.load, sessionId);
     const response = transcript.responseTo(request);
     assert.ok(response, "load response recorded");
-    const replay = transcript.updatesBetween(sessionId, request, response);
-    assert.equal(transcript.updatesBetween(sessionId, response).length, 0, "no replay after the response");
+    const replay = history(transcript.updatesBetween(sessionId, request, response));
+    assert.equal(history(transcript.updatesBetween(sessionId, response)).length, 0, "no replay after the response");
 
     assert.deepEqual(
       messages(replay).filter((m) => m.kind !== "agent_thought_chunk"),
@@ -143,7 +143,7 @@ describe("session lifecycle", () => {
     const request = transcript.lastRequest(methods.session.resume, sessionId);
     const response = transcript.responseTo(request);
     assert.ok(response, "resume response recorded");
-    assert.deepEqual(transcript.updatesBetween(sessionId, request, response), []);
+    assert.deepEqual(history(transcript.updatesBetween(sessionId, request, response)), []);
   });
 
   it("session/delete removes it: gone from the list, prompts get -32002", async () => {
@@ -160,7 +160,7 @@ describe("session lifecycle", () => {
       assert.equal(error.data?.sessionId, sessionId);
       return true;
     });
-    assert.deepEqual(transcript.updatesBetween(sessionId, resumed), [], "resume replayed nothing, even late");
+    assert.deepEqual(history(transcript.updatesBetween(sessionId, resumed)), [], "resume replayed nothing, even late");
   });
 
   it("Hearth exits cleanly and every frame it wrote is valid ACP", () => scenario.stopAndValidate());

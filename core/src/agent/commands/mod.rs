@@ -1,0 +1,218 @@
+//! Commands: a prompt of one text block that starts with `/name` runs a command rather than
+//! going to the model as it is. The built-ins (`builtin.rs`), the session's custom command
+//! files (`custom.rs`) and its MCP servers' prompts (`mcp.rs`) make the list the client is
+//! told (`list.rs`).
+//!
+//! Every command's prompt is replayed as the user typed it but marked, so the model never
+//! reads it (`SessionEvent::UserChunk { for_model: false }`). Some answer without the model
+//! (`/help`, `/mcp`, `/model`, `/mode`: agent message chunks, logged, then `end_turn`); the
+//! others hand the model a text as the user's message (`/init`, custom commands, MCP
+//! prompts; remembered model-only, so a restart rebuilds the same context) or act on the
+//! context (`/compact`, `/undo`). An unknown `/word` is no command: it may be a path or prose.
+
+mod builtin;
+mod custom;
+mod list;
+mod mcp;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+pub use self::custom::CustomCommand;
+pub use self::list::{announce, available, refresh};
+use super::{Prompt, StopReason, TurnError, check_credential, compaction};
+use crate::session::Session;
+use crate::session::events::{
+    AvailableCommand, CompactionTrigger, EventSink, SessionEvent, Visibility,
+};
+
+/// What a session knows of its commands: the custom ones read when it came up (and on
+/// `/help`), and the list it last told the client.
+#[derive(Debug, Default)]
+pub struct Commands {
+    pub custom: Vec<CustomCommand>,
+    pub announced: Option<Vec<AvailableCommand>>,
+}
+
+impl Commands {
+    /// The custom commands of a session working in `cwd`; nothing told yet.
+    pub fn read(cwd: &Path, user_config_dir: Option<&Path>) -> Commands {
+        Commands {
+            custom: custom::read(cwd, user_config_dir),
+            announced: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    Help,
+    /// Compact the context now, the summary focused on what follows the command, if anything.
+    Compact {
+        focus: Option<String>,
+    },
+    Undo,
+    /// `/mcp` and what follows it (`reconnect [server]`).
+    Mcp {
+        arguments: String,
+    },
+    Model {
+        id: Option<String>,
+    },
+    Mode {
+        id: Option<String>,
+    },
+    Init,
+    /// A custom command, expanded with its arguments.
+    Custom {
+        expansion: String,
+    },
+    /// An MCP prompt and what the user typed after it.
+    McpPrompt {
+        prompt: crate::tools::mcp::McpPrompt,
+        arguments: String,
+    },
+}
+
+/// What a command left the turn to do.
+pub enum Ran {
+    /// It is done; the turn ends so.
+    Answered(Result<StopReason, TurnError>),
+    /// The model takes this text as the user's message, and the turn goes on.
+    ForModel(String),
+}
+
+/// The command `prompt` runs, if it is one: a single text block `/name`, then (for commands
+/// that take input) whitespace and the input. A command that takes no input followed by
+/// text is prose, not the command.
+pub async fn parse(session: &Session, prompt: &Prompt) -> Option<Command> {
+    let [block] = &prompt.blocks[..] else {
+        return None;
+    };
+    let text = block.text.as_deref()?.trim();
+    let line = text.strip_prefix('/')?;
+    let (name, rest) = line
+        .split_once(char::is_whitespace)
+        .map_or((line, ""), |(name, rest)| (name, rest.trim()));
+    let input = || Some(rest.to_string()).filter(|r| !r.is_empty());
+    let bare = rest.is_empty();
+    let command = match name {
+        "help" if bare => Command::Help,
+        "compact" => Command::Compact { focus: input() },
+        "undo" if bare => Command::Undo,
+        "mcp" => Command::Mcp {
+            arguments: rest.to_string(),
+        },
+        "model" => Command::Model { id: input() },
+        "mode" => Command::Mode { id: input() },
+        "init" if bare => Command::Init,
+        "help" | "undo" | "init" => return None,
+        name if name.starts_with("mcp:") => {
+            // A session's first prompt may come while its servers still connect.
+            session.services().mcp_ready().await;
+            let prompts = session.services().mcp()?.prompts();
+            let prompt = prompts
+                .into_iter()
+                .find(|p| mcp::prompt_command(p) == name)?;
+            Command::McpPrompt {
+                prompt,
+                arguments: rest.to_string(),
+            }
+        }
+        name => {
+            let commands = session.commands();
+            let custom = commands.custom.iter().find(|c| c.name == name)?;
+            Command::Custom {
+                expansion: custom.expand(rest),
+            }
+        }
+    };
+    Some(command)
+}
+
+/// Runs `command`, whose prompt the turn has logged.
+pub async fn run(
+    session: &Arc<Session>,
+    sink: &dyn EventSink,
+    token: &CancellationToken,
+    command: Command,
+) -> Ran {
+    let answer = match command {
+        Command::Help => {
+            reread_custom(session, sink);
+            builtin::help(&available(session))
+        }
+        Command::Mcp { arguments } => mcp::run(session, token, &arguments).await,
+        Command::Model { id } => builtin::model(session, id.as_deref()),
+        Command::Mode { id } => builtin::mode(session, id.as_deref()),
+        Command::Compact { focus } => {
+            return Ran::Answered(compact(session, sink, token, focus).await);
+        }
+        Command::Undo => return Ran::Answered(super::undo::run(session, sink).await),
+        Command::Init => return Ran::ForModel(builtin::INIT_PROMPT.to_string()),
+        Command::Custom { expansion } => return Ran::ForModel(expansion),
+        Command::McpPrompt { prompt, arguments } => {
+            match mcp_prompt(session, &prompt, &arguments).await {
+                Ok(text) => return Ran::ForModel(text),
+                Err(why) => why,
+            }
+        }
+    };
+    say(sink, answer);
+    Ran::Answered(Ok(StopReason::EndTurn))
+}
+
+/// `/compact [focus]`, once the servers are up: the summary request offers the session's
+/// tools, as every request does, so that the provider's cache serves its prefix.
+async fn compact(
+    session: &Session,
+    sink: &dyn EventSink,
+    token: &CancellationToken,
+    focus: Option<String>,
+) -> Result<StopReason, TurnError> {
+    let model = session.state().settings.model.clone();
+    let provider = check_credential(session.ctx(), &model)?;
+    session.services().mcp_ready().await;
+    let trigger = CompactionTrigger::Manual;
+    compaction::compact(session, sink, token, &*provider, trigger, focus.as_deref())
+        .await
+        .stop()
+}
+
+/// The text of an MCP prompt got with what the user typed as its arguments.
+async fn mcp_prompt(
+    session: &Session,
+    prompt: &crate::tools::mcp::McpPrompt,
+    typed: &str,
+) -> Result<String, String> {
+    let command = mcp::prompt_command(prompt);
+    let arguments = mcp::prompt_arguments(prompt, typed)?;
+    let servers = session
+        .services()
+        .mcp()
+        .ok_or_else(|| format!("`/{command}` is gone: the session has no MCP servers now"))?;
+    servers
+        .get_prompt(&prompt.server, &prompt.name, arguments)
+        .await
+        .map_err(|why| format!("`/{command}` failed: {why}"))
+}
+
+/// Reads the custom command files again, and tells the client if the list changed.
+fn reread_custom(session: &Session, sink: &dyn EventSink) {
+    let cwd = session.state().cwd.clone();
+    let user_dir = session.ctx().config().user_config_dir();
+    let custom = custom::read(Path::new(&cwd), user_dir.as_deref());
+    session.commands().custom = custom;
+    refresh(session, sink);
+}
+
+/// A command's answer, as one agent message (logged: the replay shows it after the command).
+fn say(sink: &dyn EventSink, text: String) {
+    let message_id = super::new_id("msg");
+    sink.emit(
+        SessionEvent::MessageChunk { message_id, text },
+        Visibility::Live,
+    );
+}
