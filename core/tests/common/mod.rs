@@ -3,10 +3,10 @@
 
 #![allow(dead_code)] // each test file uses a different part
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use hearth_mock_llm::{MockLlm, Script};
-use hearth_testkit::{AcpClient, InProcess, repo_root};
+use hearth_testkit::{AcpClient, InProcess};
 use serde_json::{Value, json};
 
 pub struct Setup {
