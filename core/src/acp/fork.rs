@@ -18,10 +18,10 @@ use agent_client_protocol_schema::v1::{ForkSessionRequest, ForkSessionResponse, 
 use serde_json::{Value, json};
 
 use super::responder::Responder;
-use super::session::{check_dirs, connect_servers, path_string, path_strings, report};
+use super::session::{after_answer, check_dirs, connect_servers, path_string, path_strings};
 use super::system_prompt::appended_text;
 use super::{errors, mcp, schedule};
-use crate::agent::{commands, new_id, title};
+use crate::agent::{new_id, title};
 use crate::rpc::RpcError;
 use crate::rpc::envelope::Params;
 use crate::session::actor::{Job, Live, Unavailable};
@@ -137,8 +137,7 @@ impl Answer {
             .config_options(super::config::options(&settings, ctx.catalog()))
             .meta(servers.as_deref().map(mcp::meta));
         responder.reply(Ok(response));
-        report(&live, servers.as_deref(), released);
-        commands::announce(&live.session, &*live.session);
+        after_answer(&live, servers.as_deref(), released);
     }
 }
 

@@ -87,8 +87,7 @@ pub fn new(responder: Responder, raw: Params<'_>) {
         Box::pin(async move {
             if let Ok(live) = live {
                 let released = live.session.services().set_mcp(servers.clone());
-                report(&live, servers.as_deref(), released);
-                commands::announce(&live.session, &*live.session);
+                after_answer(&live, servers.as_deref(), released);
             }
         })
     });
@@ -186,9 +185,7 @@ pub fn load(responder: Responder, raw: Params<'_>) {
             .config_options(super::config::options(&settings, responder.ctx().catalog()))
             .meta(servers.as_deref().map(mcp::meta));
         responder.reply(Ok(response));
-        report(&live, servers.as_deref(), released);
-        // The current list, after the replay and the answer (the log holds no old lists).
-        commands::announce(&live.session, &*live.session);
+        after_answer(&live, servers.as_deref(), released);
     });
 }
 
@@ -227,8 +224,7 @@ pub fn resume(responder: Responder, raw: Params<'_>) {
             .config_options(super::config::options(&settings, responder.ctx().catalog()))
             .meta(servers.as_deref().map(mcp::meta));
         responder.reply(Ok(response));
-        report(&live, servers.as_deref(), released);
-        commands::announce(&live.session, &*live.session);
+        after_answer(&live, servers.as_deref(), released);
     });
 }
 
@@ -292,12 +288,14 @@ pub(super) fn connect_servers(
     (servers, released)
 }
 
-/// Reports the servers' failures, and their prompts' changes to the command list, from now on
-/// (the session's response is out).
-pub(super) fn report(live: &Live, servers: Option<&McpServers>, released: CancellationToken) {
+/// What a session does once its response is out (never before: the client must know the
+/// session first): report its servers' failures and their prompts' changes from now on, and
+/// announce its current command list (the log holds no old lists).
+pub(super) fn after_answer(live: &Live, servers: Option<&McpServers>, released: CancellationToken) {
     if let Some(servers) = servers {
         session::mcp::watch(live.session.clone(), servers, released);
     }
+    commands::announce(&live.session, &*live.session);
 }
 
 #[derive(Deserialize)]
