@@ -52,6 +52,8 @@ pub struct Config {
     pub mcp: McpConfig,
     #[serde(default)]
     pub compaction: CompactionConfig,
+    #[serde(default)]
+    pub lsp: LspConfig,
     /// MCP servers connected for every session, besides the ones the client passes: entries
     /// in ACP's `McpServer` shape (`{name, command, args, env}` or `{type: "http", name, url,
     /// headers}`). One that cannot be used is reported in each session, like a client's.
@@ -75,6 +77,34 @@ pub struct CompactionConfig {
     /// The share of the model's context window past which a turn compacts the context before
     /// its next request, in (0, 1] (default 0.8).
     pub threshold: Option<f64>,
+}
+
+/// The language servers behind the `lsp_*` tools and the diagnostics of edits.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LspConfig {
+    /// Servers by name, added to the defaults (`python`, `typescript`, `rust`); an entry with
+    /// a default's name replaces it, and `null` turns that default off.
+    #[serde(default)]
+    pub servers: std::collections::BTreeMap<String, Option<LspServerConfig>>,
+    /// How long a server has to start and answer `initialize` (default 30 s).
+    pub startup_timeout_secs: Option<u64>,
+    /// How long a tool waits for one answer of a running server, diagnostics included
+    /// (default 10 s).
+    pub timeout_secs: Option<u64>,
+}
+
+/// One language server: the files it serves and how to start it.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LspServerConfig {
+    /// File extensions without the dot (`py`, `ts`).
+    pub extensions: Vec<String>,
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// The LSP language id of its documents. Default: derived from each extension.
+    pub language_id: Option<String>,
 }
 
 /// One entry of the model catalog.
@@ -258,6 +288,26 @@ impl Config {
                 "invalid config key `compaction.threshold`: {threshold} is not in (0, 1]"
             )));
         }
+        for (key, secs) in [
+            ("lsp.startupTimeoutSecs", self.lsp.startup_timeout_secs),
+            ("lsp.timeoutSecs", self.lsp.timeout_secs),
+        ] {
+            if secs == Some(0) {
+                return Err(ConfigError(format!(
+                    "invalid config key `{key}`: must be at least 1"
+                )));
+            }
+        }
+        for (name, server) in &self.lsp.servers {
+            if let Some(server) = server
+                && (server.command.trim().is_empty() || server.extensions.is_empty())
+            {
+                return Err(ConfigError(format!(
+                    "invalid config key `lsp.servers.{name}`: needs a `command` and at least \
+                     one extension"
+                )));
+            }
+        }
         if self.stream_idle_timeout_secs == Some(0) {
             return Err(ConfigError(
                 "invalid config key `streamIdleTimeoutSecs`: must be at least 1".into(),
@@ -375,6 +425,14 @@ impl Config {
 
     pub fn mcp_startup_timeout(&self) -> std::time::Duration {
         std::time::Duration::from_secs(self.mcp.startup_timeout_secs.unwrap_or(30))
+    }
+
+    pub fn lsp_startup_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.lsp.startup_timeout_secs.unwrap_or(30))
+    }
+
+    pub fn lsp_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.lsp.timeout_secs.unwrap_or(10))
     }
 
     pub fn stream_idle_timeout(&self) -> std::time::Duration {

@@ -54,10 +54,10 @@ impl EngineContext {
         EngineContext {
             catalog,
             providers: Providers::new(&config),
+            tool_deps: ToolDeps::create(&config),
             config,
             store,
             outbox,
-            tool_deps: ToolDeps::create(),
             sessions: Sessions::default(),
             runtime,
             abilities: RwLock::new(ClientAbilities::default()),

@@ -139,6 +139,8 @@ impl Running {
             std::thread::sleep(Duration::from_millis(2));
         }
         ctx.sessions().shutdown_all();
+        // Servers the sessions let go are stopping already; this stops any left and waits.
+        ctx.tool_deps().lsp.close();
         runtime.shutdown_timeout(Duration::from_millis(500));
         ctx.shutdown_outbox();
         let _ = delivery.join();

@@ -192,6 +192,7 @@ fn tool_context(session: &Session, token: &CancellationToken) -> tools::Context 
         limits: ctx.config().tool_limits(),
         cancel: token.clone(),
         vision: ctx.model_sees(&model),
+        lsp: session.services().lsp(),
     }
 }
 

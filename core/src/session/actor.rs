@@ -19,6 +19,7 @@ use crate::agent::Prompt;
 use crate::context::EngineContext;
 use crate::store::StoreOp;
 use crate::tools::Registry;
+use crate::tools::lsp::Lsp;
 
 /// Why a job found no live session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,7 +105,13 @@ pub async fn run(
         },
     };
     let tools = Registry::builtin(ctx.tool_deps());
-    let services = Arc::new(SessionServices::new(handle.id.clone(), tools, ctx.client()));
+    let lsp = Arc::new(Lsp::new(ctx.tool_deps().lsp.clone()));
+    let services = Arc::new(SessionServices::new(
+        handle.id.clone(),
+        tools,
+        lsp,
+        ctx.client(),
+    ));
     handle.set_services(services.clone());
     // Read once, whichever way the session came up (new, load, resume, a restart): its
     // system prompt shows them for the session's life.

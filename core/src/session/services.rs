@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::chat::ToolSpec;
 use crate::io::{self, ClientAbilities, ClientPort, Io};
+use crate::tools::lsp::Lsp;
 use crate::tools::mcp::{McpServers, ServerState, Stopping};
 use crate::tools::{Registry, Tool};
 
@@ -20,16 +21,24 @@ pub struct SessionServices {
     /// The MCP servers of the request that opened (or last reopened) the session, and the
     /// token fired when they are let go.
     mcp: Mutex<Option<(Arc<McpServers>, CancellationToken)>>,
+    /// The language servers it holds (shared with the other sessions on the same roots).
+    lsp: Arc<Lsp>,
     client: Arc<dyn ClientPort>,
     shut_down: AtomicBool,
 }
 
 impl SessionServices {
-    pub fn new(session_id: Arc<str>, tools: Registry, client: Arc<dyn ClientPort>) -> Self {
+    pub fn new(
+        session_id: Arc<str>,
+        tools: Registry,
+        lsp: Arc<Lsp>,
+        client: Arc<dyn ClientPort>,
+    ) -> Self {
         SessionServices {
             session_id,
             tools,
             mcp: Mutex::new(None),
+            lsp,
             client,
             shut_down: AtomicBool::new(false),
         }
@@ -55,6 +64,11 @@ impl SessionServices {
         self.mcp()
             .map(|servers| servers.tools())
             .unwrap_or_default()
+    }
+
+    /// The session's hold on the language servers.
+    pub fn lsp(&self) -> Arc<Lsp> {
+        self.lsp.clone()
     }
 
     /// The session's MCP servers, if it was given any.
@@ -137,6 +151,7 @@ impl SessionServices {
             return None;
         }
         self.tools.shutdown();
+        self.lsp.release();
         let servers = self.mcp.lock().unwrap_or_else(|p| p.into_inner()).take();
         servers.map(|(servers, released)| {
             released.cancel();
@@ -210,7 +225,8 @@ mod tests {
     fn shutdown_reaches_every_tool_once() {
         let counted = Arc::new(Counted::default());
         let tools = Registry::new(vec![Arc::new(counted.clone())]);
-        let services = SessionServices::new(Arc::from("sess_1"), tools, Arc::new(NoClient));
+        let services =
+            SessionServices::new(Arc::from("sess_1"), tools, Lsp::none(), Arc::new(NoClient));
         services.shutdown();
         services.shutdown();
         assert_eq!(counted.0.load(Ordering::SeqCst), 1);

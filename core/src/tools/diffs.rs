@@ -8,6 +8,7 @@ use serde_json::json;
 use similar::TextDiff;
 
 use super::bounds::cap;
+use super::lsp;
 use super::paths::shown;
 use super::{Context, Diff, Output, ToolContent, ToolError};
 
@@ -28,7 +29,7 @@ pub async fn current_text(ctx: &Context, path: &Path) -> Result<Option<String>, 
 
 /// Writes `diff.new_text`, unless the file changed since the diff was computed (the user
 /// approved that diff, not another one).
-pub async fn apply(ctx: &Context, diff: &Diff) -> Result<(), ToolError> {
+async fn apply(ctx: &Context, diff: &Diff) -> Result<(), ToolError> {
     if current_text(ctx, &diff.path).await? != diff.old_text {
         return Err(ToolError(format!(
             "{} changed since this change was prepared; read it again and retry",
@@ -41,9 +42,27 @@ pub async fn apply(ctx: &Context, diff: &Diff) -> Result<(), ToolError> {
         .map_err(|e| ToolError(e.0))
 }
 
+/// Applies `diff` and reports it: `output`, and, when a language server serves the file, the
+/// errors the change introduced (compared with the file's diagnostics just before it).
+pub async fn apply_and_report(
+    ctx: &Context,
+    diff: &Diff,
+    headline: &str,
+) -> Result<Output, ToolError> {
+    let before = lsp::before_change(ctx, &diff.path, diff.old_text.as_deref()).await;
+    apply(ctx, diff).await?;
+    let mut output = output(ctx, diff, headline);
+    if let Some(before) = before {
+        let name = shown(ctx, &diff.path);
+        let found = lsp::after_change(ctx, before, &diff.path, &diff.new_text, &name).await;
+        output.for_model.push_str(&found);
+    }
+    Ok(output)
+}
+
 /// The result of an applied change: `headline` and the unified diff for the model, the diff
 /// block for the client.
-pub fn output(ctx: &Context, diff: &Diff, headline: &str) -> Output {
+fn output(ctx: &Context, diff: &Diff, headline: &str) -> Output {
     let old = diff.old_text.as_deref().unwrap_or("");
     let text_diff = TextDiff::from_lines(old, &diff.new_text);
     let name = shown(ctx, &diff.path);

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::bounds::plural;
-use super::diffs::{apply, first_changed_line, output};
+use super::diffs::{apply_and_report, first_changed_line};
 use super::input::parse;
 use super::paths::{resolve, shown};
 use super::{Access, Context, Diff, Kind, Location, Output, Prepared, Tool, ToolError};
@@ -143,13 +143,12 @@ impl Tool for Edit {
     ) -> BoxFuture<'a, Result<Output, ToolError>> {
         Box::pin(async move {
             let call: Call = prepared.into_state()?;
-            apply(ctx, &call.diff).await?;
             let headline = format!(
                 "Edited {} ({}).",
                 shown(ctx, &call.diff.path),
                 plural(call.replacements, "replacement")
             );
-            Ok(output(ctx, &call.diff, &headline))
+            apply_and_report(ctx, &call.diff, &headline).await
         })
     }
 }

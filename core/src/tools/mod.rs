@@ -25,12 +25,14 @@ mod grep;
 mod html;
 mod input;
 mod list;
+pub mod lsp;
 pub mod mcp;
 mod paths;
 mod read;
 mod read_image;
 pub mod registry;
 mod run_command;
+pub mod server_process;
 #[cfg(test)]
 mod testing;
 mod todo;
@@ -231,6 +233,8 @@ pub struct Context {
     pub cancel: CancellationToken,
     /// Whether the session's model takes images (`read` of an image file).
     pub vision: bool,
+    /// The session's language servers (the `lsp_*` tools, and the diagnostics of edits).
+    pub lsp: Arc<lsp::Lsp>,
 }
 
 pub trait Tool: Send + Sync {

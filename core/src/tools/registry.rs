@@ -8,11 +8,13 @@ use super::fetch::Fetch;
 use super::glob::Glob;
 use super::grep::Grep;
 use super::list::List;
+use super::lsp::Servers;
 use super::read::Read;
 use super::run_command::RunCommand;
 use super::todo::Todo;
 use super::write::Write;
 use crate::chat::ToolSpec;
+use crate::config::Config;
 use crate::net::LazyClient;
 
 /// What the built-in tools are built with: made once per engine and handed to the registry
@@ -23,20 +25,23 @@ pub struct ToolDeps {
     pub http: Arc<LazyClient>,
     /// The client of streamable-HTTP MCP servers, built on first use.
     pub mcp_http: Arc<LazyClient>,
+    /// The language servers, shared by the sessions on each root.
+    pub lsp: Arc<Servers>,
 }
 
 impl ToolDeps {
-    pub fn create() -> Self {
+    pub fn create(config: &Config) -> Self {
         ToolDeps {
             http: Arc::new(super::fetch::http_client()),
             mcp_http: Arc::new(super::mcp::http_client()),
+            lsp: Arc::new(Servers::new(config)),
         }
     }
 }
 
 /// Every built-in tool, in the order they are offered to the model.
 pub fn all(deps: &ToolDeps) -> Vec<Arc<dyn Tool>> {
-    vec![
+    let builtin: Vec<Arc<dyn Tool>> = vec![
         Arc::new(Read),
         Arc::new(List),
         Arc::new(Glob),
@@ -46,7 +51,8 @@ pub fn all(deps: &ToolDeps) -> Vec<Arc<dyn Tool>> {
         Arc::new(RunCommand),
         Arc::new(Fetch::new(deps.http.clone())),
         Arc::new(Todo),
-    ]
+    ];
+    builtin.into_iter().chain(super::lsp::tools()).collect()
 }
 
 /// A set of tools, found by name. Each live session has its own (MCP and language-server tools
@@ -97,7 +103,7 @@ mod tests {
 
     #[test]
     fn finds_every_builtin_tool_by_name() {
-        let registry = Registry::builtin(&ToolDeps::create());
+        let registry = Registry::builtin(&ToolDeps::create(&Config::default()));
         let names: Vec<String> = registry.specs().into_iter().map(|s| s.name).collect();
         assert_eq!(
             names,
@@ -110,7 +116,10 @@ mod tests {
                 "write",
                 "run_command",
                 "fetch",
-                "todo"
+                "todo",
+                "lsp_diagnostics",
+                "lsp_definition",
+                "lsp_references"
             ]
         );
         assert_eq!(registry.get("run_command").unwrap().kind(), Kind::Execute);
@@ -120,7 +129,7 @@ mod tests {
 
     #[test]
     fn specs_are_closed_object_schemas_with_descriptions() {
-        for spec in Registry::builtin(&ToolDeps::create()).specs() {
+        for spec in Registry::builtin(&ToolDeps::create(&Config::default())).specs() {
             assert!(spec.description.len() > 40, "{}", spec.name);
             assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
             assert_eq!(

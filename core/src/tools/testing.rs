@@ -18,6 +18,7 @@ pub fn context(cwd: &Path) -> Context {
         limits: Limits::default(),
         cancel: CancellationToken::new(),
         vision: true,
+        lsp: super::lsp::Lsp::none(),
     }
 }
 

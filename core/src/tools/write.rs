@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::diffs::{apply, current_text, first_changed_line, output};
+use super::diffs::{apply_and_report, current_text, first_changed_line};
 use super::input::parse;
 use super::paths::{resolve, shown};
 use super::{Access, Context, Diff, Kind, Location, Output, Prepared, Tool, ToolError};
@@ -91,12 +91,11 @@ impl Tool for Write {
     ) -> BoxFuture<'a, Result<Output, ToolError>> {
         Box::pin(async move {
             let diff: Diff = prepared.into_state()?;
-            apply(ctx, &diff).await?;
             let headline = match diff.old_text {
                 None => format!("Created {}.", shown(ctx, &diff.path)),
                 Some(_) => format!("Wrote {}.", shown(ctx, &diff.path)),
             };
-            Ok(output(ctx, &diff, &headline))
+            apply_and_report(ctx, &diff, &headline).await
         })
     }
 }

@@ -21,9 +21,9 @@ use tokio::time::{Instant, timeout, timeout_at};
 
 use super::board::ServerRef;
 use super::handler::Handler;
-use super::process::{self, Spawned, exit_reason, exit_status};
 use super::{Options, Transport};
 use crate::net::LazyClient;
+use crate::tools::server_process::{self as process, Spawned, exit_reason, exit_status};
 
 type Running = RunningService<RoleClient, Handler>;
 type McpToolInfo = rmcp::model::Tool;
@@ -52,7 +52,14 @@ pub async fn run(
             "the `{kind}` transport is not supported; use stdio or http"
         )),
         Transport::Stdio { command, args, env } => {
-            match process::spawn(server.name(), &command, &args, &env, &options.cwd) {
+            match process::spawn(
+                server.name(),
+                &command,
+                &args,
+                &env,
+                &options.cwd,
+                log_stderr,
+            ) {
                 Ok(spawned) => stdio(&server, spawned, startup).await,
                 Err(reason) => server.fail(reason),
             }
@@ -62,6 +69,11 @@ pub async fn run(
             Err(reason) => server.fail(reason),
         },
     }
+}
+
+/// A server's stderr line, to the MCP log target.
+fn log_stderr(server: &str, line: &str) {
+    tracing::info!(target: super::LOG_TARGET, server = %server, "{line}");
 }
 
 /// When a server must have started by, and the timeout that makes it so (for the reason).

@@ -28,17 +28,16 @@ mod connect;
 mod content;
 mod handler;
 mod names;
-mod process;
 mod prompts;
 mod spec;
 #[cfg(test)]
 mod tests;
 mod tool;
 
+use crate::tools::server_process::Group;
 use board::{Board, Live};
 pub use board::{ServerState, ServerStatus};
 pub use connect::http_client;
-use process::Group;
 pub use prompts::McpPrompt;
 pub use spec::{McpServerSpec, Transport};
 pub use tool::McpTool;

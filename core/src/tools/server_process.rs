@@ -1,10 +1,12 @@
-//! A stdio server's process: spawned as the leader of its own process group, its stderr sent
-//! to the log, and the whole group stopped when the server is done with.
+//! A stdio server's process (an MCP server, a language server): spawned as the leader of its
+//! own process group, its stderr sent to the log, and the whole group stopped when the server
+//! is done with.
 //!
-//! The group matters because servers are often launched through `npx`, `uvx` or a shell, and
-//! the process that speaks MCP is then a grandchild: killing only the direct child, or closing
-//! its stdin, leaves the rest running. rmcp's own child-process transport has the same gap
-//! (see `tests/mcp/NOTES.md`), so Hearth spawns the process itself and hands rmcp its pipes.
+//! The group matters because servers are often launched through `npx`, `uvx` or a shell (and
+//! `tsc --lsp` is a Node wrapper around a Go binary), so the process that speaks the protocol
+//! is then a grandchild: killing only the direct child, or closing its stdin, leaves the rest
+//! running. rmcp's own child-process transport has the same gap (see `tests/mcp/NOTES.md`),
+//! so Hearth spawns the process itself and hands rmcp its pipes.
 
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
@@ -20,7 +22,6 @@ use crate::io::process::group_id;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 
-use super::LOG_TARGET;
 use crate::tools::bounds::cut_line;
 
 /// How long a stopped group gets between SIGTERM and SIGKILL.
@@ -37,6 +38,10 @@ pub struct Spawned {
     pub stderr: LastLine,
 }
 
+/// Where each line a server writes on stderr goes: the log, under the caller's target, with the
+/// server's name (`server`, `line`).
+pub type StderrLog = fn(&str, &str);
+
 /// Starts `command` in `cwd` as the leader of a new process group, with its stdio piped.
 pub fn spawn(
     server: &str,
@@ -44,6 +49,7 @@ pub fn spawn(
     args: &[String],
     env: &[(String, String)],
     cwd: &Path,
+    log: StderrLog,
 ) -> Result<Spawned, String> {
     let mut child = Command::new(command)
         .args(args)
@@ -68,7 +74,7 @@ pub fn spawn(
         stdin,
         stdout,
         group,
-        stderr: forward_stderr(server, stderr),
+        stderr: forward_stderr(server, stderr, log),
     })
 }
 
@@ -132,7 +138,7 @@ impl LastLine {
 /// Sends each line of the server's stderr to the log (never to Hearth's stdout, which may be
 /// the ACP channel). Bytes that are not UTF-8 are replaced rather than ending the reader: a
 /// pipe nobody drains would block the server.
-fn forward_stderr(server: &str, stderr: ChildStderr) -> LastLine {
+fn forward_stderr(server: &str, stderr: ChildStderr, log: StderrLog) -> LastLine {
     let last = LastLine::default();
     let server = server.to_owned();
     let kept = last.clone();
@@ -143,7 +149,7 @@ fn forward_stderr(server: &str, stderr: ChildStderr) -> LastLine {
             let text = String::from_utf8_lossy(&line);
             let text = text.trim_end();
             if !text.is_empty() {
-                tracing::info!(target: LOG_TARGET, server = %server, "{text}");
+                log(&server, text);
                 kept.set(text);
             }
             line.clear();
@@ -181,7 +187,7 @@ impl Group {
             return;
         }
         let killer = std::thread::Builder::new()
-            .name("hearth-mcp-stop".into())
+            .name("hearth-server-stop".into())
             .spawn(move || kill_after_grace(pgid));
         match killer {
             Ok(handle) => *self.killer.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle),

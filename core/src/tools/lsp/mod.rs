@@ -1,0 +1,60 @@
+//! Language servers behind the agent's tools: compiler-grade diagnostics, definitions and
+//! references, for the file as the agent sees it.
+//!
+//! - `spec.rs`: which server serves a file (defaults merged with `lsp.servers`);
+//! - `servers.rs`: the engine's servers, one per server and root, shared by sessions;
+//! - `server.rs`: one server's life (started on first use, restarted once);
+//! - `client.rs` + `transport.rs`: the process and the JSON-RPC exchange with it;
+//! - `session.rs`: a session's hold on its servers, and opening a file with its content;
+//! - `diagnostics.rs`, `position.rs`: diagnostics and positions, as a person reads them;
+//! - `tools.rs`: the three tools; `check.rs`: the diagnostics an edit's result gains.
+//!
+//! Servers log under [`LOG_TARGET`] (their stderr included); nothing reaches stdout.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+mod check;
+mod client;
+mod diagnostics;
+mod position;
+mod server;
+mod servers;
+mod session;
+mod spec;
+mod tools;
+mod transport;
+
+pub use check::{after as after_change, before as before_change};
+pub use servers::Servers;
+pub use session::Lsp;
+
+use super::Tool;
+
+/// The `tracing` target of everything the language servers do.
+pub const LOG_TARGET: &str = "hearth::lsp";
+
+/// The three LSP tools, offered to every session whether or not a server is installed, so the
+/// model learns what exists (a call then says what is missing).
+pub fn tools() -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(tools::Diagnostics),
+        Arc::new(tools::Definition),
+        Arc::new(tools::References),
+    ]
+}
+
+/// The `file:` URI of an absolute path.
+fn uri(path: &Path) -> String {
+    url::Url::from_file_path(path)
+        .map(String::from)
+        .unwrap_or_else(|()| format!("file://{}", path.display()))
+}
+
+/// The path of a `file:` URI.
+fn path_of(uri: &str) -> Option<PathBuf> {
+    url::Url::parse(uri).ok()?.to_file_path().ok()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,101 @@
+//! The engine's language servers: one per configured server and workspace root, shared by
+//! every session on that root, counted by the sessions using it, and stopped when the last
+//! one lets it go or the engine closes.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use super::server::{Server, Timeouts};
+use super::spec::{self, ServerSpec};
+use crate::config::Config;
+
+/// A server's identity: its config name and its root.
+pub type Key = (String, PathBuf);
+
+pub struct Servers {
+    specs: Vec<ServerSpec>,
+    timeouts: Timeouts,
+    running: Mutex<HashMap<Key, Shared>>,
+    closed: AtomicBool,
+}
+
+/// A server and how many sessions hold it.
+struct Shared {
+    server: Arc<Server>,
+    users: usize,
+}
+
+impl Servers {
+    pub fn new(config: &Config) -> Self {
+        Servers {
+            specs: spec::servers(&config.lsp),
+            timeouts: Timeouts {
+                startup: config.lsp_startup_timeout(),
+                request: config.lsp_timeout(),
+            },
+            running: Mutex::new(HashMap::new()),
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    /// The server configured for `path`'s extension.
+    pub fn spec_for(&self, path: &Path) -> Option<&ServerSpec> {
+        spec::for_path(&self.specs, path)
+    }
+
+    /// The server `spec` on `root`, made if no session holds it yet, counted as held once
+    /// more. `None` once the engine is closing.
+    pub fn acquire(&self, spec: &ServerSpec, root: &Path) -> Option<Arc<Server>> {
+        let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        if self.closed.load(Ordering::Acquire) {
+            return None;
+        }
+        let key = (spec.name.clone(), root.to_owned());
+        let shared = running.entry(key).or_insert_with(|| Shared {
+            server: Arc::new(Server::new(spec.clone(), root.to_owned(), self.timeouts)),
+            users: 0,
+        });
+        shared.users += 1;
+        Some(shared.server.clone())
+    }
+
+    /// One holder lets `server` go; the last one stops it.
+    pub fn release(&self, server: &Arc<Server>) {
+        let key = (server.spec.name.clone(), server.root.clone());
+        let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(shared) = running.get_mut(&key) else {
+            return;
+        };
+        if !Arc::ptr_eq(&shared.server, server) {
+            return;
+        }
+        shared.users -= 1;
+        if shared.users == 0 {
+            running.remove(&key);
+            server.stop();
+        }
+    }
+
+    /// Stops every server and waits until their processes are gone: the engine is closing.
+    pub fn close(&self) {
+        let stopped: Vec<Arc<Server>> = {
+            let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+            self.closed.store(true, Ordering::Release);
+            running.drain().map(|(_, shared)| shared.server).collect()
+        };
+        for server in &stopped {
+            server.stop();
+        }
+        for server in &stopped {
+            server.wait();
+        }
+    }
+
+    /// How many servers are held (for tests of sharing).
+    #[cfg(test)]
+    pub fn count(&self) -> usize {
+        self.running.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+}

@@ -1,0 +1,158 @@
+//! A session's use of the engine's language servers: the servers it holds (let go when it
+//! closes), and what every LSP-backed answer begins with — the file's server, running, with
+//! the file's current content as the agent sees it (through the workspace port, so an
+//! editor's unsaved buffer is what gets analysed).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use super::client::Connection;
+use super::server::{Server, Timeouts};
+use super::servers::Servers;
+use super::spec::ServerSpec;
+use crate::tools::{Context, ToolError};
+
+pub struct Lsp {
+    servers: Arc<Servers>,
+    held: Mutex<Vec<Arc<Server>>>,
+    released: AtomicBool,
+}
+
+/// A file open in its running server.
+pub struct Opened {
+    pub connection: Arc<Connection>,
+    pub server: String,
+    pub uri: String,
+    /// The content the server now has.
+    pub text: String,
+    /// What `Connection::sync` returned, to wait for pushed diagnostics of `text`.
+    pub synced: (i32, u64),
+    pub timeouts: Timeouts,
+}
+
+impl Lsp {
+    pub fn new(servers: Arc<Servers>) -> Self {
+        Lsp {
+            servers,
+            held: Mutex::new(Vec::new()),
+            released: AtomicBool::new(false),
+        }
+    }
+
+    /// An `Lsp` that serves no file (tests of other tools).
+    #[cfg(test)]
+    pub fn none() -> Arc<Self> {
+        let config = crate::config::Config::from_json(
+            r#"{"lsp": {"servers": {"python": null, "typescript": null, "rust": null}}}"#,
+        )
+        .unwrap();
+        Arc::new(Lsp::new(Arc::new(Servers::new(&config))))
+    }
+
+    /// Whether a server is configured for `path`.
+    pub fn serves(&self, path: &Path) -> bool {
+        self.servers.spec_for(path).is_some()
+    }
+
+    /// Opens `path` with its current content in its server (started if needed).
+    pub async fn open(&self, ctx: &Context, path: &Path) -> Result<Opened, ToolError> {
+        let text = ctx.io.read_text(path).await?;
+        self.open_with(ctx, path, &text).await
+    }
+
+    /// Opens `path` in its server with `text` as its content.
+    pub async fn open_with(
+        &self,
+        ctx: &Context,
+        path: &Path,
+        text: &str,
+    ) -> Result<Opened, ToolError> {
+        let spec = self.servers.spec_for(path).ok_or_else(|| no_server(path))?;
+        let server = self
+            .hold(spec, &root_of(ctx, path))
+            .ok_or_else(|| ToolError("unavailable: the engine is closing".into()))?;
+        let connection = server
+            .connection()
+            .await
+            .map_err(|reason| unavailable(spec, &reason))?;
+        let uri = super::uri(path);
+        let synced = connection.sync(&uri, &spec.language_id(path), text).await;
+        Ok(Opened {
+            connection,
+            server: spec.name.clone(),
+            uri,
+            text: text.to_owned(),
+            synced,
+            timeouts: server.timeouts,
+        })
+    }
+
+    /// The server `spec` on `root`, held by this session from now until it closes.
+    fn hold(&self, spec: &ServerSpec, root: &Path) -> Option<Arc<Server>> {
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        if self.released.load(Ordering::Acquire) {
+            return None;
+        }
+        if let Some(server) = held
+            .iter()
+            .find(|s| s.spec.name == spec.name && s.root == root)
+        {
+            return Some(server.clone());
+        }
+        let server = self.servers.acquire(spec, root)?;
+        held.push(server.clone());
+        Some(server)
+    }
+
+    /// Lets every held server go (the session is closing); later calls do nothing.
+    pub fn release(&self) {
+        let held = {
+            let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+            self.released.store(true, Ordering::Release);
+            std::mem::take(&mut *held)
+        };
+        for server in &held {
+            self.servers.release(server);
+        }
+    }
+}
+
+impl Drop for Lsp {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+/// The session root `path` lies in (the innermost), else the working directory: one server
+/// per root.
+fn root_of(ctx: &Context, path: &Path) -> PathBuf {
+    ctx.roots
+        .iter()
+        .filter(|root| path.starts_with(root))
+        .max_by_key(|root| root.components().count())
+        .unwrap_or(&ctx.cwd)
+        .clone()
+}
+
+fn no_server(path: &Path) -> ToolError {
+    let what = match path.extension() {
+        Some(extension) => format!(".{} files", extension.to_string_lossy()),
+        None => format!("{} (it has no extension)", path.display()),
+    };
+    ToolError(format!(
+        "unavailable: no language server is configured for {what} (config `lsp.servers`)"
+    ))
+}
+
+fn unavailable(spec: &ServerSpec, reason: &str) -> ToolError {
+    let hint = spec
+        .install_hint()
+        .filter(|_| reason.starts_with("command not found"))
+        .map(|hint| format!(" — {hint}"))
+        .unwrap_or_default();
+    ToolError(format!(
+        "unavailable: the {} language server (`{}`) cannot be used: {reason}{hint}",
+        spec.name, spec.command
+    ))
+}

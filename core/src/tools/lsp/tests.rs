@@ -1,0 +1,280 @@
+//! The servers' sharing, failures and life, against `tests/lsp/fake_server.py` (a stdlib
+//! Python language server that can hang, crash or only push); the real servers, through the
+//! whole engine, are in `core/tests/lsp.rs`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::{Lsp, Servers, tools};
+use crate::config::Config;
+use crate::tools::testing::{call, context};
+use crate::tools::{Context, Tool, ToolError};
+
+fn fake_server() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/lsp/fake_server.py")
+}
+
+/// Servers whose `.fake` files go to the fake server in `mode`, its starts logged in `pids`.
+fn servers(mode: &str, pids: &Path) -> Arc<Servers> {
+    let config = json!({"lsp": {
+        "timeoutSecs": 1,
+        "startupTimeoutSecs": 2,
+        "servers": {"fake": {
+            "extensions": ["fake"],
+            "command": "python3",
+            "args": [fake_server(), "--mode", mode, "--pidfile", pids],
+        }},
+    }});
+    Arc::new(Servers::new(
+        &Config::from_json(&config.to_string()).unwrap(),
+    ))
+}
+
+struct Workspace {
+    dir: tempfile::TempDir,
+    pids: PathBuf,
+}
+
+impl Workspace {
+    fn new(files: &[(&str, &str)]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        let pids = dir.path().join("pids");
+        Workspace { dir, pids }
+    }
+
+    fn session(&self, servers: &Arc<Servers>) -> Context {
+        let mut ctx = context(self.dir.path());
+        ctx.lsp = Arc::new(Lsp::new(servers.clone()));
+        ctx
+    }
+
+    fn starts(&self) -> Vec<u32> {
+        std::fs::read_to_string(&self.pids)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect()
+    }
+}
+
+fn tool(name: &str) -> Arc<dyn Tool> {
+    tools().into_iter().find(|t| t.spec().name == name).unwrap()
+}
+
+async fn diagnostics(ctx: &Context, path: &str) -> Result<String, ToolError> {
+    let input = json!({"path": path});
+    call(&*tool("lsp_diagnostics"), input, ctx)
+        .await
+        .map(|o| o.for_model)
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| !stat.split(") ").nth(1).unwrap_or("").starts_with('Z'))
+}
+
+fn wait_gone(pids: &[u32]) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while pids.iter().any(|p| alive(*p)) {
+        assert!(Instant::now() < deadline, "{pids:?} still running");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sessions_on_one_root_share_a_server_that_the_last_one_stops() {
+    let ws = Workspace::new(&[("a.fake", "ok\nan ERROR here\n")]);
+    let servers = servers("pull", &ws.pids);
+    let (first, second) = (ws.session(&servers), ws.session(&servers));
+    let answer = diagnostics(&first, "a.fake").await.unwrap();
+    assert!(answer.contains("a.fake: 1 error, 0 warnings"), "{answer}");
+    assert!(answer.contains("2:4 error [fake]: ERROR found"), "{answer}");
+    diagnostics(&second, "a.fake").await.unwrap();
+    assert_eq!(
+        (ws.starts().len(), servers.count()),
+        (1, 1),
+        "one server for both"
+    );
+    first.lsp.release();
+    let pid = ws.starts()[0];
+    assert!(alive(pid), "the other session still holds it");
+    diagnostics(&second, "a.fake").await.unwrap();
+    second.lsp.release();
+    wait_gone(&[pid]);
+    assert_eq!(servers.count(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_keeps_crashing_is_restarted_once_then_reported() {
+    let ws = Workspace::new(&[("a.fake", "x\n")]);
+    let servers = servers("crash", &ws.pids);
+    let ctx = ws.session(&servers);
+    let first = diagnostics(&ctx, "a.fake").await.unwrap_err().0;
+    assert!(first.contains("stopped"), "{first}");
+    assert!(
+        first.contains("crashing as asked"),
+        "its last words: {first}"
+    );
+    let second = diagnostics(&ctx, "a.fake").await.unwrap_err().0;
+    assert!(second.contains("stopped"), "{second}");
+    assert_eq!(ws.starts().len(), 2, "restarted once");
+    let third = diagnostics(&ctx, "a.fake").await.unwrap_err().0;
+    assert!(third.starts_with("unavailable:"), "{third}");
+    assert!(third.contains("after a restart"), "{third}");
+    assert_eq!(ws.starts().len(), 2, "not restarted again");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn waits_are_bounded_by_the_configured_timeouts() {
+    let ws = Workspace::new(&[("a.fake", "x\n")]);
+    let hangs = servers("silent", &ws.pids);
+    let started = Instant::now();
+    let error = diagnostics(&ws.session(&hangs), "a.fake")
+        .await
+        .unwrap_err()
+        .0;
+    assert!(error.contains("did not answer within 1 s"), "{error}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let never_starts = servers("no-init", &ws.pids);
+    let error = diagnostics(&ws.session(&never_starts), "a.fake")
+        .await
+        .unwrap_err()
+        .0;
+    assert!(
+        error.contains("did not finish starting within 2 s"),
+        "{error}"
+    );
+    never_starts.close();
+    hangs.close();
+    wait_gone(&ws.starts());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_without_pull_diagnostics_is_waited_for_as_it_pushes() {
+    let ws = Workspace::new(&[("a.fake", "ERROR\n"), ("b.fake", "fine\nERROR\n")]);
+    let servers = servers("push", &ws.pids);
+    let ctx = ws.session(&servers);
+    assert!(
+        diagnostics(&ctx, "b.fake")
+            .await
+            .unwrap()
+            .contains("2:1 error")
+    );
+    let input = json!({"path": "a.fake", "all_files": true});
+    let all = call(&*tool("lsp_diagnostics"), input, &ctx)
+        .await
+        .unwrap()
+        .for_model;
+    assert!(
+        all.contains("a.fake: 1 error") && all.contains("b.fake: 1 error"),
+        "{all}"
+    );
+    assert!(all.contains("2 errors and 0 warnings in 2 files"), "{all}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn definitions_and_references_answer_in_one_based_positions_with_context() {
+    let ws = Workspace::new(&[
+        ("a.fake", "def greet\n\ncall greet\n"),
+        ("b.fake", "greet é greet\n"),
+    ]);
+    let servers = servers("pull", &ws.pids);
+    let ctx = ws.session(&servers);
+    diagnostics(&ctx, "b.fake").await.unwrap();
+    let input = json!({"path": "a.fake", "line": 3, "column": 7});
+    let definition = call(&*tool("lsp_definition"), input, &ctx)
+        .await
+        .unwrap()
+        .for_model;
+    assert!(
+        definition.contains("1 definition of the symbol at a.fake:3:7"),
+        "{definition}"
+    );
+    assert!(
+        definition.contains("a.fake:1:5\n>    1\tdef greet\n     2\t\n     3\tcall greet"),
+        "{definition}"
+    );
+    let input = json!({"path": "a.fake", "line": 1, "column": 5});
+    let references = call(&*tool("lsp_references"), input, &ctx)
+        .await
+        .unwrap()
+        .for_model;
+    assert!(
+        references.starts_with("4 references to the symbol at a.fake:1:5, in 2 files:"),
+        "{references}"
+    );
+    assert!(
+        references.contains("\na.fake\n  1:5: def greet\n  3:6: call greet\n"),
+        "{references}"
+    );
+    assert!(
+        references.contains("\nb.fake\n  1:1: greet é greet\n  1:9: greet é greet\n"),
+        "{references}"
+    );
+    let input = json!({"path": "a.fake", "line": 9, "column": 1});
+    let error = call(&*tool("lsp_references"), input, &ctx)
+        .await
+        .unwrap_err()
+        .0;
+    assert!(error.contains("past the end of the file"), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn files_without_a_server_and_missing_programs_are_clear_answers() {
+    let ws = Workspace::new(&[("notes.txt", "x"), ("a.py", "x = 1\n")]);
+    let ctx = ws.session(&servers("pull", &ws.pids));
+    let error = diagnostics(&ctx, "notes.txt").await.unwrap_err().0;
+    assert!(
+        error.contains("no language server is configured for .txt files"),
+        "{error}"
+    );
+    let config = r#"{"lsp": {"servers": {"python": {"extensions": ["py"], "command": "/nonexistent/bin/pyright-langserver", "args": ["--stdio"]}}}}"#;
+    let missing = Arc::new(Servers::new(&Config::from_json(config).unwrap()));
+    let error = diagnostics(&ws.session(&missing), "a.py")
+        .await
+        .unwrap_err()
+        .0;
+    assert!(
+        error.starts_with("unavailable: the python language server"),
+        "{error}"
+    );
+    assert!(error.contains("command not found"), "{error}");
+    assert!(error.contains("npm i -g pyright"), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_edit_reports_the_errors_it_introduced_and_their_fix() {
+    let ws = Workspace::new(&[("a.fake", "one ERROR\ntwo\n")]);
+    let ctx = ws.session(&servers("pull", &ws.pids));
+    let edit = crate::tools::registry::all(&crate::tools::ToolDeps::create(&Config::default()))
+        .into_iter()
+        .find(|t| t.spec().name == "edit")
+        .unwrap();
+    let input = json!({"path": "a.fake", "edits": [{"old_text": "two", "new_text": "ERROR two"}]});
+    let broke = call(&*edit, input, &ctx).await.unwrap().for_model;
+    assert!(broke.contains("reports 1 new error this change introduced in a.fake:\na.fake:2:1 error [fake]: ERROR found\n"), "{broke}");
+    assert!(
+        !broke.contains("a.fake:1:5"),
+        "the old error is not new: {broke}"
+    );
+    let input = json!({"path": "a.fake", "edits": [{"old_text": "ERROR two", "new_text": "two"}]});
+    let fixed = call(&*edit, input, &ctx).await.unwrap().for_model;
+    assert!(
+        fixed.contains(
+            "No new errors in a.fake; the fake language server still reports 1 error from before."
+        ),
+        "{fixed}"
+    );
+    let input = json!({"path": "a.fake", "edits": [{"old_text": "one ERROR", "new_text": "one"}]});
+    let clean = call(&*edit, input, &ctx).await.unwrap().for_model;
+    assert!(
+        clean.contains("The fake language server reports no errors in a.fake."),
+        "{clean}"
+    );
+}

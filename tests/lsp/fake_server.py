@@ -1,0 +1,142 @@
+"""A small language server for the failure cases the real ones cannot be made to show on
+demand (Python standard library only).
+
+    python3 fake_server.py [--mode MODE] [--pidfile FILE]
+
+Modes:
+  pull     (default) answers textDocument/diagnostic: an error wherever a line says ERROR;
+  push     no pull diagnostics (-32601); publishes versioned diagnostics on each change;
+  silent   answers initialize, then nothing else (a server that hangs);
+  no-init  never answers initialize;
+  crash    exits with status 3, saying why on stderr, on each diagnostics request.
+Definitions and references: every occurrence of the word under the position.
+--pidfile appends this process's id to FILE, one line per start.
+"""
+
+import json
+import os
+import re
+import sys
+
+mode = "pull"
+args = sys.argv[1:]
+while args:
+    flag = args.pop(0)
+    if flag == "--mode":
+        mode = args.pop(0)
+    elif flag == "--pidfile":
+        with open(args.pop(0), "a") as pids:
+            pids.write(f"{os.getpid()}\n")
+
+stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+documents = {}
+
+
+def read():
+    length = None
+    while True:
+        line = stdin.readline()
+        if not line:
+            return None
+        line = line.strip()
+        if not line:
+            break
+        name, value = line.decode().split(":", 1)
+        if name.lower() == "content-length":
+            length = int(value)
+    return json.loads(stdin.read(length))
+
+
+def send(message):
+    body = json.dumps(dict(message, jsonrpc="2.0")).encode()
+    stdout.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    stdout.flush()
+
+
+def errors(text):
+    found = []
+    for number, line in enumerate(text.split("\n")):
+        column = line.find("ERROR")
+        if column >= 0:
+            found.append({
+                "range": {"start": {"line": number, "character": column},
+                          "end": {"line": number, "character": column + 5}},
+                "severity": 1, "source": "fake", "message": "ERROR found",
+            })
+    return found
+
+
+def occurrences(uri, position):
+    line = documents[uri].split("\n")[position["line"]]
+    words = [m for m in re.finditer(r"\w+", line)
+             if m.start() <= position["character"] <= m.end()]
+    if not words:
+        return []
+    word = words[0].group()
+    places = []
+    for other, text in sorted(documents.items()):
+        for number, content in enumerate(text.split("\n")):
+            for m in re.finditer(r"\b%s\b" % re.escape(word), content):
+                places.append({"uri": other, "range": {
+                    "start": {"line": number, "character": m.start()},
+                    "end": {"line": number, "character": m.end()}}})
+    return places
+
+
+def changed(params):
+    document = params["textDocument"]
+    if "text" in document:
+        documents[document["uri"]] = document["text"]
+    else:
+        documents[document["uri"]] = params["contentChanges"][-1]["text"]
+    if mode == "push":
+        send({"method": "textDocument/publishDiagnostics", "params": {
+            "uri": document["uri"], "version": document["version"],
+            "diagnostics": errors(documents[document["uri"]])}})
+
+
+def answer(message):
+    method, params = message["method"], message.get("params") or {}
+    if method == "initialize":
+        if mode == "no-init":
+            return None
+        capabilities = {"textDocumentSync": 1, "definitionProvider": True,
+                        "referencesProvider": True}
+        if mode != "push":
+            capabilities["diagnosticProvider"] = {
+                "interFileDependencies": False, "workspaceDiagnostics": False}
+        return {"result": {"capabilities": capabilities, "serverInfo": {"name": "fake"}}}
+    if mode == "silent":
+        return None
+    if method == "shutdown":
+        return {"result": None}
+    if method == "textDocument/diagnostic":
+        if mode == "crash":
+            sys.stderr.write("fake server: crashing as asked\n")
+            sys.stderr.flush()
+            os._exit(3)
+        if mode == "push":
+            return {"error": {"code": -32601, "message": "no pull diagnostics"}}
+        uri = params["textDocument"]["uri"]
+        return {"result": {"kind": "full", "items": errors(documents.get(uri, ""))}}
+    if method == "textDocument/definition":
+        places = occurrences(params["textDocument"]["uri"], params["position"])
+        return {"result": places[:1]}
+    if method == "textDocument/references":
+        return {"result": occurrences(params["textDocument"]["uri"], params["position"])}
+    return {"error": {"code": -32601, "message": method}}
+
+
+while True:
+    message = read()
+    if message is None or message.get("method") == "exit":
+        break
+    if "id" not in message:
+        if message.get("method") in ("textDocument/didOpen", "textDocument/didChange"):
+            changed(message["params"])
+        continue
+    if "method" not in message:
+        continue
+    reply = answer(message)
+    if reply is not None:
+        send(dict(reply, id=message["id"]))
