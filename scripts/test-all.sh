@@ -46,6 +46,8 @@ rust_checks() {
 stage "system packages" install_system_packages
 # The real MCP servers the MCP tests connect to (official Python SDK, server-everything).
 stage "MCP test servers" bash tests/mcp/setup.sh
+# The real language servers the LSP tests start (pyright, TypeScript 7), pinned, from npm.
+stage "LSP test servers" bash tests/lsp/setup.sh
 stage "cargo build" cargo build --workspace --all-targets
 stage "cargo fmt + clippy" rust_checks
 stage "cargo test" cargo test --workspace --no-fail-fast

@@ -7,7 +7,10 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Setup, call, mcp_python as python, mcp_server as server, start, text, tool_results};
+use common::{
+    Setup, call, final_status, mcp_python as python, mcp_server as server, start, text,
+    tool_results,
+};
 use hearth_testkit::{AcpClient, InProcess, repo_root};
 use serde_json::{Value, json};
 
@@ -34,17 +37,6 @@ fn offered(setup: &Setup, n: usize) -> Vec<String> {
         .into_iter()
         .flatten()
         .map(|t| t["function"]["name"].as_str().unwrap().to_string())
-        .collect()
-}
-
-fn final_status(client: &AcpClient<InProcess>, session: &str) -> Vec<String> {
-    client
-        .updates(session)
-        .iter()
-        .filter(|u| u["sessionUpdate"] == "tool_call_update")
-        .filter_map(|u| u["status"].as_str())
-        .filter(|s| *s == "completed" || *s == "failed")
-        .map(str::to_string)
         .collect()
 }
 

@@ -205,6 +205,12 @@ impl Group {
             let _ = killer.join();
         }
     }
+
+    /// Whether a stop has finished (or none is under way): nothing is left to wait for.
+    pub fn settled(&self) -> bool {
+        let killer = self.killer.lock().unwrap_or_else(|e| e.into_inner());
+        killer.as_ref().is_none_or(|killer| killer.is_finished())
+    }
 }
 
 /// Polls the group until it is empty, and SIGKILLs it when the grace period ends first.

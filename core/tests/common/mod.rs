@@ -114,3 +114,36 @@ pub fn mcp_server(name: &str, env: &[(&str, &str)]) -> Value {
         .collect();
     json!({"name": name, "command": mcp_python(), "args": [script, "--name", name], "env": env})
 }
+
+/// The final status of each tool call of `session`, in order.
+pub fn final_status(client: &AcpClient<InProcess>, session: &str) -> Vec<String> {
+    client
+        .updates(session)
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "tool_call_update")
+        .filter_map(|u| u["status"].as_str())
+        .filter(|s| *s == "completed" || *s == "failed")
+        .map(str::to_string)
+        .collect()
+}
+
+/// A pinned language server of `tests/lsp/` (its `node_modules/.bin` program `name`).
+pub fn lsp_server(name: &str) -> String {
+    let path = hearth_testkit::repo_root()
+        .join("tests/lsp/node_modules/.bin")
+        .join(name);
+    assert!(
+        path.exists(),
+        "no {} : run `bash tests/lsp/setup.sh`",
+        path.display()
+    );
+    path.to_string_lossy().into_owned()
+}
+
+/// The config that points Hearth at the test suite's pinned servers.
+pub fn lsp_config() -> Value {
+    json!({"lsp": {"servers": {
+        "python": {"extensions": ["py"], "command": lsp_server("pyright-langserver"), "args": ["--stdio"]},
+        "typescript": {"extensions": ["ts"], "command": lsp_server("tsc"), "args": ["--lsp", "--stdio"]},
+    }}})
+}

@@ -184,6 +184,11 @@ impl Connection {
         self.group.wait();
     }
 
+    /// Whether nothing of a stop is left to wait for.
+    pub fn settled(&self) -> bool {
+        self.group.settled()
+    }
+
     /// Sends a request and waits for its answer, at most `timeout`, or until `cancel`.
     /// `params: None` leaves the member out, which some servers require (`shutdown`).
     pub async fn request(
@@ -252,7 +257,7 @@ impl Connection {
         let mut documents = self.documents.lock().await;
         let pushes = self.shared.pushes.load(Ordering::Acquire);
         match documents.get_mut(uri) {
-            Some(document) if document.text == text => return (document.version, pushes),
+            Some(document) if document.text == text => (document.version, pushes),
             Some(document) => {
                 document.version += 1;
                 document.text = text.to_owned();

@@ -110,4 +110,12 @@ impl Server {
             connection.wait();
         }
     }
+
+    /// Whether a stopped server's processes are gone (or it never started).
+    pub fn settled(&self) -> bool {
+        let current = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        current
+            .as_ref()
+            .is_none_or(|connection| connection.settled())
+    }
 }

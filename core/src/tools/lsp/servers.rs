@@ -18,6 +18,8 @@ pub struct Servers {
     specs: Vec<ServerSpec>,
     timeouts: Timeouts,
     running: Mutex<HashMap<Key, Shared>>,
+    /// Servers let go whose processes may still be ending, for `close` to wait for.
+    stopping: Mutex<Vec<Arc<Server>>>,
     closed: AtomicBool,
 }
 
@@ -36,6 +38,7 @@ impl Servers {
                 request: config.lsp_timeout(),
             },
             running: Mutex::new(HashMap::new()),
+            stopping: Mutex::new(Vec::new()),
             closed: AtomicBool::new(false),
         }
     }
@@ -74,21 +77,27 @@ impl Servers {
         shared.users -= 1;
         if shared.users == 0 {
             running.remove(&key);
+            drop(running);
             server.stop();
+            let mut stopping = self.stopping.lock().unwrap_or_else(|p| p.into_inner());
+            stopping.retain(|server| !server.settled());
+            stopping.push(server.clone());
         }
     }
 
     /// Stops every server and waits until their processes are gone: the engine is closing.
     pub fn close(&self) {
-        let stopped: Vec<Arc<Server>> = {
+        let running: Vec<Arc<Server>> = {
             let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
             self.closed.store(true, Ordering::Release);
             running.drain().map(|(_, shared)| shared.server).collect()
         };
-        for server in &stopped {
+        for server in &running {
             server.stop();
         }
-        for server in &stopped {
+        let stopping =
+            std::mem::take(&mut *self.stopping.lock().unwrap_or_else(|p| p.into_inner()));
+        for server in running.iter().chain(&stopping) {
             server.wait();
         }
     }

@@ -1,0 +1,158 @@
+//! The language servers' processes, watched from outside: sessions on one root share one
+//! server, a killed server starts again on the next call, and no process outlives the
+//! sessions that used it. A test binary of its own, so that every process descending from
+//! this one is a server this test started.
+
+mod common;
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use common::{Setup, call, lsp_config, start, text, tool_results};
+use serde_json::json;
+
+/// The live processes descending from this test process.
+fn descendants() -> Vec<u32> {
+    let mut parents: HashMap<u32, u32> = HashMap::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let fields: Vec<&str> = stat
+            .rsplit_once(") ")
+            .map(|(_, rest)| rest)
+            .unwrap_or("")
+            .split(' ')
+            .collect();
+        if fields.first().is_some_and(|state| *state != "Z")
+            && let Some(ppid) = fields.get(1).and_then(|p| p.parse().ok())
+        {
+            parents.insert(pid, ppid);
+        }
+    }
+    let mut found = vec![std::process::id()];
+    let mut index = 0;
+    while index < found.len() {
+        let parent = found[index];
+        found.extend(
+            parents
+                .iter()
+                .filter(|(_, p)| **p == parent)
+                .map(|(pid, _)| *pid),
+        );
+        index += 1;
+    }
+    found.remove(0);
+    found.sort_unstable();
+    found
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn sessions_share_servers_a_killed_one_restarts_and_none_outlives_its_sessions() {
+    let check = |id: &str, path: &str| call(id, "lsp_diagnostics", json!({"path": path}));
+    let setup = Setup::new(json!({"responses": [
+        check("1", "b.py"), text(&["one"]),
+        check("2", "b.py"), text(&["two"]),
+        check("3", "b.py"), text(&["three"]),
+        check("4", "b.ts"), text(&["four"]),
+        check("5", "b.py"), text(&["five"]),
+    ]}));
+    let root = setup.dir.path().join("project");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("b.py"), "n: int = \"x\"\n").unwrap();
+    std::fs::write(
+        root.join("b.ts"),
+        "const n: number = \"x\";\nconsole.log(n);\n",
+    )
+    .unwrap();
+    let cwd = root.to_string_lossy().into_owned();
+    let mut client = start(&setup, json!({"lsp": lsp_config()["lsp"]}));
+    let (first, second) = (client.new_session(&cwd), client.new_session(&cwd));
+
+    client.prompt(&first, "check");
+    let pyright = descendants();
+    assert!(
+        !pyright.is_empty(),
+        "pyright runs: {:?}",
+        tool_results(&setup, 1)
+    );
+    client.prompt(&second, "check");
+    assert_eq!(
+        descendants(),
+        pyright,
+        "the second session uses the same server"
+    );
+    assert!(
+        tool_results(&setup, 3)
+            .pop()
+            .unwrap()
+            .contains("b.py: 1 error")
+    );
+
+    for pid in &pyright {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status();
+    }
+    // Gone from /proc: reaped, which Hearth does once it has seen the server's output end.
+    wait_until("pyright reaped", || {
+        pyright
+            .iter()
+            .all(|p| !std::path::Path::new(&format!("/proc/{p}")).exists())
+    });
+    client.prompt(&first, "check again");
+    let again = tool_results(&setup, 5).pop().unwrap();
+    assert!(again.contains("b.py: 1 error"), "started again: {again}");
+
+    client.prompt(&second, "and typescript");
+    assert!(
+        tool_results(&setup, 7)
+            .pop()
+            .unwrap()
+            .contains("b.ts: 1 error")
+    );
+    let running = descendants();
+    assert!(running.len() > pyright.len(), "tsc joined: {running:?}");
+
+    assert_eq!(
+        client.call("session/close", json!({"sessionId": first})),
+        json!({})
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        descendants(),
+        running,
+        "the second session still holds them"
+    );
+    assert_eq!(
+        client.call("session/close", json!({"sessionId": second})),
+        json!({})
+    );
+    wait_until("the servers gone after the last close", || {
+        descendants().is_empty()
+    });
+
+    // Engine::close stops what a live session still holds, and waits for it.
+    let third = client.new_session(&cwd);
+    client.prompt(&third, "check");
+    assert!(!descendants().is_empty());
+    drop(client);
+    assert_eq!(
+        descendants(),
+        Vec::<u32>::new(),
+        "Engine::close leaves no server"
+    );
+}
