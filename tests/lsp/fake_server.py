@@ -134,6 +134,8 @@ while True:
     if "id" not in message:
         if message.get("method") in ("textDocument/didOpen", "textDocument/didChange"):
             changed(message["params"])
+        elif message.get("method") == "textDocument/didClose":
+            documents.pop(message["params"]["textDocument"]["uri"], None)
         continue
     if "method" not in message:
         continue

@@ -99,10 +99,23 @@ impl Shared {
     }
 }
 
+/// Documents kept open in a server, at most: a server analyses every open document again on
+/// each change (pyright does), so a long session must not leave hundreds open. The least
+/// recently used is closed first; the server then reads it from disk, if it needs it.
+const MAX_OPEN_DOCUMENTS: usize = 32;
+
 /// A document as the server has it.
 struct Document {
     version: i32,
     text: String,
+    /// When it was last synced, in `Documents::clock` ticks.
+    used: u64,
+}
+
+#[derive(Default)]
+struct Documents {
+    open: HashMap<String, Document>,
+    clock: u64,
 }
 
 pub struct Connection {
@@ -113,7 +126,7 @@ pub struct Connection {
     group: Arc<Group>,
     /// False once the server said it has no `textDocument/diagnostic`: wait for pushes then.
     pulls: AtomicBool,
-    documents: tokio::sync::Mutex<HashMap<String, Document>>,
+    documents: tokio::sync::Mutex<Documents>,
 }
 
 impl Connection {
@@ -144,7 +157,7 @@ impl Connection {
             next_id: AtomicU64::new(1),
             group,
             pulls: AtomicBool::new(true),
-            documents: tokio::sync::Mutex::new(HashMap::new()),
+            documents: tokio::sync::Mutex::new(Documents::default()),
         };
         let never = CancellationToken::new();
         let initialized = connection
@@ -256,9 +269,15 @@ impl Connection {
     pub async fn sync(&self, uri: &str, language_id: &str, text: &str) -> (i32, u64) {
         let mut documents = self.documents.lock().await;
         let pushes = self.shared.pushes.load(Ordering::Acquire);
-        match documents.get_mut(uri) {
-            Some(document) if document.text == text => (document.version, pushes),
+        documents.clock += 1;
+        let now = documents.clock;
+        match documents.open.get_mut(uri) {
+            Some(document) if document.text == text => {
+                document.used = now;
+                (document.version, pushes)
+            }
             Some(document) => {
+                document.used = now;
                 document.version += 1;
                 document.text = text.to_owned();
                 self.notify(
@@ -277,15 +296,35 @@ impl Connection {
                         "uri": uri, "languageId": language_id, "version": 1, "text": text,
                     }}),
                 );
-                documents.insert(
+                documents.open.insert(
                     uri.to_owned(),
                     Document {
                         version: 1,
                         text: text.to_owned(),
+                        used: now,
                     },
                 );
+                self.close_least_used(&mut documents);
                 (1, pushes)
             }
+        }
+    }
+
+    fn close_least_used(&self, documents: &mut Documents) {
+        while documents.open.len() > MAX_OPEN_DOCUMENTS {
+            let Some(oldest) = documents
+                .open
+                .iter()
+                .min_by_key(|(_, document)| document.used)
+                .map(|(uri, _)| uri.clone())
+            else {
+                return;
+            };
+            documents.open.remove(&oldest);
+            self.notify(
+                "textDocument/didClose",
+                json!({"textDocument": {"uri": oldest}}),
+            );
         }
     }
 
@@ -293,6 +332,7 @@ impl Connection {
     pub async fn documents(&self) -> Vec<(String, String)> {
         let documents = self.documents.lock().await;
         documents
+            .open
             .iter()
             .map(|(uri, document)| (uri.clone(), document.text.clone()))
             .collect()

@@ -278,3 +278,26 @@ async fn an_edit_reports_the_errors_it_introduced_and_their_fix() {
         "{clean}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_session_keeps_at_most_32_documents_open_in_a_server() {
+    let names: Vec<String> = (0..34).map(|i| format!("f{i:02}.fake")).collect();
+    let files: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "word\n")).collect();
+    let ws = Workspace::new(&files);
+    let ctx = ws.session(&servers("pull", &ws.pids));
+    for name in &names[..33] {
+        diagnostics(&ctx, name).await.unwrap();
+    }
+    // The fake server answers references from its open documents only.
+    let input = json!({"path": "f32.fake", "line": 1, "column": 1});
+    let references = call(&*tool("lsp_references"), input, &ctx)
+        .await
+        .unwrap()
+        .for_model;
+    assert!(references.starts_with("32 references"), "{references}");
+    assert!(
+        !references.contains("f00.fake"),
+        "the least recently used was closed"
+    );
+    assert!(references.contains("f01.fake") && references.contains("f32.fake"));
+}
