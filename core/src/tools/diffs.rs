@@ -43,18 +43,18 @@ async fn apply(ctx: &Context, diff: &Diff) -> Result<(), ToolError> {
 }
 
 /// Applies `diff` and reports it: `output`, and, when a language server serves the file, the
-/// errors the change introduced (compared with the file's diagnostics just before it).
+/// errors the change introduced (`lsp::change_report`).
 pub async fn apply_and_report(
     ctx: &Context,
     diff: &Diff,
     headline: &str,
 ) -> Result<Output, ToolError> {
-    let before = lsp::before_change(ctx, &diff.path, diff.old_text.as_deref()).await;
     apply(ctx, diff).await?;
     let mut output = output(ctx, diff, headline);
-    if let Some(before) = before {
-        let name = shown(ctx, &diff.path);
-        let found = lsp::after_change(ctx, before, &diff.path, &diff.new_text, &name).await;
+    let name = shown(ctx, &diff.path);
+    let old_text = diff.old_text.as_deref();
+    if let Some(found) = lsp::change_report(ctx, &diff.path, old_text, &diff.new_text, &name).await
+    {
         output.for_model.push_str(&found);
     }
     Ok(output)

@@ -11,47 +11,60 @@ use crate::tools::bounds::plural;
 /// New errors shown in an edit's result, at most.
 const MAX_NEW_ERRORS: usize = 20;
 
-/// The file's diagnostics before a change, to compare with after it.
-pub struct Before {
-    errors: Vec<Diagnostic>,
-}
-
-/// The diagnostics of `path` as it is before the change (`old_text`, `None` for a new file).
-/// `None` when no server is configured for the file or it cannot answer: the edit then goes
-/// on without diagnostics.
-pub async fn before(ctx: &Context, path: &Path, old_text: Option<&str>) -> Option<Before> {
+/// What an applied change adds to its result when a server serves the file: the errors the
+/// change introduced (at most 20), or that there are none. It runs after the write, so the
+/// approved change lands at once: the server is sent the old text, then the new one (the
+/// file's own diagnostics come from the text Hearth sends, not from the disk). `None` when no
+/// server serves the file or the server is unavailable: the result stays as it was.
+pub async fn report(
+    ctx: &Context,
+    path: &Path,
+    old_text: Option<&str>,
+    new_text: &str,
+    name: &str,
+) -> Option<String> {
     if !ctx.lsp.serves(path) {
         return None;
     }
-    let Some(old_text) = old_text else {
-        return Some(Before { errors: Vec::new() });
+    let before = match old_text {
+        None => Vec::new(),
+        Some(old_text) => match diagnostics_of(ctx, path, old_text).await? {
+            Ok((_, before)) => before,
+            Err(failed) => return Some(failed),
+        },
     };
-    let opened = ctx.lsp.open_with(ctx, path, old_text).await.ok()?;
-    let errors = ask(ctx, &opened).await.ok()?;
-    Some(Before { errors })
+    let (server, after) = match diagnostics_of(ctx, path, new_text).await? {
+        Ok(found) => found,
+        Err(failed) => return Some(failed),
+    };
+    Some(render(&server, &before, &after, new_text, name))
 }
 
-/// The lines an edit's result gains once `new_text` is on disk: the errors it introduced
-/// (at most 20), or that there are none; why there are no diagnostics when the server fails.
-pub async fn after(
+/// The server's diagnostics of `text` as `path`'s content, with the server's name; `None`
+/// when the server is unavailable, an error line when it failed to answer.
+async fn diagnostics_of(
     ctx: &Context,
-    before: Before,
     path: &Path,
+    text: &str,
+) -> Option<Result<(String, Vec<Diagnostic>), String>> {
+    let opened = ctx.lsp.open_with(ctx, path, text).await.ok()?;
+    Some(match ask(ctx, &opened).await {
+        Ok(found) => Ok((opened.server.clone(), found)),
+        Err(error) => Err(format!(
+            "\nNo diagnostics from the {} language server: {error}\n",
+            opened.server
+        )),
+    })
+}
+
+fn render(
+    server: &str,
+    before: &[Diagnostic],
+    after: &[Diagnostic],
     new_text: &str,
     name: &str,
 ) -> String {
-    let opened = match ctx.lsp.open_with(ctx, path, new_text).await {
-        Ok(opened) => opened,
-        Err(error) => return format!("\nNo diagnostics: {error}\n"),
-    };
-    let server = opened.server.clone();
-    let after = match ask(ctx, &opened).await {
-        Ok(after) => after,
-        Err(error) => {
-            return format!("\nNo diagnostics from the {server} language server: {error}\n");
-        }
-    };
-    let new = introduced(&before.errors, &after);
+    let new = introduced(before, after);
     let errors = after
         .iter()
         .filter(|d| d.severity == diagnostics::Severity::Error)

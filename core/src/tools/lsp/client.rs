@@ -127,12 +127,29 @@ pub struct Connection {
     /// False once the server said it has no `textDocument/diagnostic`: wait for pushes then.
     pulls: AtomicBool,
     documents: tokio::sync::Mutex<Documents>,
+    /// Held from a document's sync until the answer about it: another session syncing other
+    /// content for the same file in between would make the answer describe that content.
+    turn: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl Drop for Connection {
+    /// A connection let go — replaced by a restart, abandoned mid-start, dropped at engine
+    /// close — takes its process group with it (a no-op when already stopped).
+    fn drop(&mut self) {
+        self.group.stop();
+    }
 }
 
 impl Connection {
     /// Starts `spec`'s server in `root` and completes the `initialize` handshake within
-    /// `startup`; the error says why it could not, in words for the model.
-    pub async fn start(spec: &ServerSpec, root: &Path, startup: Duration) -> Result<Self, String> {
+    /// `startup`, or until `cancel`; the error says why it could not, in words for the model.
+    /// Dropping the future mid-way stops the process group (see `Drop`).
+    pub async fn start(
+        spec: &ServerSpec,
+        root: &Path,
+        startup: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<Self, String> {
         let Spawned {
             child,
             stdin,
@@ -158,10 +175,11 @@ impl Connection {
             group,
             pulls: AtomicBool::new(true),
             documents: tokio::sync::Mutex::new(Documents::default()),
+            turn: Arc::new(tokio::sync::Mutex::new(())),
         };
-        let never = CancellationToken::new();
+        let params = initialize_params(root, spec.initialization_options.clone());
         let initialized = connection
-            .request("initialize", Some(initialize_params(root)), startup, &never)
+            .request("initialize", params, startup, cancel)
             .await;
         match initialized {
             Ok(_) => {
@@ -180,6 +198,11 @@ impl Connection {
                 })
             }
         }
+    }
+
+    /// The right to sync a document and ask about it before another caller does.
+    pub async fn take_turn(&self) -> tokio::sync::OwnedMutexGuard<()> {
+        self.turn.clone().lock_owned().await
     }
 
     /// Why the connection ended, if it has (the process exited, or wrote what is not LSP).
@@ -203,11 +226,10 @@ impl Connection {
     }
 
     /// Sends a request and waits for its answer, at most `timeout`, or until `cancel`.
-    /// `params: None` leaves the member out, which some servers require (`shutdown`).
     pub async fn request(
         &self,
         method: &str,
-        params: Option<Value>,
+        params: Value,
         timeout: Duration,
         cancel: &CancellationToken,
     ) -> Reply {
@@ -224,10 +246,7 @@ impl Connection {
             }
             exchange.pending.insert(id, waiter);
         }
-        let mut message = json!({"jsonrpc": "2.0", "id": id, "method": method});
-        if let Some(params) = params {
-            message["params"] = params;
-        }
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         let _ = self.outgoing.send(transport::frame(&message));
         let abandoned = tokio::select! {
             reply = answer => return reply.unwrap_or_else(|_| Err(self.gone())),
@@ -321,6 +340,10 @@ impl Connection {
                 return;
             };
             documents.open.remove(&oldest);
+            // A reopened document starts again at version 1: old pushes must not pass for it.
+            let mut pushed = self.shared.pushed.lock().unwrap_or_else(|p| p.into_inner());
+            pushed.remove(&oldest);
+            drop(pushed);
             self.notify(
                 "textDocument/didClose",
                 json!({"textDocument": {"uri": oldest}}),
@@ -357,6 +380,11 @@ impl Connection {
             .clone()
     }
 
+    fn pushed_one(&self, uri: &str) -> Option<Published> {
+        let pushed = self.shared.pushed.lock().unwrap_or_else(|p| p.into_inner());
+        pushed.get(uri).cloned()
+    }
+
     /// Waits until the server pushes diagnostics for `version` of `uri` (or, from a server
     /// that leaves versions out, any push after the `pushes`th).
     pub async fn pushed_for(
@@ -369,7 +397,7 @@ impl Connection {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             let changed = self.shared.changed.notified();
-            let current = self.pushed().remove(uri).filter(|published| {
+            let current = self.pushed_one(uri).filter(|published| {
                 published
                     .version
                     .map_or(published.seq > pushes, |v| v >= i64::from(version))
@@ -422,13 +450,12 @@ impl Reader {
             }
         };
         let reason = match broken {
-            Some(not_lsp) => {
-                // Framing cannot be found again once lost: the server is no use any more.
-                self.group.stop();
-                not_lsp
-            }
+            // Framing cannot be found again once lost: the server is no use any more.
+            Some(not_lsp) => not_lsp,
             None => exit_reason(exit_status(&mut child).await, &stderr),
         };
+        // What is left of the group (a wrapper's child, a stuck leader) goes too.
+        self.group.stop();
         tracing::warn!(target: LOG_TARGET, "language server ended: {reason}");
         self.shared.end(reason);
     }
@@ -518,6 +545,7 @@ fn configuration(params: Option<&Value>) -> Value {
             Some("js/ts" | "typescript" | "javascript") => {
                 json!({"tsserver": {"automaticTypeAcquisition": {"enabled": false}}})
             }
+            Some("rust-analyzer") => super::spec::rust_analyzer_settings(),
             _ => Value::Null,
         })
         .collect()
@@ -533,8 +561,9 @@ fn folders(root: &Path) -> Value {
 
 /// What Hearth tells a server it can do: full-text sync, pull and pushed diagnostics,
 /// definitions (links too) and references, in UTF-16 positions only.
-fn initialize_params(root: &Path) -> Value {
+fn initialize_params(root: &Path, options: Option<Value>) -> Value {
     json!({
+        "initializationOptions": options,
         // The server exits when Hearth's process does, even if Hearth could not stop it.
         "processId": std::process::id(),
         "clientInfo": {"name": "hearth", "version": env!("CARGO_PKG_VERSION")},

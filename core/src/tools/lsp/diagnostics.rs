@@ -129,7 +129,7 @@ pub async fn current(
         let asked = connection
             .request(
                 "textDocument/diagnostic",
-                Some(json!({"textDocument": {"uri": uri}})),
+                json!({"textDocument": {"uri": uri}}),
                 timeout,
                 cancel,
             )

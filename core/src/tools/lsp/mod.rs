@@ -25,7 +25,7 @@ mod spec;
 mod tools;
 mod transport;
 
-pub use check::{after as after_change, before as before_change};
+pub use check::report as change_report;
 pub use servers::Servers;
 pub use session::Lsp;
 

@@ -7,7 +7,7 @@ pub fn to_lsp(text: &str, line: u32, column: u32) -> Result<(u32, u32), String> 
     if line == 0 || column == 0 {
         return Err("`line` and `column` start at 1".into());
     }
-    let lines = text.split('\n').count();
+    let lines = text.lines().count();
     let Some(content) = text.split('\n').nth(line as usize - 1) else {
         return Err(format!(
             "line {line} is past the end of the file ({lines} lines)"

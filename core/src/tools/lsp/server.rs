@@ -6,6 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tokio_util::sync::CancellationToken;
+
 use super::LOG_TARGET;
 use super::client::Connection;
 use super::spec::ServerSpec;
@@ -19,6 +21,12 @@ pub struct Timeouts {
 
 /// Starts a server gets: the first, and one restart.
 const MAX_STARTS: u32 = 2;
+
+/// Why a call that was cancelled while its server started has no server.
+const CANCELLED: &str = "cancelled";
+
+/// How the reason of a server that ended after its restart begins.
+pub const CRASHED_AGAIN: &str = "it stopped again after a restart";
 
 pub struct Server {
     pub spec: ServerSpec,
@@ -53,14 +61,18 @@ impl Server {
     }
 
     /// The running server, started (or restarted, once) if it is not; the error says why
-    /// there is none.
-    pub async fn connection(&self) -> Result<Arc<Connection>, String> {
-        let mut state = self.state.lock().await;
+    /// there is none. A caller waiting for another's start, or starting it, stops waiting when
+    /// `cancel` fires; an abandoned start stops its process and counts for nothing.
+    pub async fn connection(&self, cancel: &CancellationToken) -> Result<Arc<Connection>, String> {
+        let mut state = tokio::select! {
+            state = self.state.lock() => state,
+            _ = cancel.cancelled() => return Err(CANCELLED.into()),
+        };
         let starts = match &*state {
             State::Running { connection, starts } => match connection.ended() {
                 None => return Ok(connection.clone()),
                 Some(reason) if *starts >= MAX_STARTS => {
-                    let reason = format!("it stopped again after a restart: {reason}");
+                    let reason = format!("{CRASHED_AGAIN}: {reason}");
                     *state = State::Unavailable(reason.clone());
                     return Err(reason);
                 }
@@ -75,7 +87,12 @@ impl Server {
         if self.stopped.load(Ordering::Acquire) {
             return Err("it was shut down".into());
         }
-        match Connection::start(&self.spec, &self.root, self.timeouts.startup).await {
+        let started =
+            Connection::start(&self.spec, &self.root, self.timeouts.startup, cancel).await;
+        if cancel.is_cancelled() {
+            return Err(CANCELLED.into());
+        }
+        match started {
             Ok(connection) => {
                 let connection = Arc::new(connection);
                 *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(connection.clone());

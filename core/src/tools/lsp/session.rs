@@ -29,6 +29,8 @@ pub struct Opened {
     /// What `Connection::sync` returned, to wait for pushed diagnostics of `text`.
     pub synced: (i32, u64),
     pub timeouts: Timeouts,
+    /// This call's turn on the connection, until the answer is in (`Connection::take_turn`).
+    _turn: tokio::sync::OwnedMutexGuard<()>,
 }
 
 impl Lsp {
@@ -73,10 +75,14 @@ impl Lsp {
             .hold(spec, &root_of(ctx, path))
             .ok_or_else(|| ToolError("unavailable: the engine is closing".into()))?;
         let connection = server
-            .connection()
+            .connection(&ctx.cancel)
             .await
             .map_err(|reason| unavailable(spec, &reason))?;
         let uri = super::uri(path);
+        let turn = tokio::select! {
+            turn = connection.take_turn() => turn,
+            _ = ctx.cancel.cancelled() => return Err(ToolError("cancelled".into())),
+        };
         let synced = connection.sync(&uri, &spec.language_id(path), text).await;
         Ok(Opened {
             connection,
@@ -85,6 +91,7 @@ impl Lsp {
             text: text.to_owned(),
             synced,
             timeouts: server.timeouts,
+            _turn: turn,
         })
     }
 
@@ -146,9 +153,11 @@ fn no_server(path: &Path) -> ToolError {
 }
 
 fn unavailable(spec: &ServerSpec, reason: &str) -> ToolError {
+    // A default that cannot start is most often missing or too old (TypeScript 5's `tsc` has
+    // no `--lsp`): say how to install the right one. A server that kept crashing is not.
     let hint = spec
         .install_hint()
-        .filter(|_| reason.starts_with("command not found"))
+        .filter(|_| !reason.starts_with(super::server::CRASHED_AGAIN))
         .map(|hint| format!(" — {hint}"))
         .unwrap_or_default();
     ToolError(format!(

@@ -3,6 +3,8 @@
 
 use std::path::Path;
 
+use serde_json::{Value, json};
+
 use crate::config::{LspConfig, LspServerConfig};
 
 /// A configured server.
@@ -14,6 +16,8 @@ pub struct ServerSpec {
     pub args: Vec<String>,
     pub extensions: Vec<String>,
     pub language_id: Option<String>,
+    /// `initializationOptions` of its `initialize`.
+    pub initialization_options: Option<Value>,
 }
 
 impl ServerSpec {
@@ -28,6 +32,7 @@ impl ServerSpec {
                 .map(|e| e.trim_start_matches('.').to_ascii_lowercase())
                 .collect(),
             language_id: config.language_id.clone(),
+            initialization_options: None,
         }
     }
 
@@ -61,17 +66,18 @@ impl ServerSpec {
     }
 }
 
-/// The servers of a config, defaults first, replaced or turned off by name.
+/// The servers of a config: the user's first (so an extension they give a server of their
+/// own is theirs), then the defaults they did not replace or turn off by name.
 pub fn servers(config: &LspConfig) -> Vec<ServerSpec> {
-    let mut specs: Vec<ServerSpec> = defaults()
-        .into_iter()
-        .filter(|spec| !config.servers.contains_key(&spec.name))
+    let mut specs: Vec<ServerSpec> = config
+        .servers
+        .iter()
+        .filter_map(|(name, server)| Some(ServerSpec::from_config(name, server.as_ref()?)))
         .collect();
     specs.extend(
-        config
-            .servers
-            .iter()
-            .filter_map(|(name, server)| Some(ServerSpec::from_config(name, server.as_ref()?))),
+        defaults()
+            .into_iter()
+            .filter(|spec| !config.servers.contains_key(&spec.name)),
     );
     specs
 }
@@ -95,6 +101,7 @@ fn defaults() -> Vec<ServerSpec> {
         args: args.iter().map(|a| a.to_string()).collect(),
         extensions: extensions.iter().map(|e| e.to_string()).collect(),
         language_id: None,
+        initialization_options: None,
     };
     vec![
         spec("python", "pyright-langserver", &["--stdio"], &["py", "pyi"]),
@@ -104,8 +111,22 @@ fn defaults() -> Vec<ServerSpec> {
             &["--lsp", "--stdio"],
             &["ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs"],
         ),
-        spec("rust", "rust-analyzer", &[], &["rs"]),
+        ServerSpec {
+            initialization_options: Some(rust_analyzer_settings()),
+            ..spec("rust", "rust-analyzer", &[], &["rs"])
+        },
     ]
+}
+
+/// rust-analyzer's settings: no build scripts, no proc macros, no `cargo check` on save. The
+/// tools are reads, allowed in every mode (plan included); a language server must not run
+/// the project's code behind them.
+pub fn rust_analyzer_settings() -> Value {
+    json!({
+        "cargo": {"buildScripts": {"enable": false}},
+        "procMacro": {"enable": false},
+        "checkOnSave": false,
+    })
 }
 
 #[cfg(test)]
@@ -151,6 +172,14 @@ mod tests {
             find("/a.ts").unwrap().command,
             "tsc",
             "the other defaults stay"
+        );
+        let specs = servers(&config(
+            r#"{"lsp": {"servers": {"pylsp": {"extensions": ["py"], "command": "pylsp"}}}}"#,
+        ));
+        let python = for_path(&specs, Path::new("/a.py")).unwrap();
+        assert_eq!(
+            python.name, "pylsp",
+            "the user's server for .py wins over the default"
         );
     }
 

@@ -301,3 +301,50 @@ async fn a_long_session_keeps_at_most_32_documents_open_in_a_server() {
     );
     assert!(references.contains("f01.fake") && references.contains("f32.fake"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancelled_call_stops_waiting_for_a_slow_start_and_its_process() {
+    let ws = Workspace::new(&[("a.fake", "x\n")]);
+    let servers = servers("no-init", &ws.pids);
+    let ctx = ws.session(&servers);
+    let cancel = ctx.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        cancel.cancel();
+    });
+    let started = Instant::now();
+    let error = diagnostics(&ctx, "a.fake").await.unwrap_err().0;
+    assert!(error.contains("cancelled"), "{error}");
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "did not wait for the 2 s startup"
+    );
+    wait_gone(&ws.starts());
+    let retry = ws.session(&servers);
+    let error = diagnostics(&retry, "a.fake").await.unwrap_err().0;
+    assert!(
+        error.contains("did not finish starting"),
+        "a cancelled start counts for nothing: {error}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_new_file_without_an_installed_server_gets_a_plain_result() {
+    let ws = Workspace::new(&[]);
+    let config = r#"{"lsp": {"servers": {"python": {"extensions": ["py"], "command": "/nonexistent/pyright-langserver"}}}}"#;
+    let mut ctx = ws.session(&servers("pull", &ws.pids));
+    ctx.lsp = Arc::new(Lsp::new(Arc::new(Servers::new(
+        &Config::from_json(config).unwrap(),
+    ))));
+    let write = crate::tools::registry::all(&crate::tools::ToolDeps::create(&Config::default()))
+        .into_iter()
+        .find(|t| t.spec().name == "write")
+        .unwrap();
+    let input = json!({"path": "new.py", "content": "x = 1\n"});
+    let output = call(&*write, input, &ctx).await.unwrap().for_model;
+    assert!(output.starts_with("Created new.py."), "{output}");
+    assert!(
+        !output.contains("diagnostics") && !output.contains("language server"),
+        "{output}"
+    );
+}

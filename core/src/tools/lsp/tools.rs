@@ -22,9 +22,10 @@ use crate::tools::{Access, Context, Kind, Location, Output, Prepared, Tool, Tool
 
 /// Definitions shown, at most (an overloaded name can have many).
 const MAX_DEFINITIONS: usize = 10;
-/// Diagnostics shown per file, and in all.
+/// Diagnostics shown per file, and in all; files listed, at most.
 const MAX_FILE_DIAGNOSTICS: usize = 50;
 const MAX_DIAGNOSTICS: usize = 200;
+const MAX_FILES: usize = 50;
 
 pub struct Diagnostics;
 pub struct Definition;
@@ -303,7 +304,8 @@ fn text_output(text: String) -> Output {
 fn server_error(server: &str, error: CallError) -> ToolError {
     match error {
         CallError::Ended(reason) => ToolError(format!(
-            "the {server} language server stopped: {reason}; the next call starts it again (once)"
+            "the {server} language server stopped: {reason}; the next call starts it again, \
+             unless it was restarted once already"
         )),
         other => ToolError(format!("the {server} language server: {other}")),
     }
@@ -341,11 +343,10 @@ async fn other_files(
             continue;
         };
         let synced = opened.connection.sync(&uri, "", &text).await;
-        files.push((
-            path,
-            text,
-            ask_diagnostics(ctx, opened, &uri, synced).await?,
-        ));
+        // One file the server cannot answer for does not hide the others.
+        if let Ok(found) = ask_diagnostics(ctx, opened, &uri, synced).await {
+            files.push((path, text, found));
+        }
     }
     let open: Vec<PathBuf> = files.iter().map(|(path, _, _)| path.clone()).collect();
     for (uri, published) in opened.connection.pushed() {
@@ -355,7 +356,7 @@ async fn other_files(
         if uri == opened.uri || open.contains(&path) {
             continue;
         }
-        let text = ctx.io.read_text(&path).await.unwrap_or_default();
+        let text = readable_text(ctx, &path).await.unwrap_or_default();
         files.push((path, text, diagnostics::parse_all(&published.diagnostics)));
     }
     files.sort_by(|a, b| a.0.cmp(&b.0));
@@ -388,6 +389,9 @@ impl DiagnosticsReport {
             .count();
         self.errors += errors;
         self.warnings += kept.len() - errors;
+        if self.files > MAX_FILES {
+            return;
+        }
         self.out.push_str(&format!(
             "{name}: {}, {}\n",
             plural(errors, "error"),
@@ -405,7 +409,12 @@ impl DiagnosticsReport {
         }
     }
 
-    fn finish(self, server: &str) -> String {
+    fn finish(mut self, server: &str) -> String {
+        if self.files > MAX_FILES {
+            let left_out = self.files - MAX_FILES;
+            self.out
+                .push_str(&format!("… {} more\n", plural(left_out, "file")));
+        }
         format!(
             "{}(from the {server} language server: {} and {} in {})\n",
             self.out,
@@ -415,7 +424,6 @@ impl DiagnosticsReport {
         )
     }
 }
-
 /// A place a server answered with (0-based, UTF-16).
 struct Place {
     uri: String,
@@ -442,7 +450,7 @@ async fn ask_position(
     }
     let answer = opened
         .connection
-        .request(method, Some(params), opened.timeouts.request, &ctx.cancel)
+        .request(method, params, opened.timeouts.request, &ctx.cancel)
         .await
         .map_err(|e| server_error(&opened.server, e))?;
     Ok((opened, places(&answer)))
@@ -487,7 +495,7 @@ impl Files {
                 Some(opened.text.clone())
             } else {
                 match super::path_of(uri) {
-                    Some(path) => ctx.io.read_text(&path).await.ok(),
+                    Some(path) => readable_text(ctx, &path).await,
                     None => None,
                 }
             };
@@ -501,7 +509,7 @@ impl Files {
         let name = display(ctx, &place.uri);
         let Some(text) = self.text(ctx, opened, &place.uri).await else {
             return format!(
-                "{name}:{}:{} (its text cannot be read)\n",
+                "{name}:{}:{} (outside the workspace, or unreadable: `read` it to see it)\n",
                 place.line + 1,
                 place.character + 1
             );
@@ -520,6 +528,16 @@ impl Files {
         }
         out
     }
+}
+
+/// The text of `path` when it lies in one of the session's roots. A server points into
+/// libraries and the standard library too; those are shown as places only, since reading
+/// them is what `read`, with its permission check, is for.
+async fn readable_text(ctx: &Context, path: &Path) -> Option<String> {
+    if !ctx.roots.iter().any(|root| path.starts_with(root)) {
+        return None;
+    }
+    ctx.io.read_text(path).await.ok()
 }
 
 /// The references, grouped by file in path order, each with its line, bounded.

@@ -56,7 +56,8 @@ async fn read_header<R: AsyncBufRead + Unpin>(reader: &mut R) -> Result<Option<u
         let (name, value) = line
             .split_once(':')
             .ok_or_else(|| format!("the server wrote something that is not LSP: {line:.80}"))?;
-        if name.trim().eq_ignore_ascii_case("content-length") {
+        let name = name.trim();
+        if name.eq_ignore_ascii_case("content-length") {
             let parsed: usize = value
                 .trim()
                 .parse()
@@ -65,6 +66,12 @@ async fn read_header<R: AsyncBufRead + Unpin>(reader: &mut R) -> Result<Option<u
                 return Err(format!("the server sent a {parsed}-byte message"));
             }
             length = Some(parsed);
+        } else if !name.eq_ignore_ascii_case("content-type") {
+            // The base protocol has two headers; anything else is a program printing (an old
+            // `tsc` without `--lsp` says "error TS5023: Unknown compiler option").
+            return Err(format!(
+                "the server wrote something that is not LSP: {line:.120}"
+            ));
         }
     }
 }
@@ -102,11 +109,16 @@ mod tests {
 
     #[tokio::test]
     async fn junk_and_truncation_are_errors() {
-        let junk = read_all(b"hello from a print statement\n").await;
-        assert!(
-            junk[0].as_ref().unwrap_err().contains("not LSP"),
-            "{junk:?}"
-        );
+        for junk in [
+            &b"hello from a print statement\n"[..],
+            b"error TS5023: Unknown compiler option '--lsp'.\n",
+        ] {
+            let read = read_all(junk).await;
+            assert!(
+                read[0].as_ref().unwrap_err().contains("not LSP"),
+                "{read:?}"
+            );
+        }
         let short = read_all(b"Content-Length: 10\r\n\r\n{}").await;
         assert!(
             short[0].as_ref().unwrap_err().contains("ended inside"),
