@@ -55,13 +55,14 @@ path_without_rust() {
     echo "${kept[*]}"
 }
 
-# Starts the scripted mock LLM on a script file; sets mock_url. It serves until its stdin
-# closes: stop_mock_llm closes it (and an exiting shell does too, so it never outlives us).
+# Starts the scripted mock LLM (the binary $mock_llm, default: the release build) on a script
+# file; sets mock_url. It serves until its stdin closes: stop_mock_llm closes it (and an exiting
+# shell does too, so it never outlives us).
 start_mock_llm() {
     local script="$1" fifo
     fifo="$(mktemp -u)"
     mkfifo "$fifo"
-    "$target/release/hearth-mock-llm" --script "$script" <"$fifo" >"$fifo.url" &
+    "${mock_llm:-$target/release/hearth-mock-llm}" --script "$script" <"$fifo" >"$fifo.url" &
     mock_pid=$!
     exec {mock_stdin}>"$fifo"
     rm -f "$fifo"
