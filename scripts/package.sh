@@ -90,6 +90,8 @@ Libs: -L\${libdir} -lhearth
 Libs.private: -lpthread -ldl -lm
 EOF
 
+rm -rf "$stage" # ~200 MB of copies; the disk is better spent elsewhere
+
 echo
 echo "dist/ (version $version, $napi):"
 (cd "$dist" && find . -type f ! -name '*.pom' ! -name '*.h' ! -name '*.pc' -printf '%P\t%s\n' | sort) | size_table
