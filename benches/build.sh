@@ -7,8 +7,10 @@
 # release Node addon), venv (benches/.venv, with the release Python wheel installed), cflags and
 # link_hearth (compiler flags of the C drivers, and those that link one to libhearth).
 #
-# Builds, all in release, without touching the debug builds the binding tests use:
-# - libhearth (cdylib), `hearth`, `hearth-mock-llm` (the throughput harness's data comes from it);
+# Builds, all in release, without touching the debug builds the binding tests use (the commands
+# are scripts/lib/release-build.sh's, which scripts/package.sh shares):
+# - libhearth (cdylib), `hearth`, `hearth-mock-llm` (the throughput harness's data comes from it),
+#   and libhearth_jni (for the packages, built here so both callers run one identical cargo command);
 # - the Node addon, with --no-js into $build/node (bindings/node keeps its debug addon and its
 #   generated loader; drivers point napi-rs's loader at this one via NAPI_RS_NATIVE_LIBRARY_PATH);
 # - the Python wheel, into a temporary directory, installed into benches/.venv
@@ -20,30 +22,25 @@
 #
 # Environment: CARGO_TARGET_DIR (default: <repo>/target), PYTHON (creates the venv; python3).
 
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-target="${CARGO_TARGET_DIR:-$repo/target}"
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib/common.sh" # sets repo, target
+source "$repo/scripts/lib/release-build.sh"
 build="$target/bench" # target/ is git-ignored
-venv="$repo/benches/.venv"
+venv="$repo/benches/.venv" # release_build_tools_python creates it
 
 build_step() { echo "build.sh: $*" >&2; }
 
 build_all() {
-    build_step "cargo build --release (libhearth, hearth, hearth-mock-llm)"
-    (cd "$repo" && cargo build --release --locked -p hearth-ffi -p hearth-cli -p hearth-mock-llm)
+    build_step "cargo build --release (libhearth, hearth, hearth-mock-llm, libhearth_jni)"
+    release_build_native
 
     build_step "Node addon (napi build --release)"
-    if [[ ! -x "$repo/bindings/node/node_modules/.bin/napi" ]]; then
-        (cd "$repo/bindings/node" && npm ci --no-audit --no-fund)
-    fi
-    (cd "$repo/bindings/node" && npx napi build --platform --release --no-js --output-dir "$build/node" -- --locked)
+    release_build_node_addon "$build/node"
 
     build_step "Python wheel (maturin build --release) into benches/.venv"
-    [[ -x "$venv/bin/python" ]] || "${PYTHON:-python3}" -m venv "$venv"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$repo/benches/requirements.txt"
-    local wheels
+    local python wheels
+    python="$(release_build_tools_python)"
     wheels="$(mktemp -d)"
-    "$venv/bin/maturin" build --release --locked --quiet -i "$venv/bin/python" \
-        -m "$repo/bindings/python/Cargo.toml" -o "$wheels"
+    release_build_wheel "$python" "$wheels"
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheels"/*.whl
     rm -rf "$wheels"
 }

@@ -31,12 +31,21 @@ install_system_packages() {
   command -v valgrind >/dev/null || missing+=(valgrind)
   command -v cc >/dev/null || missing+=(build-essential)
   command -v mvn >/dev/null || missing+=(maven)
+  # The packages stage: pkg-config builds the C SDK's host, file checks the binaries are stripped.
+  command -v pkg-config >/dev/null || missing+=(pkg-config)
+  command -v file >/dev/null || missing+=(file)
   [[ ${#missing[@]} -eq 0 ]] && return 0
   if [[ $(id -u) -ne 0 ]]; then
     echo "missing packages: ${missing[*]} (run as root or install them)" >&2
     return 1
   fi
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+}
+
+# Builds dist/ from the release build the performance stage just made (the same commands, see
+# scripts/lib/release-build.sh, so nothing is rebuilt), then installs each artifact as a user would.
+packages() {
+  bash scripts/package.sh && bash scripts/package-check.sh
 }
 
 rust_checks() {
@@ -54,10 +63,12 @@ stage "cargo test" cargo test --workspace --no-fail-fast
 stage "conformance (official TS + Python SDKs)" bash tests/conformance/run.sh
 stage "C ABI (shared, static, valgrind)" bash tests/c/run.sh
 stage "Node binding" bash bindings/node/run-tests.sh
+stage "VS Code extension example (tsc against @types/vscode, node:test)" bash examples/vscode/run-tests.sh
 stage "Python binding" bash bindings/python/run-tests.sh
 stage "JVM binding" bash bindings/jvm/run-tests.sh
 stage "reliability (bounded fuzzing, FFI misuse under sanitizers)" bash scripts/reliability-ci.sh
 stage "performance harness (quick mode: proves it runs; numbers mean little)" bash benches/run.sh --quick
+stage "packages (build dist/, install each as a user)" packages
 
 echo
 echo "=================== summary ==================="

@@ -14,8 +14,15 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use hearth_core::Config;
 
+// propagate_version: `hearth acp --version` answers too, which is what a host that only ever
+// spawns `hearth acp` can run to check what it found.
 #[derive(Parser)]
-#[command(name = "hearth", version, about = "Hearth, an ACP coding agent")]
+#[command(
+    name = "hearth",
+    version,
+    propagate_version = true,
+    about = "Hearth, an ACP coding agent"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -40,12 +40,19 @@ fn a_full_session_over_stdio_then_eof_exits_cleanly() {
 
 #[test]
 fn version_and_bad_config_keys() {
-    let out = Command::new(cargo_bin("hearth"))
-        .arg("--version")
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    assert!(String::from_utf8_lossy(&out.stdout).contains(env!("CARGO_PKG_VERSION")));
+    // `hearth acp --version` too: the packages' checks run it from an npm project and a venv.
+    for args in [&["--version"][..], &["acp", "--version"]] {
+        let out = Command::new(cargo_bin("hearth"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains(env!("CARGO_PKG_VERSION")),
+            "{args:?}: {stdout}"
+        );
+    }
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bad.json");

@@ -4,7 +4,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * Finds and loads the native library, {@code libhearth_jni}.
+ * Finds and loads the native library, {@code libhearth_jni}, from the first of: the
+ * {@code hearth.library.path} property; the copy the distribution jar carries (extracted to a
+ * cache directory by {@link BundledLibrary}); {@code java.library.path}.
  *
  * <p>A native library can be loaded by one class loader only, once per JVM; the caller
  * ({@link NativeEngine}'s static initializer) makes sure this runs once.
@@ -25,7 +27,7 @@ final class NativeLibrary {
     static void load() {
         String configured = System.getProperty(PATH_PROPERTY);
         if (configured == null || configured.isBlank()) {
-            System.loadLibrary(NAME);
+            loadBundledOrFromLibraryPath();
             return;
         }
         Path path = Path.of(configured);
@@ -38,5 +40,25 @@ final class NativeLibrary {
                     + " (build it with `cargo build -p hearth-jvm`)");
         }
         System.load(path.toAbsolutePath().toString());
+    }
+
+    private static void loadBundledOrFromLibraryPath() {
+        Path bundled = BundledLibrary.extract();
+        if (bundled != null) {
+            System.load(bundled.toString());
+            return;
+        }
+        try {
+            System.loadLibrary(NAME);
+        } catch (UnsatisfiedLinkError e) {
+            // Most often a jar built for other platforms: say which one this is, and the ways out.
+            UnsatisfiedLinkError error = new UnsatisfiedLinkError("Hearth has no native library for "
+                    + BundledLibrary.platform() + ": the jar carries none under "
+                    + BundledLibrary.resourceName() + " and " + System.mapLibraryName(NAME)
+                    + " is not on java.library.path. Use a hearth jar built for this platform, or set -D"
+                    + PATH_PROPERTY + " to the library (" + e.getMessage() + ")");
+            error.initCause(e);
+            throw error;
+        }
     }
 }

@@ -1,0 +1,36 @@
+# The release builds, shared by the performance harness (benches/build.sh) and the packages
+# (scripts/package.sh). Both must call these functions and nothing else: CI's package stage runs
+# right after the performance stage on the same target/ directory, and only identical cargo,
+# napi and maturin invocations (same packages, features, flags) find everything fresh there.
+# Sourced after scripts/lib/common.sh (uses repo, target).
+#
+# --locked everywhere: no build rewrites Cargo.lock.
+
+# libhearth (cdylib + staticlib), `hearth`, `hearth-mock-llm` and libhearth_jni. One cargo
+# invocation: the crates' features unify across the packages named, so splitting it (or naming
+# a package more or less in one caller) would rebuild the shared dependencies.
+release_build_native() {
+    (cd "$repo" && cargo build --release --locked -p hearth-ffi -p hearth-cli -p hearth-mock-llm -p hearth-jvm)
+}
+
+# The Node addon, into $1 (--no-js: bindings/node keeps its generated loader and its debug addon).
+release_build_node_addon() {
+    if [[ ! -x "$repo/bindings/node/node_modules/.bin/napi" ]]; then
+        (cd "$repo/bindings/node" && npm ci --no-audit --no-fund)
+    fi
+    (cd "$repo/bindings/node" && npx napi build --platform --release --no-js --output-dir "$1" -- --locked)
+}
+
+# The Python wheel (abi3), built by the maturin of the venv whose python is $1, into $2.
+release_build_wheel() {
+    "$(dirname "$1")/maturin" build --release --locked --quiet -i "$1" -m "$repo/bindings/python/Cargo.toml" -o "$2"
+}
+
+# The venv whose maturin builds the release wheel (benches/.venv; maturin pinned in
+# benches/requirements.txt). Prints its python.
+release_build_tools_python() {
+    local venv="$repo/benches/.venv"
+    [[ -x "$venv/bin/python" ]] || "${PYTHON:-python3}" -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$repo/benches/requirements.txt"
+    echo "$venv/bin/python"
+}
