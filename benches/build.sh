@@ -10,9 +10,10 @@
 # Builds, all in release, without touching the debug builds the binding tests use (the commands
 # are scripts/lib/release-build.sh's, which scripts/package.sh shares):
 # - libhearth (cdylib), `hearth`, `hearth-mock-llm` (the throughput harness's data comes from it),
-#   and libhearth_jni (for the packages, built here so both callers run one identical cargo command);
-# - the Node addon, with --no-js into $build/node (bindings/node keeps its debug addon and its
-#   generated loader; drivers point napi-rs's loader at this one via NAPI_RS_NATIVE_LIBRARY_PATH);
+#   libhearth_jni (for the packages, built here so both callers run one identical cargo command)
+#   and the Node addon, copied into $build/node under napi-rs's name (bindings/node keeps its
+#   debug addon and its generated loader; drivers point napi-rs's loader at this one via
+#   NAPI_RS_NATIVE_LIBRARY_PATH);
 # - the Python wheel, into a temporary directory, installed into benches/.venv
 #   (bindings/python/.venv and its `maturin develop` install are left alone).
 # --locked everywhere: no harness rewrites Cargo.lock.
@@ -33,7 +34,7 @@ build_all() {
     build_step "cargo build --release (libhearth, hearth, hearth-mock-llm, libhearth_jni)"
     release_build_native
 
-    build_step "Node addon (napi build --release)"
+    build_step "Node addon (the release cdylib, named as napi-rs loads it)"
     release_build_node_addon "$build/node"
 
     build_step "Python wheel (maturin build --release) into benches/.venv"

@@ -6,19 +6,30 @@
 #
 # --locked everywhere: no build rewrites Cargo.lock.
 
-# libhearth (cdylib + staticlib), `hearth`, `hearth-mock-llm` and libhearth_jni. One cargo
+# libhearth (cdylib + staticlib), `hearth`, `hearth-mock-llm`, libhearth_jni and the Node addon
+# (libhearth_node). One cargo
 # invocation: the crates' features unify across the packages named, so splitting it (or naming
 # a package more or less in one caller) would rebuild the shared dependencies.
 release_build_native() {
-    (cd "$repo" && cargo build --release --locked -p hearth-ffi -p hearth-cli -p hearth-mock-llm -p hearth-jvm)
+    (cd "$repo" && cargo build --release --locked -p hearth-ffi -p hearth-cli -p hearth-mock-llm -p hearth-jvm -p hearth-node)
 }
 
-# The Node addon, into $1 (--no-js: bindings/node keeps its generated loader and its debug addon).
+# The Node addon release_build_native built, into $1 under the name napi-rs's loader looks for
+# (hearth_node.<platform>.node). Not `napi build`: it always passes `--target <host triple>`,
+# which makes cargo compile hearth-core and every dependency a second time into
+# target/<triple>/release. The addon is the same cdylib either way (napi-build's build script
+# runs in both). bindings/node keeps its generated loader and its debug addon.
 release_build_node_addon() {
-    if [[ ! -x "$repo/bindings/node/node_modules/.bin/napi" ]]; then
+    if [[ ! -d "$repo/bindings/node/node_modules" ]]; then
         (cd "$repo/bindings/node" && npm ci --no-audit --no-fund)
     fi
-    (cd "$repo/bindings/node" && npx napi build --platform --release --no-js --output-dir "$1" -- --locked)
+    local library
+    case "$(uname -s)" in
+        Darwin) library=libhearth_node.dylib ;;
+        *) library=libhearth_node.so ;;
+    esac
+    mkdir -p "$1"
+    cp "$target/release/$library" "$1/hearth_node.$(napi_platform).node"
 }
 
 # The Python wheel (abi3), built by the maturin of the venv whose python is $1, into $2.
