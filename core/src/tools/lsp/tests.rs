@@ -348,3 +348,28 @@ async fn a_new_file_without_an_installed_server_gets_a_plain_result() {
         "{output}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reopened_document_waits_for_its_own_pushes() {
+    let names: Vec<String> = (0..33).map(|i| format!("f{i:02}.fake")).collect();
+    let files: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "word\n")).collect();
+    let ws = Workspace::new(&files);
+    std::fs::write(ws.dir.path().join("f00.fake"), "ERROR\n").unwrap();
+    let ctx = ws.session(&servers("push", &ws.pids));
+    assert!(
+        diagnostics(&ctx, "f00.fake")
+            .await
+            .unwrap()
+            .contains("f00.fake: 1 error")
+    );
+    for name in &names[1..] {
+        diagnostics(&ctx, name).await.unwrap();
+    }
+    // f00 was closed as the least recently used; reopened, it is version 1 again.
+    std::fs::write(ws.dir.path().join("f00.fake"), "fixed\n").unwrap();
+    let again = diagnostics(&ctx, "f00.fake").await.unwrap();
+    assert!(
+        again.contains("f00.fake: 0 errors"),
+        "not the old push: {again}"
+    );
+}
