@@ -141,15 +141,9 @@ impl Drop for Connection {
 }
 
 impl Connection {
-    /// Starts `spec`'s server in `root` and completes the `initialize` handshake within
-    /// `startup`, or until `cancel`; the error says why it could not, in words for the model.
-    /// Dropping the future mid-way stops the process group (see `Drop`).
-    pub async fn start(
-        spec: &ServerSpec,
-        root: &Path,
-        startup: Duration,
-        cancel: &CancellationToken,
-    ) -> Result<Self, String> {
+    /// Starts `spec`'s server in `root`: its process and the tasks that talk to it. The
+    /// handshake is `initialize`'s; until then the server must not be used.
+    pub fn spawn(spec: &ServerSpec, root: &Path) -> Result<Self, String> {
         let Spawned {
             child,
             stdin,
@@ -167,7 +161,7 @@ impl Connection {
             folders: folders(root),
         };
         tokio::spawn(reader.run(stdout, child, stderr));
-        let connection = Connection {
+        Ok(Connection {
             name: spec.name.clone(),
             outgoing,
             shared,
@@ -176,18 +170,26 @@ impl Connection {
             pulls: AtomicBool::new(true),
             documents: tokio::sync::Mutex::new(Documents::default()),
             turn: Arc::new(tokio::sync::Mutex::new(())),
-        };
+        })
+    }
+
+    /// The `initialize` handshake, within `startup` or until `cancel`; the error says why it
+    /// failed, in words for the model, and the server is stopped then.
+    pub async fn initialize(
+        &self,
+        spec: &ServerSpec,
+        root: &Path,
+        startup: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<(), String> {
         let params = initialize_params(root, spec.initialization_options.clone());
-        let initialized = connection
-            .request("initialize", params, startup, cancel)
-            .await;
-        match initialized {
+        match self.request("initialize", params, startup, cancel).await {
             Ok(_) => {
-                connection.notify("initialized", json!({}));
-                Ok(connection)
+                self.notify("initialized", json!({}));
+                Ok(())
             }
             Err(error) => {
-                connection.stop();
+                self.stop();
                 Err(match error {
                     CallError::Timeout(limit) => format!(
                         "it did not finish starting within {} s (`lsp.startupTimeoutSecs`)",

@@ -87,19 +87,29 @@ impl Server {
         if self.stopped.load(Ordering::Acquire) {
             return Err("it was shut down".into());
         }
-        let started =
-            Connection::start(&self.spec, &self.root, self.timeouts.startup, cancel).await;
+        // Published before the handshake, so that a stop (the last session going, the engine
+        // closing) reaches a server still starting, and `wait` waits for it.
+        let connection = match Connection::spawn(&self.spec, &self.root) {
+            Ok(connection) => Arc::new(connection),
+            Err(reason) => {
+                *state = State::Unavailable(reason.clone());
+                return Err(reason);
+            }
+        };
+        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(connection.clone());
+        if self.stopped.load(Ordering::Acquire) {
+            connection.stop();
+        }
+        let initialized = connection
+            .initialize(&self.spec, &self.root, self.timeouts.startup, cancel)
+            .await;
         if cancel.is_cancelled() {
+            // An abandoned start counts for nothing: the next call starts afresh.
+            connection.stop();
             return Err(CANCELLED.into());
         }
-        match started {
-            Ok(connection) => {
-                let connection = Arc::new(connection);
-                *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(connection.clone());
-                // A stop that came while it started must not leave it running.
-                if self.stopped.load(Ordering::Acquire) {
-                    connection.stop();
-                }
+        match initialized {
+            Ok(()) => {
                 *state = State::Running {
                     connection: connection.clone(),
                     starts: starts + 1,

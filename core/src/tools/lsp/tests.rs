@@ -373,3 +373,22 @@ async fn a_reopened_document_waits_for_its_own_pushes() {
         "not the old push: {again}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn closing_the_engine_during_a_start_stops_and_waits_for_the_server() {
+    let ws = Workspace::new(&[("a.fake", "x\n")]);
+    let servers = servers("no-init", &ws.pids);
+    let ctx = ws.session(&servers);
+    let call = tokio::spawn(async move { diagnostics(&ctx, "a.fake").await });
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while ws.starts().is_empty() {
+        assert!(Instant::now() < deadline, "the server never started");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let closing = servers.clone();
+    tokio::task::spawn_blocking(move || closing.close()).await.unwrap();
+    let pids = ws.starts();
+    assert!(pids.iter().all(|p| !alive(*p)), "close returned with {pids:?} running");
+    let error = call.await.unwrap().unwrap_err().0;
+    assert!(error.starts_with("unavailable"), "{error}");
+}
