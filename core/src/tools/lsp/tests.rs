@@ -386,9 +386,14 @@ async fn closing_the_engine_during_a_start_stops_and_waits_for_the_server() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let closing = servers.clone();
-    tokio::task::spawn_blocking(move || closing.close()).await.unwrap();
+    tokio::task::spawn_blocking(move || closing.close())
+        .await
+        .unwrap();
     let pids = ws.starts();
-    assert!(pids.iter().all(|p| !alive(*p)), "close returned with {pids:?} running");
+    assert!(
+        pids.iter().all(|p| !alive(*p)),
+        "close returned with {pids:?} running"
+    );
     let error = call.await.unwrap().unwrap_err().0;
     assert!(error.starts_with("unavailable"), "{error}");
 }
