@@ -7,7 +7,6 @@
 //! Run: `bash tests/lsp/setup.sh && cargo bench -p hearth-core --bench lsp` (`-- --quick`: 2
 //! sessions each). Numbers, not assertions: the machines are shared and noisy.
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use hearth_mock_llm::{MockLlm, Script};
@@ -73,41 +72,10 @@ fn one_call(client: &mut AcpClient<InProcess>, session: &str) -> Duration {
 
 /// The resident memory of every process descending from this one (the running servers).
 fn servers_rss_kib() -> u64 {
-    let mut parents: HashMap<u32, u32> = HashMap::new();
-    let mut rss: HashMap<u32, u64> = HashMap::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        let field = |name: &str| {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix(name))
-                .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
-        };
-        if let (Some(ppid), kib) = (field("PPid:"), field("VmRSS:")) {
-            parents.insert(pid, ppid as u32);
-            rss.insert(pid, kib.unwrap_or(0));
-        }
-    }
-    let mut found = vec![std::process::id()];
-    let mut index = 0;
-    while index < found.len() {
-        let parent = found[index];
-        found.extend(
-            parents
-                .iter()
-                .filter(|(_, p)| **p == parent)
-                .map(|(pid, _)| *pid),
-        );
-        index += 1;
-    }
-    found[1..].iter().map(|pid| rss[pid]).sum()
+    hearth_testkit::processes::descendants()
+        .iter()
+        .map(|(_, kib)| kib)
+        .sum()
 }
 
 fn median(mut times: Vec<Duration>) -> Duration {

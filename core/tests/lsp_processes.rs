@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use common::{Setup, call, lsp_config, start, text, tool_results};
@@ -13,43 +12,10 @@ use serde_json::json;
 
 /// The live processes descending from this test process.
 fn descendants() -> Vec<u32> {
-    let mut parents: HashMap<u32, u32> = HashMap::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let fields: Vec<&str> = stat
-            .rsplit_once(") ")
-            .map(|(_, rest)| rest)
-            .unwrap_or("")
-            .split(' ')
-            .collect();
-        if fields.first().is_some_and(|state| *state != "Z")
-            && let Some(ppid) = fields.get(1).and_then(|p| p.parse().ok())
-        {
-            parents.insert(pid, ppid);
-        }
-    }
-    let mut found = vec![std::process::id()];
-    let mut index = 0;
-    while index < found.len() {
-        let parent = found[index];
-        found.extend(
-            parents
-                .iter()
-                .filter(|(_, p)| **p == parent)
-                .map(|(pid, _)| *pid),
-        );
-        index += 1;
-    }
-    found.remove(0);
-    found.sort_unstable();
-    found
+    hearth_testkit::processes::descendants()
+        .into_iter()
+        .map(|(pid, _)| pid)
+        .collect()
 }
 
 fn wait_until(what: &str, mut done: impl FnMut() -> bool) {

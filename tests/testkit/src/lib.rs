@@ -6,6 +6,7 @@
 //! - [`transcript`]: golden transcripts (frames in, expected frames out, with placeholders).
 
 mod client;
+pub mod processes;
 mod schema;
 pub mod transcript;
 mod transport;

@@ -1,0 +1,51 @@
+//! The processes a test (or bench) started, found from outside: every live process descending
+//! from this one, with its resident memory, read from `/proc`.
+
+use std::collections::HashMap;
+
+/// Each live (not zombie) process descending from this one, with its RSS in KiB.
+pub fn descendants() -> Vec<(u32, u64)> {
+    let mut parents: HashMap<u32, u32> = HashMap::new();
+    let mut rss: HashMap<u32, u64> = HashMap::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .map(|v| v.split_whitespace().next().unwrap_or("").to_owned())
+        };
+        if field("State:").is_some_and(|state| state == "Z") {
+            continue;
+        }
+        if let Some(ppid) = field("PPid:").and_then(|p| p.parse().ok()) {
+            parents.insert(pid, ppid);
+            rss.insert(
+                pid,
+                field("VmRSS:").and_then(|v| v.parse().ok()).unwrap_or(0),
+            );
+        }
+    }
+    let mut found = vec![std::process::id()];
+    let mut index = 0;
+    while index < found.len() {
+        let parent = found[index];
+        found.extend(
+            parents
+                .iter()
+                .filter(|(_, p)| **p == parent)
+                .map(|(pid, _)| *pid),
+        );
+        index += 1;
+    }
+    let mut out: Vec<(u32, u64)> = found[1..].iter().map(|pid| (*pid, rss[pid])).collect();
+    out.sort_unstable();
+    out
+}
