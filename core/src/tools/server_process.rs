@@ -21,6 +21,7 @@ use nix::unistd::Pid;
 use crate::io::process::group_id;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::sync::watch;
 
 use crate::tools::bounds::cut_line;
 
@@ -98,7 +99,10 @@ fn spawn_failure(command: &str, cwd: &Path, error: std::io::Error) -> String {
 /// Why a server's process ended, in the user's words, with its last line on stderr (often the
 /// error that stopped it). `status` is `None` when the process closed its stdout but was not
 /// seen to exit.
-pub fn exit_reason(status: Option<ExitStatus>, stderr: &LastLine) -> String {
+pub async fn exit_reason(status: Option<ExitStatus>, stderr: &LastLine) -> String {
+    // The stderr reader is a task of its own: the line that explains the exit may still be in
+    // the pipe when the exit is seen.
+    stderr.drained(EXIT_WAIT).await;
     let mut reason = match status {
         Some(status) => format!("the server exited ({status})"),
         None => "the server closed its output".to_owned(),
@@ -120,18 +124,28 @@ pub async fn exit_status(child: &mut Child) -> Option<ExitStatus> {
         .and_then(Result::ok)
 }
 
-/// The last non-empty line a server wrote on stderr.
-#[derive(Clone, Default)]
-pub struct LastLine(Arc<Mutex<Option<String>>>);
+/// The last non-empty line a server wrote on stderr, and whether its stderr has ended.
+#[derive(Clone)]
+pub struct LastLine {
+    line: Arc<Mutex<Option<String>>>,
+    ended: watch::Receiver<bool>,
+}
 
 impl LastLine {
     fn set(&self, line: &str) {
         let line = cut_line(line.trim(), LAST_WORDS_CHARS).into_owned();
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(line);
+        *self.line.lock().unwrap_or_else(|e| e.into_inner()) = Some(line);
     }
 
     pub fn get(&self) -> Option<String> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.line.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Waits until everything the server wrote on stderr has been read, or `within` passed (a
+    /// child it left behind may hold the pipe open).
+    async fn drained(&self, within: Duration) {
+        let mut ended = self.ended.clone();
+        let _ = tokio::time::timeout(within, ended.wait_for(|ended| *ended)).await;
     }
 }
 
@@ -139,7 +153,11 @@ impl LastLine {
 /// the ACP channel). Bytes that are not UTF-8 are replaced rather than ending the reader: a
 /// pipe nobody drains would block the server.
 fn forward_stderr(server: &str, stderr: ChildStderr, log: StderrLog) -> LastLine {
-    let last = LastLine::default();
+    let (ended, ended_rx) = watch::channel(false);
+    let last = LastLine {
+        line: Arc::default(),
+        ended: ended_rx,
+    };
     let server = server.to_owned();
     let kept = last.clone();
     tokio::spawn(async move {
@@ -154,6 +172,7 @@ fn forward_stderr(server: &str, stderr: ChildStderr, log: StderrLog) -> LastLine
             }
             line.clear();
         }
+        let _ = ended.send(true);
     });
     last
 }

@@ -454,7 +454,7 @@ impl Reader {
         let reason = match broken {
             // Framing cannot be found again once lost: the server is no use any more.
             Some(not_lsp) => not_lsp,
-            None => exit_reason(exit_status(&mut child).await, &stderr),
+            None => exit_reason(exit_status(&mut child).await, &stderr).await,
         };
         // What is left of the group (a wrapper's child, a stuck leader) goes too.
         self.group.stop();

@@ -39,8 +39,8 @@ pub const LOG_TARGET: &str = "hearth::lsp";
 pub fn tools() -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(tools::Diagnostics),
-        Arc::new(tools::Definition),
-        Arc::new(tools::References),
+        Arc::new(tools::AtPosition(tools::Question::Definition)),
+        Arc::new(tools::AtPosition(tools::Question::References)),
     ]
 }
 

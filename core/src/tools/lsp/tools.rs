@@ -28,8 +28,6 @@ const MAX_DIAGNOSTICS: usize = 200;
 const MAX_FILES: usize = 50;
 
 pub struct Diagnostics;
-pub struct Definition;
-pub struct References;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -144,76 +142,80 @@ impl Tool for Diagnostics {
     }
 }
 
-impl Tool for Definition {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "lsp_definition".into(),
-            description: "Where the symbol at a position is defined, found by a language \
-                server (across files and packages, not by text), with the lines around each \
-                definition. Give the position of any character of the symbol's name."
-                .into(),
-            parameters: position_schema(),
+/// What `lsp_definition` and `lsp_references` ask of the symbol at a position: the two tools
+/// differ only in the question, its wording and how the answer is laid out.
+#[derive(Clone, Copy)]
+pub enum Question {
+    Definition,
+    References,
+}
+
+/// A tool asking a [`Question`] about the symbol at `path:line:column`.
+pub struct AtPosition(pub Question);
+
+impl Question {
+    fn name(self) -> &'static str {
+        match self {
+            Question::Definition => "lsp_definition",
+            Question::References => "lsp_references",
         }
     }
 
-    fn kind(&self) -> Kind {
-        Kind::Read
-    }
-
-    fn prepare<'a>(
-        &'a self,
-        input: &'a Value,
-        ctx: &'a Context,
-    ) -> BoxFuture<'a, Result<Prepared, ToolError>> {
-        Box::pin(async move { prepare_position("Definition at", input, ctx) })
-    }
-
-    fn run<'a>(
-        &'a self,
-        prepared: Prepared,
-        ctx: &'a Context,
-        _progress: UnboundedSender<String>,
-    ) -> BoxFuture<'a, Result<Output, ToolError>> {
-        Box::pin(async move {
-            let call: PositionCall = prepared.into_state()?;
-            let (opened, found) =
-                ask_position(ctx, &call, "textDocument/definition", json!({})).await?;
-            let here = format!("{}:{}:{}", shown(ctx, &call.path), call.line, call.column);
-            if found.is_empty() {
-                return Ok(text_output(format!(
-                    "No definition found for the symbol at {here} (the {} language server knows none there).",
-                    opened.server
-                )));
+    fn description(self) -> &'static str {
+        match self {
+            Question::Definition => {
+                "Where the symbol at a position is defined, found by a language \
+                server (across files and packages, not by text), with the lines around each \
+                definition. Give the position of any character of the symbol's name."
             }
-            let mut files = Files::default();
-            let mut out = format!(
-                "{} of the symbol at {here}:\n",
-                plural(found.len(), "definition")
-            );
-            for place in found.iter().take(MAX_DEFINITIONS) {
-                out.push('\n');
-                out.push_str(&files.context(ctx, &opened, place).await);
-            }
-            if found.len() > MAX_DEFINITIONS {
-                out.push_str(&format!(
-                    "\n… {} more definitions\n",
-                    found.len() - MAX_DEFINITIONS
-                ));
-            }
-            Ok(text_output(out))
-        })
-    }
-}
-
-impl Tool for References {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "lsp_references".into(),
-            description: "Every reference to the symbol at a position, found by a language \
+            Question::References => {
+                "Every reference to the symbol at a position, found by a language \
                 server (true uses, not text matches: no comments, no other symbols of the same \
                 name), grouped by file, each with its line. The declaration is included. Give \
                 the position of any character of the symbol's name."
-                .into(),
+            }
+        }
+    }
+
+    /// The call's title, before its `path:line:column`.
+    fn title(self) -> &'static str {
+        match self {
+            Question::Definition => "Definition at",
+            Question::References => "References to",
+        }
+    }
+
+    /// The LSP method and the parameters it takes beside the position.
+    fn request(self) -> (&'static str, Value) {
+        match self {
+            Question::Definition => ("textDocument/definition", json!({})),
+            Question::References => (
+                "textDocument/references",
+                json!({"context": {"includeDeclaration": true}}),
+            ),
+        }
+    }
+
+    async fn answer(self, ctx: &Context, opened: &Opened, here: &str, found: Vec<Place>) -> String {
+        match self {
+            Question::Definition if found.is_empty() => format!(
+                "No definition found for the symbol at {here} (the {} language server knows none there).",
+                opened.server
+            ),
+            Question::Definition => definitions(ctx, opened, here, &found).await,
+            Question::References if found.is_empty() => {
+                format!("No references found for the symbol at {here}.")
+            }
+            Question::References => references(ctx, opened, here, found).await,
+        }
+    }
+}
+
+impl Tool for AtPosition {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.0.name().into(),
+            description: self.0.description().into(),
             parameters: position_schema(),
         }
     }
@@ -227,7 +229,7 @@ impl Tool for References {
         input: &'a Value,
         ctx: &'a Context,
     ) -> BoxFuture<'a, Result<Prepared, ToolError>> {
-        Box::pin(async move { prepare_position("References to", input, ctx) })
+        Box::pin(async move { prepare_position(self.0.title(), input, ctx) })
     }
 
     fn run<'a>(
@@ -238,16 +240,10 @@ impl Tool for References {
     ) -> BoxFuture<'a, Result<Output, ToolError>> {
         Box::pin(async move {
             let call: PositionCall = prepared.into_state()?;
-            let context = json!({"context": {"includeDeclaration": true}});
-            let (opened, found) =
-                ask_position(ctx, &call, "textDocument/references", context).await?;
+            let (method, extra) = self.0.request();
+            let (opened, found) = ask_position(ctx, &call, method, extra).await?;
             let here = format!("{}:{}:{}", shown(ctx, &call.path), call.line, call.column);
-            if found.is_empty() {
-                return Ok(text_output(format!(
-                    "No references found for the symbol at {here}."
-                )));
-            }
-            Ok(text_output(references(ctx, &opened, &here, found).await))
+            Ok(text_output(self.0.answer(ctx, &opened, &here, found).await))
         })
     }
 }
@@ -538,6 +534,26 @@ async fn readable_text(ctx: &Context, path: &Path) -> Option<String> {
         return None;
     }
     ctx.io.read_text(path).await.ok()
+}
+
+/// Each definition with the lines around it, bounded.
+async fn definitions(ctx: &Context, opened: &Opened, here: &str, found: &[Place]) -> String {
+    let mut files = Files::default();
+    let mut out = format!(
+        "{} of the symbol at {here}:\n",
+        plural(found.len(), "definition")
+    );
+    for place in found.iter().take(MAX_DEFINITIONS) {
+        out.push('\n');
+        out.push_str(&files.context(ctx, opened, place).await);
+    }
+    if found.len() > MAX_DEFINITIONS {
+        out.push_str(&format!(
+            "\n… {} more definitions\n",
+            found.len() - MAX_DEFINITIONS
+        ));
+    }
+    out
 }
 
 /// The references, grouped by file in path order, each with its line, bounded.

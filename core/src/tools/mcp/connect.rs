@@ -119,7 +119,7 @@ async fn stdio(server: &ServerRef, spawned: Spawned, startup: Startup) {
                 None
             };
             server.fail(match exited {
-                Some(status) => exit_reason(Some(status), &stderr),
+                Some(status) => exit_reason(Some(status), &stderr).await,
                 None => reason,
             });
         }
@@ -130,7 +130,7 @@ async fn stdio(server: &ServerRef, spawned: Spawned, startup: Startup) {
                     status = child.wait() => status.ok(),
                     _ = running.waiting() => exit_status(&mut child).await,
                 };
-                exit_reason(status, &stderr)
+                exit_reason(status, &stderr).await
             };
             keep(server, peer, offer, &tools_changed, died, startup.limit).await;
         }
