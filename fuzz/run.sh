@@ -70,6 +70,10 @@ done
 
 logs="$fuzz_dir/target/logs"
 mkdir -p "$logs"
+# The targets' temp files (the sessions' workspace, fuzz/src/lib.rs): libFuzzer ends a run
+# with exit(), so nothing of theirs is dropped; the script removes them instead.
+scratch="$(mktemp -d -t hearth-fuzz-run.XXXXXX)"
+trap 'rm -rf "$scratch"' EXIT
 passed=0
 failed=0
 summary=()
@@ -106,9 +110,9 @@ for target in "${targets[@]}"; do
         # The binary itself: `cargo fuzz run` would append the corpus directory, and
         # libFuzzer runs a list of files once only when it holds no directory.
         triple="$(rustc -vV | sed -n 's/^host: //p')"
-        "$fuzz_dir/target/$triple/release/$target" "${args[@]}" >"$log" 2>&1
+        TMPDIR="$scratch" "$fuzz_dir/target/$triple/release/$target" "${args[@]}" >"$log" 2>&1
     else
-        cargo "${toolchain[@]}" fuzz run "${build_flags[@]}" "$target" -- "${args[@]}" >"$log" 2>&1
+        TMPDIR="$scratch" cargo "${toolchain[@]}" fuzz run "${build_flags[@]}" "$target" -- "${args[@]}" >"$log" 2>&1
     fi
     status=$?
     set -e

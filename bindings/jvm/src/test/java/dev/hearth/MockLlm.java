@@ -40,6 +40,8 @@ final class MockLlm implements AutoCloseable {
                 .start();
         var stdout = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
         String baseUrl = stdout.readLine();
+        // The mock has read its script by the time it prints its URL (or exits).
+        Files.deleteIfExists(scriptFile);
         if (baseUrl == null) {
             process.destroy();
             throw new IOException("hearth-mock-llm exited without printing its URL");
