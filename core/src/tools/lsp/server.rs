@@ -38,6 +38,12 @@ pub struct Server {
     stopped: AtomicBool,
 }
 
+/// A running server, and whether it is started again should it end.
+pub struct Live {
+    pub connection: Arc<Connection>,
+    pub may_restart: bool,
+}
+
 enum State {
     Fresh,
     Running {
@@ -63,14 +69,14 @@ impl Server {
     /// The running server, started (or restarted, once) if it is not; the error says why
     /// there is none. A caller waiting for another's start, or starting it, stops waiting when
     /// `cancel` fires; an abandoned start stops its process and counts for nothing.
-    pub async fn connection(&self, cancel: &CancellationToken) -> Result<Arc<Connection>, String> {
+    pub async fn connection(&self, cancel: &CancellationToken) -> Result<Live, String> {
         let mut state = tokio::select! {
             state = self.state.lock() => state,
             _ = cancel.cancelled() => return Err(CANCELLED.into()),
         };
         let starts = match &*state {
             State::Running { connection, starts } => match connection.ended() {
-                None => return Ok(connection.clone()),
+                None => return Ok(live(connection, *starts)),
                 Some(reason) if *starts >= MAX_STARTS => {
                     let reason = format!("{CRASHED_AGAIN}: {reason}");
                     *state = State::Unavailable(reason.clone());
@@ -110,11 +116,12 @@ impl Server {
         }
         match initialized {
             Ok(()) => {
+                let live = live(&connection, starts + 1);
                 *state = State::Running {
-                    connection: connection.clone(),
+                    connection,
                     starts: starts + 1,
                 };
-                Ok(connection)
+                Ok(live)
             }
             Err(reason) => {
                 *state = State::Unavailable(reason.clone());
@@ -144,5 +151,12 @@ impl Server {
         current
             .as_ref()
             .is_none_or(|connection| connection.settled())
+    }
+}
+
+fn live(connection: &Arc<Connection>, starts: u32) -> Live {
+    Live {
+        connection: connection.clone(),
+        may_restart: starts < MAX_STARTS,
     }
 }

@@ -29,6 +29,8 @@ pub struct Opened {
     /// What `Connection::sync` returned, to wait for pushed diagnostics of `text`.
     pub synced: (i32, u64),
     pub timeouts: Timeouts,
+    /// Whether the server is started again if it ends during this call.
+    pub may_restart: bool,
     /// This call's turn on the connection, until the answer is in (`Connection::take_turn`).
     _turn: tokio::sync::OwnedMutexGuard<()>,
 }
@@ -74,10 +76,11 @@ impl Lsp {
         let server = self
             .hold(spec, &root_of(ctx, path))
             .ok_or_else(|| ToolError("unavailable: the engine is closing".into()))?;
-        let connection = server
+        let live = server
             .connection(&ctx.cancel)
             .await
             .map_err(|reason| unavailable(spec, &reason))?;
+        let connection = live.connection;
         let uri = super::uri(path);
         let turn = tokio::select! {
             turn = connection.take_turn() => turn,
@@ -91,6 +94,7 @@ impl Lsp {
             text: text.to_owned(),
             synced,
             timeouts: server.timeouts,
+            may_restart: live.may_restart,
             _turn: turn,
         })
     }

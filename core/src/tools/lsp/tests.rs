@@ -121,8 +121,13 @@ async fn a_server_that_keeps_crashing_is_restarted_once_then_reported() {
         first.contains("crashing as asked"),
         "its last words: {first}"
     );
+    assert!(first.contains("the next call starts it again"), "{first}");
     let second = diagnostics(&ctx, "a.fake").await.unwrap_err().0;
-    assert!(second.contains("stopped"), "{second}");
+    assert!(
+        second.contains("stopped again after its restart"),
+        "{second}"
+    );
+    assert!(second.contains("not started again"), "{second}");
     assert_eq!(ws.starts().len(), 2, "restarted once");
     let third = diagnostics(&ctx, "a.fake").await.unwrap_err().0;
     assert!(third.starts_with("unavailable:"), "{third}");

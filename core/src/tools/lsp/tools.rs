@@ -296,12 +296,16 @@ fn text_output(text: String) -> Output {
     }
 }
 
-/// The answer of a server to a call.
-fn server_error(server: &str, error: CallError) -> ToolError {
+/// A failed call, in the model's words.
+fn server_error(opened: &Opened, error: CallError) -> ToolError {
+    let server = &opened.server;
     match error {
+        CallError::Ended(reason) if opened.may_restart => ToolError(format!(
+            "the {server} language server stopped: {reason}; the next call starts it again"
+        )),
         CallError::Ended(reason) => ToolError(format!(
-            "the {server} language server stopped: {reason}; the next call starts it again, \
-             unless it was restarted once already"
+            "the {server} language server stopped again after its restart: {reason}; it is not \
+             started again"
         )),
         other => ToolError(format!("the {server} language server: {other}")),
     }
@@ -321,7 +325,7 @@ async fn ask_diagnostics(
         &ctx.cancel,
     )
     .await
-    .map_err(|e| server_error(&opened.server, e))
+    .map_err(|e| server_error(opened, e))
 }
 
 /// The diagnostics of the server's other files: those open in it (asked again, as they are
@@ -448,7 +452,7 @@ async fn ask_position(
         .connection
         .request(method, params, opened.timeouts.request, &ctx.cancel)
         .await
-        .map_err(|e| server_error(&opened.server, e))?;
+        .map_err(|e| server_error(&opened, e))?;
     Ok((opened, places(&answer)))
 }
 
