@@ -7,8 +7,9 @@
 # - npm: `npm install --offline` of the two tarballs into an empty project; a session with the
 #   official TS SDK over engine.stream(); another against `npx hearth acp` over stdio;
 #   `npx hearth-acp acp --version`;
-# - wheel: `pip install --no-index` into a fresh venv; a session with the official Python SDK
-#   over hearth.aio; `hearth acp --version` from the venv's bin;
+# - wheel: `pip install --no-index` into a fresh venv; examples/python/ask.py (the official
+#   Python SDK over hearth.aio), configured from the environment as its README says;
+#   `hearth acp --version` from the venv's bin;
 # - jar: examples/jetbrains compiled with `javac -cp hearth.jar` alone and run with no -D flag
 #   (the jar extracts its library); two JVMs extracting into one empty cache at once; the error
 #   a jar without this platform's library gives;
@@ -47,7 +48,7 @@ for sdk in @agentclientprotocol/sdk zod; do
 done
 "${PYTHON:-python3}" -m pip download --quiet --disable-pip-version-check --only-binary=:all: \
     -d "$work/vendor/python" -r "$here/python-requirements.txt"
-cp "$here"/node-host.mjs "$here"/python-host.py "$here"/python-requirements.txt "$work/src/"
+cp "$here"/node-host.mjs "$here"/python-requirements.txt "$repo/examples/python/ask.py" "$work/src/"
 cp -r "$repo/examples/jetbrains/src" "$work/src/jetbrains"
 cp "$repo/examples/c/hello.c" "$work/src/"
 set +e
@@ -82,12 +83,14 @@ check() {
         failed+=("$name ($((SECONDS - started)) s)")
     fi
 }
-# Runs a host and requires the mock's answer and end_turn in what it printed.
+# Runs a host and requires the mock's answer and end_turn in what it printed (or, with
+# --exit-says-end-turn, in its exit status).
 expect_answer() {
-    local out
+    local stop="[end_turn]" out
+    [[ "$1" == --exit-says-end-turn ]] && { stop=""; shift; }
     out="$("$@" 2>&1)" || { echo "$out"; echo "failed: $*" >&2; return 1; }
     echo "$out"
-    [[ "$out" == *"$answer"* && "$out" == *"[end_turn]"* ]] || { echo "no answer from: $*" >&2; return 1; }
+    [[ "$out" == *"$answer"* && "$out" == *"$stop"* ]] || { echo "no answer from: $*" >&2; return 1; }
 }
 expect_version() {
     local out
@@ -126,7 +129,9 @@ check_wheel() {
     venv/bin/pip install --quiet --disable-pip-version-check --no-index "$work"/dist/python/*.whl
     # The console script is the binary itself, on the venv's PATH.
     (PATH="$work/venv/bin:$PATH" && expect_version hearth acp --version && no_debug_info "$(command -v hearth)")
-    (cd "$work" && expect_answer venv/bin/python src/python-host.py config.json)
+    # ask.py exits non-zero unless the turn ended with end_turn.
+    (cd "$work" && OPENAI_BASE_URL="$mock_url" OPENAI_API_KEY=test \
+        expect_answer --exit-says-end-turn venv/bin/python src/ask.py "Say hello.")
 }
 
 check_jar() {
