@@ -6,11 +6,12 @@ demand (Python standard library only).
 Modes:
   pull     (default) answers textDocument/diagnostic: an error wherever a line says ERROR;
   push     no pull diagnostics (-32601); publishes versioned diagnostics on each change;
-  silent   answers initialize, then nothing else (a server that hangs);
+  silent   answers initialize, then nothing else, exit included (a server that hangs);
   no-init  never answers initialize;
   crash    exits with status 3, saying why on stderr, on each diagnostics request.
 Definitions and references: every occurrence of the word under the position.
---pidfile appends this process's id to FILE, one line per start.
+--pidfile appends this process's id to FILE, one line per start, and "shutdown" and "exit"
+as they arrive.
 """
 
 import json
@@ -19,13 +20,15 @@ import re
 import sys
 
 mode = "pull"
+pidfile = None
 args = sys.argv[1:]
 while args:
     flag = args.pop(0)
     if flag == "--mode":
         mode = args.pop(0)
     elif flag == "--pidfile":
-        with open(args.pop(0), "a") as pids:
+        pidfile = args.pop(0)
+        with open(pidfile, "a") as pids:
             pids.write(f"{os.getpid()}\n")
 
 stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
@@ -127,9 +130,20 @@ def answer(message):
     return {"error": {"code": -32601, "message": method}}
 
 
+
+def record(event):
+    if pidfile:
+        with open(pidfile, "a") as pids:
+            pids.write(f"{event}\n")
+
+
 while True:
     message = read()
-    if message is None or message.get("method") == "exit":
+    if message is None:
+        break
+    if message.get("method") in ("shutdown", "exit"):
+        record(message["method"])
+    if message.get("method") == "exit" and mode != "silent":
         break
     if "id" not in message:
         if message.get("method") in ("textDocument/didOpen", "textDocument/didChange"):

@@ -198,16 +198,32 @@ impl Group {
     /// SIGTERM to every process of the group now, SIGKILL to what is left after a grace
     /// period. Later calls do nothing.
     pub fn stop(&self) {
+        self.stop_after(Duration::ZERO);
+    }
+
+    /// Like `stop`, once the group has had `polite` to leave by itself (a server that was
+    /// asked to exit).
+    pub fn stop_after(&self, polite: Duration) {
         let Some(pgid) = self.pgid else { return };
         if self.stopped.swap(true, Ordering::AcqRel) {
             return;
         }
-        if killpg(pgid, Signal::SIGTERM) == Err(Errno::ESRCH) {
+        if polite.is_zero() && killpg(pgid, Signal::SIGTERM) == Err(Errno::ESRCH) {
             return;
         }
         let killer = std::thread::Builder::new()
             .name("hearth-server-stop".into())
-            .spawn(move || kill_after_grace(pgid));
+            .spawn(move || {
+                if !polite.is_zero() {
+                    if gone_within(pgid, polite) {
+                        return;
+                    }
+                    let _ = killpg(pgid, Signal::SIGTERM);
+                }
+                if !gone_within(pgid, GRACE) {
+                    let _ = killpg(pgid, Signal::SIGKILL);
+                }
+            });
         match killer {
             Ok(handle) => *self.killer.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle),
             // No thread to wait on: no grace either.
@@ -232,14 +248,14 @@ impl Group {
     }
 }
 
-/// Polls the group until it is empty, and SIGKILLs it when the grace period ends first.
-fn kill_after_grace(pgid: Pid) {
-    let until = Instant::now() + GRACE;
+/// Polls the group until it is empty (true), or `limit` passed (false).
+fn gone_within(pgid: Pid, limit: Duration) -> bool {
+    let until = Instant::now() + limit;
     while Instant::now() < until {
         if killpg(pgid, None) == Err(Errno::ESRCH) {
-            return;
+            return true;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let _ = killpg(pgid, Signal::SIGKILL);
+    false
 }

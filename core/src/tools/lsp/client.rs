@@ -99,6 +99,9 @@ impl Shared {
     }
 }
 
+/// How long a server asked to exit gets to do so before it is signalled.
+const POLITE_EXIT: Duration = Duration::from_secs(1);
+
 /// Documents kept open in a server, at most: a server analyses every open document again on
 /// each change (pyright does), so a long session must not leave hundreds open. The least
 /// recently used is closed first; the server then reads it from disk, if it needs it.
@@ -124,6 +127,8 @@ pub struct Connection {
     shared: Arc<Shared>,
     next_id: AtomicU64,
     group: Arc<Group>,
+    /// Whether `initialize` succeeded: only then is the server asked to shut down.
+    initialized: AtomicBool,
     /// False once the server said it has no `textDocument/diagnostic`: wait for pushes then.
     pulls: AtomicBool,
     documents: tokio::sync::Mutex<Documents>,
@@ -167,6 +172,7 @@ impl Connection {
             shared,
             next_id: AtomicU64::new(1),
             group,
+            initialized: AtomicBool::new(false),
             pulls: AtomicBool::new(true),
             documents: tokio::sync::Mutex::new(Documents::default()),
             turn: Arc::new(tokio::sync::Mutex::new(())),
@@ -186,6 +192,7 @@ impl Connection {
         match self.request("initialize", params, startup, cancel).await {
             Ok(_) => {
                 self.notify("initialized", json!({}));
+                self.initialized.store(true, Ordering::Release);
                 Ok(())
             }
             Err(error) => {
@@ -212,9 +219,21 @@ impl Connection {
         self.shared.ended()
     }
 
-    /// Stops the server's process group (SIGTERM, then SIGKILL after a grace period).
+    /// Stops the server: one that finished its handshake and still runs is asked to
+    /// (`shutdown`, then `exit`) and given `POLITE_EXIT` to leave; then, or at once for any
+    /// other, its process group gets SIGTERM, and SIGKILL after a grace period.
     pub fn stop(&self) {
-        self.group.stop();
+        if !self.initialized.load(Ordering::Acquire) || self.ended().is_some() {
+            self.group.stop();
+            return;
+        }
+        // Not waiting for `shutdown`'s answer: the server handles the two in order.
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let shutdown = json!({"jsonrpc": "2.0", "id": id, "method": "shutdown"});
+        let _ = self.outgoing.send(transport::frame(&shutdown));
+        let exit = json!({"jsonrpc": "2.0", "method": "exit"});
+        let _ = self.outgoing.send(transport::frame(&exit));
+        self.group.stop_after(POLITE_EXIT);
     }
 
     /// Waits until the stopped group is gone (about a second at most).

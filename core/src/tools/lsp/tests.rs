@@ -54,6 +54,16 @@ impl Workspace {
         ctx
     }
 
+    /// The `shutdown` and `exit` messages the servers received, in order.
+    fn goodbyes(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.pids)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.parse::<u32>().is_err())
+            .map(str::to_owned)
+            .collect()
+    }
+
     fn starts(&self) -> Vec<u32> {
         std::fs::read_to_string(&self.pids)
             .unwrap_or_default()
@@ -105,9 +115,15 @@ async fn sessions_on_one_root_share_a_server_that_the_last_one_stops() {
     let pid = ws.starts()[0];
     assert!(alive(pid), "the other session still holds it");
     diagnostics(&second, "a.fake").await.unwrap();
+    assert!(ws.goodbyes().is_empty(), "{:?}", ws.goodbyes());
     second.lsp.release();
     wait_gone(&[pid]);
     assert_eq!(servers.count(), 0);
+    assert_eq!(
+        ws.goodbyes(),
+        ["shutdown", "exit"],
+        "asked to leave, in LSP's order"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
