@@ -28,8 +28,15 @@ while args:
         mode = args.pop(0)
     elif flag == "--pidfile":
         pidfile = args.pop(0)
+
+
+def record(event):
+    if pidfile:
         with open(pidfile, "a") as pids:
-            pids.write(f"{os.getpid()}\n")
+            pids.write(f"{event}\n")
+
+
+record(os.getpid())
 
 stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
 documents = {}
@@ -128,13 +135,6 @@ def answer(message):
     if method == "textDocument/references":
         return {"result": occurrences(params["textDocument"]["uri"], params["position"])}
     return {"error": {"code": -32601, "message": method}}
-
-
-
-def record(event):
-    if pidfile:
-        with open(pidfile, "a") as pids:
-            pids.write(f"{event}\n")
 
 
 while True:

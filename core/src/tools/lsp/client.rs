@@ -227,12 +227,11 @@ impl Connection {
             self.group.stop();
             return;
         }
-        // Not waiting for `shutdown`'s answer: the server handles the two in order.
+        // Not waiting for `shutdown`'s answer: the server handles the two in order. Neither
+        // takes parameters.
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let shutdown = json!({"jsonrpc": "2.0", "id": id, "method": "shutdown"});
-        let _ = self.outgoing.send(transport::frame(&shutdown));
-        let exit = json!({"jsonrpc": "2.0", "method": "exit"});
-        let _ = self.outgoing.send(transport::frame(&exit));
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "shutdown"}));
+        self.send(&json!({"jsonrpc": "2.0", "method": "exit"}));
         self.group.stop_after(POLITE_EXIT);
     }
 
@@ -267,8 +266,7 @@ impl Connection {
             }
             exchange.pending.insert(id, waiter);
         }
-        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let _ = self.outgoing.send(transport::frame(&message));
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         let abandoned = tokio::select! {
             reply = answer => return reply.unwrap_or_else(|_| Err(self.gone())),
             _ = tokio::time::sleep(timeout) => CallError::Timeout(timeout),
@@ -280,8 +278,13 @@ impl Connection {
 
     /// Sends a notification.
     pub fn notify(&self, method: &str, params: Value) {
-        let message = json!({"jsonrpc": "2.0", "method": method, "params": params});
-        let _ = self.outgoing.send(transport::frame(&message));
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// Queues a message for the writer task; one to a server whose input closed is dropped
+    /// (its end is reported by the reader).
+    fn send(&self, message: &Value) {
+        let _ = self.outgoing.send(transport::frame(message));
     }
 
     /// Stops waiting for request `id` and tells the server it may drop it.

@@ -54,21 +54,26 @@ impl Workspace {
         ctx
     }
 
-    /// The `shutdown` and `exit` messages the servers received, in order.
-    fn goodbyes(&self) -> Vec<String> {
+    /// What the servers recorded (`--pidfile`): their pids as they started, and the
+    /// `shutdown` and `exit` messages they received, in order.
+    fn recorded(&self) -> Vec<String> {
         std::fs::read_to_string(&self.pids)
             .unwrap_or_default()
             .lines()
-            .filter(|l| l.parse::<u32>().is_err())
-            .map(str::to_owned)
+            .map(|l| l.trim().to_owned())
             .collect()
     }
 
+    fn goodbyes(&self) -> Vec<String> {
+        let mut lines = self.recorded();
+        lines.retain(|l| l.parse::<u32>().is_err());
+        lines
+    }
+
     fn starts(&self) -> Vec<u32> {
-        std::fs::read_to_string(&self.pids)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| l.trim().parse().ok())
+        self.recorded()
+            .iter()
+            .filter_map(|l| l.parse().ok())
             .collect()
     }
 }
