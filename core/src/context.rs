@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
 use crate::config::{Config, ModelInfo};
+use crate::io::process::Launcher;
 use crate::io::{ClientAbilities, ClientPort};
 use crate::llm::Providers;
 use crate::outbox::Outbox;
@@ -50,11 +51,12 @@ impl EngineContext {
         outbox: Outbox,
         runtime: tokio::runtime::Handle,
         ports: Ports,
+        launcher: Arc<Launcher>,
     ) -> Self {
         EngineContext {
             catalog,
             providers: Providers::new(&config),
-            tool_deps: ToolDeps::create(&config),
+            tool_deps: ToolDeps::create(&config, launcher),
             config,
             store,
             outbox,

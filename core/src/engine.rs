@@ -16,6 +16,7 @@ use crate::acp::{self, Edge};
 use crate::config::Config;
 use crate::context::{EngineContext, Ports};
 use crate::error::EngineError;
+use crate::io::process::{Confinement, Launcher};
 use crate::outbox::{Host, Outbox};
 use crate::rpc::RpcError;
 use crate::rpc::envelope;
@@ -36,6 +37,11 @@ struct Running {
     delivery_thread: ThreadId,
 }
 
+/// The launcher of every child the engine starts: none sees the provider credentials.
+fn launcher() -> Launcher {
+    Launcher::new(&crate::config::CREDENTIAL_ENV)
+}
+
 struct Threads {
     runtime: tokio::runtime::Runtime,
     delivery: JoinHandle<()>,
@@ -48,6 +54,24 @@ impl Engine {
     /// Opens the store, starts the runtime and the delivery thread. Errors here are final:
     /// nothing has been written.
     pub fn start(config: Config, host: Arc<dyn Host>) -> Result<Engine, EngineError> {
+        Engine::start_with(config, host, launcher())
+    }
+
+    /// Like `start`, with every child process the engine starts (commands, MCP and language
+    /// servers) confined by `policy`: a sandbox.
+    pub fn start_confined(
+        config: Config,
+        host: Arc<dyn Host>,
+        policy: Arc<dyn Confinement>,
+    ) -> Result<Engine, EngineError> {
+        Engine::start_with(config, host, launcher().confined(policy))
+    }
+
+    fn start_with(
+        config: Config,
+        host: Arc<dyn Host>,
+        launcher: Launcher,
+    ) -> Result<Engine, EngineError> {
         let location = config.store_location()?;
         let store = Arc::new(Store::open(&location).map_err(|e| EngineError::Store(e.0))?);
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -73,6 +97,7 @@ impl Engine {
             outbox,
             runtime.handle().clone(),
             ports,
+            Arc::new(launcher),
         );
         let edge = Arc::new(Edge::new(Arc::new(ctx), outgoing));
         let threads = Threads { runtime, delivery };

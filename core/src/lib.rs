@@ -26,5 +26,6 @@ mod tools;
 pub use config::{Config, ConfigError};
 pub use engine::Engine;
 pub use error::EngineError;
+pub use io::process::{ChildKind, Confinement, Launch};
 pub use outbox::Host;
 pub use permissions::Mode;

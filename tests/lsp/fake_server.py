@@ -12,6 +12,8 @@ Modes:
 Definitions and references: every occurrence of the word under the position.
 --pidfile appends this process's id to FILE, one line per start, and "shutdown" and "exit"
 as they arrive.
+--envfile appends, at each start, one line `NAME=VALUE` (or `NAME unset`) to FILE for each
+variable of ENV_REPORTED: what the process that speaks LSP was given.
 """
 
 import json
@@ -21,6 +23,7 @@ import sys
 
 mode = "pull"
 pidfile = None
+envfile = None
 args = sys.argv[1:]
 while args:
     flag = args.pop(0)
@@ -28,6 +31,11 @@ while args:
         mode = args.pop(0)
     elif flag == "--pidfile":
         pidfile = args.pop(0)
+    elif flag == "--envfile":
+        envfile = args.pop(0)
+
+# Provider credentials (which no child of Hearth may see) and a test confinement's mark.
+ENV_REPORTED = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HEARTH_WRAPPED")
 
 
 def record(event):
@@ -37,6 +45,12 @@ def record(event):
 
 
 record(os.getpid())
+
+if envfile:
+    with open(envfile, "a") as report:
+        for name in ENV_REPORTED:
+            value = os.environ.get(name)
+            report.write(f"{name} unset\n" if value is None else f"{name}={value}\n")
 
 stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
 documents = {}

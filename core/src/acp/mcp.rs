@@ -99,6 +99,7 @@ pub fn connect(
     let options = Options {
         startup_timeout: ctx.config().mcp_startup_timeout(),
         http: ctx.tool_deps().mcp_http.clone(),
+        launcher: ctx.tool_deps().launcher.clone(),
         cwd: PathBuf::from(cwd),
     };
     Some(Arc::new(McpServers::connect(all, options, ctx.runtime())))

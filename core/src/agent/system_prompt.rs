@@ -187,7 +187,10 @@ mod tests {
 
     #[test]
     fn every_builtin_tool_is_explained() {
-        let deps = crate::tools::ToolDeps::create(&crate::config::Config::default());
+        let deps = crate::tools::ToolDeps::create(
+            &crate::config::Config::default(),
+            crate::io::testing::launcher(),
+        );
         for tool in crate::tools::registry::all(&deps) {
             let name = tool.spec().name;
             assert!(

@@ -82,11 +82,11 @@ pub struct ClientIo {
 }
 
 impl ClientIo {
-    pub fn new(client: Arc<SessionClient>, abilities: ClientAbilities) -> Self {
+    pub fn new(client: Arc<SessionClient>, abilities: ClientAbilities, local: LocalIo) -> Self {
         ClientIo {
             client,
             abilities,
-            local: LocalIo,
+            local,
         }
     }
 

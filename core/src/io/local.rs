@@ -1,21 +1,22 @@
-//! The local I/O backend: the file system through tokio, commands through `sh -c` in their own
-//! process group with stdout and stderr merged into one pipe (so the interleaving is the one a
-//! terminal would show).
+//! The local I/O backend: the file system through tokio, commands through `sh -c`, started by
+//! the engine's launcher (their own process tree, no provider credentials, stdout and stderr
+//! merged into one pipe so the interleaving is the one a terminal would show).
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use tokio::io::AsyncReadExt;
-use tokio::net::unix::pipe;
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::time::{Instant, sleep_until, timeout};
 use tokio_util::sync::CancellationToken;
 
 use super::output::{DeltaStream, KeptOutput, Utf8Chunks};
-use super::process::{ProcessGroup, exit_parts};
+use super::process::{
+    ChildKind, Group, Launcher, OutputReader, StartError, Started, Stdio, exit_parts,
+};
 use super::{CommandResult, CommandSpec, Io, IoError, Meta, WalkEntry, WalkSpec};
 
 /// Files larger than this are refused as text: no source file is this big, and reading a
@@ -28,8 +29,17 @@ const TERMINATE_GRACE: Duration = Duration::from_secs(2);
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
 const READ_CHUNK: usize = 64 * 1024;
 
-#[derive(Debug, Clone, Copy, Default)]
-pub struct LocalIo;
+/// The local backend; its commands start through `launcher`.
+#[derive(Clone)]
+pub struct LocalIo {
+    launcher: Arc<Launcher>,
+}
+
+impl LocalIo {
+    pub fn new(launcher: Arc<Launcher>) -> Self {
+        LocalIo { launcher }
+    }
+}
 
 impl Io for LocalIo {
     fn read_text<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<String, IoError>> {
@@ -92,7 +102,7 @@ impl Io for LocalIo {
         output: UnboundedSender<String>,
         cancel: CancellationToken,
     ) -> BoxFuture<'a, Result<CommandResult, IoError>> {
-        Box::pin(run_command(spec, output, cancel))
+        Box::pin(run_command(&self.launcher, spec, output, cancel))
     }
 }
 
@@ -173,12 +183,12 @@ enum Ending {
 }
 
 async fn run_command(
+    launcher: &Launcher,
     spec: CommandSpec,
     output: UnboundedSender<String>,
     cancel: CancellationToken,
 ) -> Result<CommandResult, IoError> {
-    let (mut child, mut reader) = spawn(&spec)?;
-    let mut group = ProcessGroup::led_by(child.id());
+    let (mut child, group, mut reader) = spawn(launcher, &spec)?;
     let mut sink = OutputSink::new(&spec, output);
     let deadline = Instant::now() + spec.timeout;
 
@@ -227,41 +237,28 @@ fn wait_failed(error: std::io::Error) -> IoError {
     IoError(format!("waiting for the command failed: {error}"))
 }
 
-/// Starts `sh -c command` as the leader of a new process group, both output streams on one
+/// Starts `sh -c command` as the leader of a new process tree, both output streams on one
 /// pipe, no stdin (a command waiting for input would hang until its timeout).
-fn spawn(spec: &CommandSpec) -> Result<(Child, pipe::Receiver), IoError> {
-    let broken = |e: std::io::Error| IoError(format!("cannot start `{}`: {e}", spec.command));
-    let (reader, writer) = std::io::pipe().map_err(broken)?;
-    let mut command = Command::new("sh");
-    command
-        .arg("-c")
-        .arg(&spec.command)
-        .current_dir(&spec.cwd)
-        .stdin(Stdio::null())
-        .stdout(writer.try_clone().map_err(broken)?)
-        .stderr(writer)
-        .process_group(0)
-        .kill_on_drop(true);
-    // The model's commands must not be able to read the engine's provider credentials (and
-    // echo them into the log).
-    for secret in crate::config::CREDENTIAL_ENV {
-        command.env_remove(secret);
+fn spawn(launcher: &Launcher, spec: &CommandSpec) -> Result<(Child, Group, OutputReader), IoError> {
+    let args = ["-c".to_owned(), spec.command.clone()];
+    let launch = launcher.launch(ChildKind::Command, "sh", &args, &spec.cwd, &[]);
+    let cannot = |reason: &dyn std::fmt::Display| {
+        IoError(format!("cannot start `{}`: {reason}", spec.command))
+    };
+    match launcher.start(launch, Stdio::Merged) {
+        Ok(Started {
+            child,
+            group,
+            output: Some(output),
+        }) => Ok((child, group, output)),
+        Ok(_) => Err(cannot(&"its output pipe was not set up")),
+        Err(StartError::Refused(reason)) => Err(cannot(&reason)),
+        Err(StartError::Io(_)) if !spec.cwd.is_dir() => Err(IoError(format!(
+            "the working directory {} does not exist",
+            spec.cwd.display()
+        ))),
+        Err(StartError::Io(e)) => Err(cannot(&e)),
     }
-    let child = command.spawn().map_err(|e| {
-        if !spec.cwd.is_dir() {
-            IoError(format!(
-                "the working directory {} does not exist",
-                spec.cwd.display()
-            ))
-        } else {
-            broken(e)
-        }
-    })?;
-    // The command still holds our copies of the pipe's write end; EOF only comes once they
-    // are closed.
-    drop(command);
-    let reader = pipe::Receiver::from_owned_fd(reader.into()).map_err(broken)?;
-    Ok((child, reader))
 }
 
 /// Where a command's bytes go: decoded into the live stream and kept for the result.
@@ -288,7 +285,7 @@ impl OutputSink {
 
     /// Reads until end of file (all writers gone). Cancel-safe: a read that is interrupted
     /// loses nothing.
-    async fn read_from(&mut self, reader: &mut pipe::Receiver) {
+    async fn read_from(&mut self, reader: &mut OutputReader) {
         let mut buf = vec![0; READ_CHUNK];
         while !self.eof {
             match reader.read(&mut buf).await {

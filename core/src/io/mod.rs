@@ -6,6 +6,10 @@
 //!
 //! What the client cannot serve falls back to local: stat, walks and canonicalization always
 //! (ACP has no method for them), and any `fs/*` or `terminal/*` it did not advertise.
+//!
+//! Every child process the engine starts — local commands here, MCP and language servers for
+//! the tools — goes through `process/` (the launcher: explicit environment without the
+//! provider credentials, process trees, the confinement hook).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -28,7 +32,7 @@ mod walk;
 
 use client::{ClientIo, SessionClient};
 pub use local::LocalIo;
-pub(crate) use output::floor_char_boundary;
+pub(crate) use output::{cut_line, floor_char_boundary};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IoError(pub String);
@@ -177,18 +181,19 @@ pub struct ClientAbilities {
     pub compaction: bool,
 }
 
-/// The workspace of one session's turn: local when the client advertised nothing, else the
-/// client's for what it advertised. `turn` is the running turn's token: cancelling the turn
-/// withdraws the file requests still pending with the client.
+/// The workspace of one session's turn: `local` when the client advertised nothing, else the
+/// client's for what it advertised (and `local` for the rest). `turn` is the running turn's
+/// token: cancelling the turn withdraws the file requests still pending with the client.
 pub fn workspace(
     abilities: ClientAbilities,
+    local: LocalIo,
     port: Arc<dyn ClientPort>,
     session_id: Arc<str>,
     turn: CancellationToken,
 ) -> Arc<dyn Io> {
     if !(abilities.read_text_file || abilities.write_text_file || abilities.terminal) {
-        return Arc::new(LocalIo);
+        return Arc::new(local);
     }
     let client = SessionClient::new(port, session_id, turn);
-    Arc::new(ClientIo::new(Arc::new(client), abilities))
+    Arc::new(ClientIo::new(Arc::new(client), abilities, local))
 }

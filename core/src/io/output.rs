@@ -3,6 +3,8 @@
 //! what was cut) and the live *stream* of deltas (forwarded up to a cap, then one marker —
 //! the caller keeps draining the pipe so the process is never blocked on a full pipe).
 
+use std::borrow::Cow;
+
 use tokio::sync::mpsc::UnboundedSender;
 
 /// The kept output: the first and the last bytes, `limit` in all.
@@ -163,6 +165,18 @@ fn complete_prefix_len(bytes: &[u8]) -> usize {
     match std::str::from_utf8(&bytes[start..]) {
         Err(e) if e.error_len().is_none() && e.valid_up_to() == 0 => start,
         _ => bytes.len(),
+    }
+}
+
+/// `line` cut to `max` characters, with a note of how much was left out.
+pub fn cut_line(line: &str, max: usize) -> Cow<'_, str> {
+    match line.char_indices().nth(max) {
+        None => Cow::Borrowed(line),
+        Some((at, _)) => Cow::Owned(format!(
+            "{}… [{} more characters]",
+            &line[..at],
+            line[at..].chars().count()
+        )),
     }
 }
 

@@ -1,6 +1,59 @@
-//! Test helpers: watching a process group through /proc.
+//! Test helpers: a local backend, a confinement policy that marks what it wraps, and
+//! watching a process group through /proc.
 
+use std::ffi::OsString;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use super::LocalIo;
+use super::process::{ChildKind, Confinement, Launch, Launcher};
+
+/// A launcher passing on this process's environment as it is (the tests of credentials give
+/// theirs explicitly).
+pub fn launcher() -> Arc<Launcher> {
+    Arc::new(Launcher::new(&[]))
+}
+
+/// The local backend, on `launcher()`.
+pub fn local() -> LocalIo {
+    LocalIo::new(launcher())
+}
+
+/// What a test engine's process has in its environment: provider keys, which no child may
+/// see.
+pub fn with_keys() -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    env.push(("OPENAI_API_KEY".into(), "sk-openai-must-not-leak".into()));
+    env.push(("ANTHROPIC_API_KEY".into(), "sk-ant-must-not-leak".into()));
+    env
+}
+
+/// A launcher whose parent environment holds provider keys, told to strip them, every child
+/// wrapped by `Wrapped`.
+pub fn wrapping_launcher(policy: &Arc<Wrapped>) -> Arc<Launcher> {
+    let launcher = Launcher::with_env(with_keys(), &["OPENAI_API_KEY", "ANTHROPIC_API_KEY"]);
+    Arc::new(launcher.confined(policy.clone()))
+}
+
+/// A confinement policy standing for a sandbox: it runs every child as
+/// `env HEARTH_WRAPPED=1 <program> <args>` (a prefix wrapper, as `bwrap` would be), and
+/// remembers what it was asked to start.
+#[derive(Default)]
+pub struct Wrapped {
+    pub seen: Mutex<Vec<(ChildKind, OsString)>>,
+}
+
+impl Confinement for Wrapped {
+    fn confine(&self, launch: &mut Launch) -> Result<(), String> {
+        let mut seen = self.seen.lock().unwrap();
+        seen.push((launch.kind, launch.program.clone()));
+        let program = std::mem::replace(&mut launch.program, "env".into());
+        let mut args = vec!["HEARTH_WRAPPED=1".into(), program];
+        args.append(&mut launch.args);
+        launch.args = args;
+        Ok(())
+    }
+}
 
 /// The processes of group `pgid` that are still alive (zombies waiting for a reaper don't
 /// count: they run nothing and hold nothing but a table entry).

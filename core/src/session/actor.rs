@@ -17,6 +17,7 @@ use super::turns::{OnTurnEnd, TurnOutcome, Turns};
 use super::{Project, Session, SessionState};
 use crate::agent::Prompt;
 use crate::context::EngineContext;
+use crate::io::LocalIo;
 use crate::store::StoreOp;
 use crate::tools::Registry;
 use crate::tools::lsp::Lsp;
@@ -111,6 +112,7 @@ pub async fn run(
         tools,
         lsp,
         ctx.client(),
+        LocalIo::new(ctx.tool_deps().launcher.clone()),
     ));
     handle.set_services(services.clone());
     // Read once, whichever way the session came up (new, load, resume, a restart): its

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
 use crate::chat::ToolSpec;
-use crate::io::{self, ClientAbilities, ClientPort, Io};
+use crate::io::{self, ClientAbilities, ClientPort, Io, LocalIo};
 use crate::tools::lsp::Lsp;
 use crate::tools::mcp::{McpServers, ServerState, Stopping};
 use crate::tools::{Registry, Tool};
@@ -24,6 +24,8 @@ pub struct SessionServices {
     /// The language servers it holds (shared with the other sessions on the same roots).
     lsp: Arc<Lsp>,
     client: Arc<dyn ClientPort>,
+    /// The local workspace backend (its commands start through the engine's launcher).
+    local: LocalIo,
     shut_down: AtomicBool,
 }
 
@@ -33,6 +35,7 @@ impl SessionServices {
         tools: Registry,
         lsp: Arc<Lsp>,
         client: Arc<dyn ClientPort>,
+        local: LocalIo,
     ) -> Self {
         SessionServices {
             session_id,
@@ -40,6 +43,7 @@ impl SessionServices {
             mcp: Mutex::new(None),
             lsp,
             client,
+            local,
             shut_down: AtomicBool::new(false),
         }
     }
@@ -126,6 +130,7 @@ impl SessionServices {
     pub fn workspace(&self, abilities: ClientAbilities, turn: &CancellationToken) -> Arc<dyn Io> {
         io::workspace(
             abilities,
+            self.local.clone(),
             self.client.clone(),
             self.session_id.clone(),
             turn.clone(),
@@ -225,8 +230,13 @@ mod tests {
     fn shutdown_reaches_every_tool_once() {
         let counted = Arc::new(Counted::default());
         let tools = Registry::new(vec![Arc::new(counted.clone())]);
-        let services =
-            SessionServices::new(Arc::from("sess_1"), tools, Lsp::none(), Arc::new(NoClient));
+        let services = SessionServices::new(
+            Arc::from("sess_1"),
+            tools,
+            Lsp::none(),
+            Arc::new(NoClient),
+            crate::io::testing::local(),
+        );
         services.shutdown();
         services.shutdown();
         assert_eq!(counted.0.load(Ordering::SeqCst), 1);

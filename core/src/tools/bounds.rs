@@ -1,24 +1,13 @@
 //! Keeping what the model reads short: cut long lines, cap text, and say so in words the
 //! model can act on.
 
-use std::borrow::Cow;
-
 use crate::io::floor_char_boundary;
 
 /// Lines longer than this (minified code, data) are cut in listings and search results.
 pub const MAX_LINE_CHARS: usize = 500;
 
-/// `line` cut to `max` characters, with a note of how much was left out.
-pub fn cut_line(line: &str, max: usize) -> Cow<'_, str> {
-    match line.char_indices().nth(max) {
-        None => Cow::Borrowed(line),
-        Some((at, _)) => Cow::Owned(format!(
-            "{}… [{} more characters]",
-            &line[..at],
-            line[at..].chars().count()
-        )),
-    }
-}
+/// A process's last words are cut the same way, in `io/`.
+pub(crate) use crate::io::cut_line;
 
 /// `text` cut to at most `max` bytes on a character boundary; `true` when cut.
 pub fn cap(text: &str, max: usize) -> (&str, bool) {

@@ -32,7 +32,6 @@ mod read;
 mod read_image;
 pub mod registry;
 mod run_command;
-pub mod server_process;
 #[cfg(test)]
 mod testing;
 mod todo;

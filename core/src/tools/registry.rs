@@ -15,6 +15,7 @@ use super::todo::Todo;
 use super::write::Write;
 use crate::chat::ToolSpec;
 use crate::config::Config;
+use crate::io::process::Launcher;
 use crate::net::LazyClient;
 
 /// What the built-in tools are built with: made once per engine and handed to the registry
@@ -27,14 +28,17 @@ pub struct ToolDeps {
     pub mcp_http: Arc<LazyClient>,
     /// The language servers, shared by the sessions on each root.
     pub lsp: Arc<Servers>,
+    /// How every child process is started (commands, MCP and language servers).
+    pub launcher: Arc<Launcher>,
 }
 
 impl ToolDeps {
-    pub fn create(config: &Config) -> Self {
+    pub fn create(config: &Config, launcher: Arc<Launcher>) -> Self {
         ToolDeps {
             http: Arc::new(super::fetch::http_client()),
             mcp_http: Arc::new(super::mcp::http_client()),
-            lsp: Arc::new(Servers::new(config)),
+            lsp: Arc::new(Servers::new(config, launcher.clone())),
+            launcher,
         }
     }
 }
@@ -103,7 +107,10 @@ mod tests {
 
     #[test]
     fn finds_every_builtin_tool_by_name() {
-        let registry = Registry::builtin(&ToolDeps::create(&Config::default()));
+        let registry = Registry::builtin(&ToolDeps::create(
+            &Config::default(),
+            crate::io::testing::launcher(),
+        ));
         let names: Vec<String> = registry.specs().into_iter().map(|s| s.name).collect();
         assert_eq!(
             names,
@@ -129,7 +136,12 @@ mod tests {
 
     #[test]
     fn specs_are_closed_object_schemas_with_descriptions() {
-        for spec in Registry::builtin(&ToolDeps::create(&Config::default())).specs() {
+        for spec in Registry::builtin(&ToolDeps::create(
+            &Config::default(),
+            crate::io::testing::launcher(),
+        ))
+        .specs()
+        {
             assert!(spec.description.len() > 40, "{}", spec.name);
             assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
             assert_eq!(

@@ -8,13 +8,12 @@ use tokio::sync::mpsc::unbounded_channel;
 use tokio_util::sync::CancellationToken;
 
 use super::{Context, Limits, Output, Prepared, Tool, ToolError};
-use crate::io::LocalIo;
 
 pub fn context(cwd: &Path) -> Context {
     Context {
         cwd: cwd.to_owned(),
         roots: vec![cwd.to_owned()],
-        io: Arc::new(LocalIo),
+        io: Arc::new(crate::io::testing::local()),
         limits: Limits::default(),
         cancel: CancellationToken::new(),
         vision: true,

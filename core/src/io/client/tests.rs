@@ -23,7 +23,7 @@ fn client_io(client: &Arc<FakeClient>, abilities: ClientAbilities) -> ClientIo {
         Arc::from("sess-1"),
         CancellationToken::new(),
     );
-    ClientIo::new(Arc::new(session), abilities)
+    ClientIo::new(Arc::new(session), abilities, crate::io::testing::local())
 }
 
 #[derive(Default)]

@@ -1,9 +1,9 @@
 use std::time::Duration;
 
-use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 use super::*;
-use crate::io::testing::{group_is_gone, live_group_members};
+use crate::io::testing::{group_is_gone, live_group_members, local};
 
 fn spec(command: &str, cwd: &Path) -> CommandSpec {
     CommandSpec {
@@ -12,6 +12,15 @@ fn spec(command: &str, cwd: &Path) -> CommandSpec {
         timeout: Duration::from_secs(60),
         output_limit: 64 * 1024,
     }
+}
+
+/// `run_command` on a task of its own, on the local backend.
+fn spawned(
+    spec: CommandSpec,
+    output: UnboundedSender<String>,
+    cancel: CancellationToken,
+) -> tokio::task::JoinHandle<Result<CommandResult, IoError>> {
+    tokio::spawn(async move { local().run_command(spec, output, cancel).await })
 }
 
 /// Reads deltas until the first full line, which the test commands make the shell's pid
@@ -29,23 +38,23 @@ async fn reads_text_and_explains_failures() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("a.txt");
     std::fs::write(&file, "héllo\n").unwrap();
-    assert_eq!(LocalIo.read_text(&file).await.unwrap(), "héllo\n");
+    assert_eq!(local().read_text(&file).await.unwrap(), "héllo\n");
 
-    let missing = LocalIo
+    let missing = local()
         .read_text(&dir.path().join("nope"))
         .await
         .unwrap_err();
     assert!(missing.0.ends_with("nope does not exist"), "{missing}");
-    let directory = LocalIo.read_text(dir.path()).await.unwrap_err();
+    let directory = local().read_text(dir.path()).await.unwrap_err();
     assert!(directory.0.ends_with("is a directory"), "{directory}");
-    let device = LocalIo.read_text(Path::new("/dev/zero")).await.unwrap_err();
+    let device = local().read_text(Path::new("/dev/zero")).await.unwrap_err();
     assert!(device.0.ends_with("is not a regular file"), "{device}");
 
     std::fs::write(&file, b"ab\0cd").unwrap();
-    let binary = LocalIo.read_text(&file).await.unwrap_err();
+    let binary = local().read_text(&file).await.unwrap_err();
     assert!(binary.0.contains("binary file"), "{binary}");
     std::fs::write(&file, b"caf\xe9").unwrap();
-    let latin1 = LocalIo.read_text(&file).await.unwrap_err();
+    let latin1 = local().read_text(&file).await.unwrap_err();
     assert!(latin1.0.contains("not UTF-8"), "{latin1}");
 }
 
@@ -53,9 +62,9 @@ async fn reads_text_and_explains_failures() {
 async fn writes_text_creating_parent_directories() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("new/deeper/file.rs");
-    LocalIo.write_text(&file, "fn main() {}\n").await.unwrap();
+    local().write_text(&file, "fn main() {}\n").await.unwrap();
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "fn main() {}\n");
-    LocalIo.write_text(&file, "replaced").await.unwrap();
+    local().write_text(&file, "replaced").await.unwrap();
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "replaced");
 }
 
@@ -64,10 +73,10 @@ async fn removes_a_file_and_a_missing_one_is_no_error() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("made.txt");
     std::fs::write(&file, "x").unwrap();
-    LocalIo.remove_file(&file).await.unwrap();
+    local().remove_file(&file).await.unwrap();
     assert!(!file.exists());
-    LocalIo.remove_file(&file).await.unwrap();
-    let directory = LocalIo.remove_file(dir.path()).await.unwrap_err();
+    local().remove_file(&file).await.unwrap();
+    let directory = local().remove_file(dir.path()).await.unwrap_err();
     assert!(
         directory.0.contains(&*dir.path().to_string_lossy()),
         "{directory}"
@@ -78,7 +87,7 @@ async fn removes_a_file_and_a_missing_one_is_no_error() {
 async fn runs_a_command_with_merged_output_and_exit_code() {
     let dir = tempfile::tempdir().unwrap();
     let (tx, mut rx) = unbounded_channel();
-    let result = LocalIo
+    let result = local()
         .run_command(
             spec("echo out; echo err >&2; pwd; exit 3", dir.path()),
             tx,
@@ -103,11 +112,11 @@ async fn streams_deltas_before_the_command_exits() {
     let dir = tempfile::tempdir().unwrap();
     let (tx, mut rx) = unbounded_channel();
     let cancel = CancellationToken::new();
-    let running = tokio::spawn(LocalIo.run_command(
+    let running = spawned(
         spec("echo first; sleep 1000", dir.path()),
         tx,
         cancel.clone(),
-    ));
+    );
     assert_eq!(rx.recv().await.unwrap(), "first\n");
     assert!(!running.is_finished());
     cancel.cancel();
@@ -122,7 +131,7 @@ async fn caps_the_kept_output_with_a_marker() {
     let mut spec = spec("seq 1 100000", dir.path());
     spec.output_limit = 1000;
     let (tx, _rx) = unbounded_channel();
-    let result = LocalIo
+    let result = local()
         .run_command(spec, tx, CancellationToken::new())
         .await
         .unwrap();
@@ -143,7 +152,7 @@ async fn huge_output_stays_bounded_and_drains() {
     let dir = tempfile::tempdir().unwrap();
     let limit = 64 * 1024;
     let (tx, mut rx) = unbounded_channel();
-    let result = LocalIo
+    let result = local()
         .run_command(
             spec("yes | head -c 200000000; echo done", dir.path()),
             tx,
@@ -171,7 +180,7 @@ async fn timeout_kills_the_whole_tree() {
     let mut spec = spec("echo $$; trap '' TERM; sleep 1000 & sleep 1000", dir.path());
     spec.timeout = Duration::from_millis(500);
     let (tx, mut rx) = unbounded_channel();
-    let running = tokio::spawn(LocalIo.run_command(spec, tx, CancellationToken::new()));
+    let running = spawned(spec, tx, CancellationToken::new());
     let pgid = first_line_pgid(&mut rx).await;
     let result = running.await.unwrap().unwrap();
     assert!(result.timed_out);
@@ -189,11 +198,11 @@ async fn cancel_kills_the_whole_tree() {
     let dir = tempfile::tempdir().unwrap();
     let (tx, mut rx) = unbounded_channel();
     let cancel = CancellationToken::new();
-    let running = tokio::spawn(LocalIo.run_command(
+    let running = spawned(
         spec("echo $$; sleep 1000 & sleep 1000", dir.path()),
         tx,
         cancel.clone(),
-    ));
+    );
     let pgid = first_line_pgid(&mut rx).await;
     // A tree, not a lone shell: the background sleep has started.
     while live_group_members(pgid).len() < 2 {
@@ -214,11 +223,11 @@ async fn cancel_kills_the_whole_tree() {
 async fn dropping_the_future_kills_the_whole_tree() {
     let dir = tempfile::tempdir().unwrap();
     let (tx, mut rx) = unbounded_channel();
-    let running = tokio::spawn(LocalIo.run_command(
+    let running = spawned(
         spec("echo $$; sleep 1000 & sleep 1000", dir.path()),
         tx,
         CancellationToken::new(),
-    ));
+    );
     let pgid = first_line_pgid(&mut rx).await;
     running.abort();
     assert!(running.await.unwrap_err().is_cancelled());
@@ -233,11 +242,11 @@ async fn dropping_the_future_kills_the_whole_tree() {
 async fn background_jobs_do_not_outlive_a_finished_command() {
     let dir = tempfile::tempdir().unwrap();
     let (tx, mut rx) = unbounded_channel();
-    let running = tokio::spawn(LocalIo.run_command(
+    let running = spawned(
         spec("echo $$; sleep 1000 &", dir.path()),
         tx,
         CancellationToken::new(),
-    ));
+    );
     let pgid = first_line_pgid(&mut rx).await;
     let result = running.await.unwrap().unwrap();
     assert_eq!(result.exit_code, Some(0));
@@ -252,7 +261,7 @@ async fn background_jobs_do_not_outlive_a_finished_command() {
 async fn a_missing_working_directory_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let (tx, _rx) = unbounded_channel();
-    let error = LocalIo
+    let error = local()
         .run_command(
             spec("true", &dir.path().join("gone")),
             tx,

@@ -17,7 +17,9 @@ use tokio_util::sync::CancellationToken;
 use super::LOG_TARGET;
 use super::spec::ServerSpec;
 use super::transport;
-use crate::tools::server_process::{self, Group, LastLine, Spawned, exit_reason, exit_status};
+use crate::io::process::{
+    ChildKind, Group, LastLine, Launcher, Spawned, exit_reason, exit_status, start_server,
+};
 
 /// JSON-RPC's "method not found".
 pub const METHOD_NOT_FOUND: i64 = -32601;
@@ -148,14 +150,21 @@ impl Drop for Connection {
 impl Connection {
     /// Starts `spec`'s server in `root`: its process and the tasks that talk to it. The
     /// handshake is `initialize`'s; until then the server must not be used.
-    pub fn spawn(spec: &ServerSpec, root: &Path) -> Result<Self, String> {
+    pub fn spawn(launcher: &Launcher, spec: &ServerSpec, root: &Path) -> Result<Self, String> {
+        let launch = launcher.launch(
+            ChildKind::LanguageServer,
+            &spec.command,
+            &spec.args,
+            root,
+            &[],
+        );
         let Spawned {
             child,
             stdin,
             stdout,
             group,
             stderr,
-        } = server_process::spawn(&spec.name, &spec.command, &spec.args, &[], root, log_stderr)?;
+        } = start_server(launcher, &spec.name, launch, log_stderr)?;
         let shared = Arc::new(Shared::default());
         let (outgoing, queue) = mpsc::unbounded_channel();
         tokio::spawn(write_all(stdin, queue));

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::LOG_TARGET;
 use super::client::Connection;
 use super::spec::ServerSpec;
+use crate::io::process::Launcher;
 
 /// How long servers get to start and to answer.
 #[derive(Debug, Clone, Copy)]
@@ -32,6 +33,7 @@ pub struct Server {
     pub spec: ServerSpec,
     pub root: PathBuf,
     pub timeouts: Timeouts,
+    launcher: Arc<Launcher>,
     state: tokio::sync::Mutex<State>,
     /// The running connection, for `stop` (which must not wait for a call holding `state`).
     current: Mutex<Option<Arc<Connection>>>,
@@ -55,11 +57,17 @@ enum State {
 }
 
 impl Server {
-    pub fn new(spec: ServerSpec, root: PathBuf, timeouts: Timeouts) -> Self {
+    pub fn new(
+        spec: ServerSpec,
+        root: PathBuf,
+        timeouts: Timeouts,
+        launcher: Arc<Launcher>,
+    ) -> Self {
         Server {
             spec,
             root,
             timeouts,
+            launcher,
             state: tokio::sync::Mutex::new(State::Fresh),
             current: Mutex::new(None),
             stopped: AtomicBool::new(false),
@@ -95,7 +103,7 @@ impl Server {
         }
         // Published before the handshake, so that a stop (the last session going, the engine
         // closing) reaches a server still starting, and `wait` waits for it.
-        let connection = match Connection::spawn(&self.spec, &self.root) {
+        let connection = match Connection::spawn(&self.launcher, &self.spec, &self.root) {
             Ok(connection) => Arc::new(connection),
             Err(reason) => {
                 *state = State::Unavailable(reason.clone());

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use super::server::{Server, Timeouts};
 use super::spec::{self, ServerSpec};
 use crate::config::Config;
+use crate::io::process::Launcher;
 
 /// A server's identity: its config name and its root.
 pub type Key = (String, PathBuf);
@@ -17,6 +18,7 @@ pub type Key = (String, PathBuf);
 pub struct Servers {
     specs: Vec<ServerSpec>,
     timeouts: Timeouts,
+    launcher: Arc<Launcher>,
     running: Mutex<HashMap<Key, Shared>>,
     /// Servers let go whose processes may still be ending, for `close` to wait for.
     stopping: Mutex<Vec<Arc<Server>>>,
@@ -30,13 +32,14 @@ struct Shared {
 }
 
 impl Servers {
-    pub fn new(config: &Config) -> Self {
+    pub fn new(config: &Config, launcher: Arc<Launcher>) -> Self {
         Servers {
             specs: spec::servers(&config.lsp),
             timeouts: Timeouts {
                 startup: config.lsp_startup_timeout(),
                 request: config.lsp_timeout(),
             },
+            launcher,
             running: Mutex::new(HashMap::new()),
             stopping: Mutex::new(Vec::new()),
             closed: AtomicBool::new(false),
@@ -57,7 +60,12 @@ impl Servers {
         }
         let key = (spec.name.clone(), root.to_owned());
         let shared = running.entry(key).or_insert_with(|| Shared {
-            server: Arc::new(Server::new(spec.clone(), root.to_owned(), self.timeouts)),
+            server: Arc::new(Server::new(
+                spec.clone(),
+                root.to_owned(),
+                self.timeouts,
+                self.launcher.clone(),
+            )),
             users: 0,
         });
         shared.users += 1;

@@ -51,7 +51,8 @@ impl Lsp {
             r#"{"lsp": {"servers": {"python": null, "typescript": null, "rust": null}}}"#,
         )
         .unwrap();
-        Arc::new(Lsp::new(Arc::new(Servers::new(&config))))
+        let launcher = crate::io::testing::launcher();
+        Arc::new(Lsp::new(Arc::new(Servers::new(&config, launcher))))
     }
 
     /// Whether a server is configured for `path`.

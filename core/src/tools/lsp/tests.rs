@@ -19,17 +19,32 @@ fn fake_server() -> PathBuf {
 
 /// Servers whose `.fake` files go to the fake server in `mode`, its starts logged in `pids`.
 fn servers(mode: &str, pids: &Path) -> Arc<Servers> {
+    servers_on(
+        crate::io::testing::launcher(),
+        &[
+            fake_server(),
+            "--mode".into(),
+            mode.into(),
+            "--pidfile".into(),
+            pids.into(),
+        ],
+    )
+}
+
+/// Servers whose `.fake` files go to the fake server started with `args`, by `launcher`.
+fn servers_on(launcher: Arc<crate::io::process::Launcher>, args: &[PathBuf]) -> Arc<Servers> {
     let config = json!({"lsp": {
         "timeoutSecs": 1,
         "startupTimeoutSecs": 2,
         "servers": {"fake": {
             "extensions": ["fake"],
             "command": "python3",
-            "args": [fake_server(), "--mode", mode, "--pidfile", pids],
+            "args": args,
         }},
     }});
     Arc::new(Servers::new(
         &Config::from_json(&config.to_string()).unwrap(),
+        launcher,
     ))
 }
 
@@ -261,7 +276,10 @@ async fn files_without_a_server_and_missing_programs_are_clear_answers() {
         "{error}"
     );
     let config = r#"{"lsp": {"servers": {"python": {"extensions": ["py"], "command": "/nonexistent/bin/pyright-langserver", "args": ["--stdio"]}}}}"#;
-    let missing = Arc::new(Servers::new(&Config::from_json(config).unwrap()));
+    let missing = Arc::new(Servers::new(
+        &Config::from_json(config).unwrap(),
+        crate::io::testing::launcher(),
+    ));
     let error = diagnostics(&ws.session(&missing), "a.py")
         .await
         .unwrap_err()
@@ -278,10 +296,13 @@ async fn files_without_a_server_and_missing_programs_are_clear_answers() {
 async fn an_edit_reports_the_errors_it_introduced_and_their_fix() {
     let ws = Workspace::new(&[("a.fake", "one ERROR\ntwo\n")]);
     let ctx = ws.session(&servers("pull", &ws.pids));
-    let edit = crate::tools::registry::all(&crate::tools::ToolDeps::create(&Config::default()))
-        .into_iter()
-        .find(|t| t.spec().name == "edit")
-        .unwrap();
+    let edit = crate::tools::registry::all(&crate::tools::ToolDeps::create(
+        &Config::default(),
+        crate::io::testing::launcher(),
+    ))
+    .into_iter()
+    .find(|t| t.spec().name == "edit")
+    .unwrap();
     let input = json!({"path": "a.fake", "edits": [{"old_text": "two", "new_text": "ERROR two"}]});
     let broke = call(&*edit, input, &ctx).await.unwrap().for_model;
     assert!(broke.contains("reports 1 new error this change introduced in a.fake:\na.fake:2:1 error [fake]: ERROR found\n"), "{broke}");
@@ -361,11 +382,15 @@ async fn a_new_file_without_an_installed_server_gets_a_plain_result() {
     let mut ctx = ws.session(&servers("pull", &ws.pids));
     ctx.lsp = Arc::new(Lsp::new(Arc::new(Servers::new(
         &Config::from_json(config).unwrap(),
+        crate::io::testing::launcher(),
     ))));
-    let write = crate::tools::registry::all(&crate::tools::ToolDeps::create(&Config::default()))
-        .into_iter()
-        .find(|t| t.spec().name == "write")
-        .unwrap();
+    let write = crate::tools::registry::all(&crate::tools::ToolDeps::create(
+        &Config::default(),
+        crate::io::testing::launcher(),
+    ))
+    .into_iter()
+    .find(|t| t.spec().name == "write")
+    .unwrap();
     let input = json!({"path": "new.py", "content": "x = 1\n"});
     let output = call(&*write, input, &ctx).await.unwrap().for_model;
     assert!(output.starts_with("Created new.py."), "{output}");
@@ -422,4 +447,32 @@ async fn closing_the_engine_during_a_start_stops_and_waits_for_the_server() {
     );
     let error = call.await.unwrap().unwrap_err().0;
     assert!(error.starts_with("unavailable"), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_language_server_sees_no_key_and_runs_wrapped() {
+    let ws = Workspace::new(&[("a.fake", "fine\n")]);
+    let report = ws.dir.path().join("env");
+    let policy = Arc::new(crate::io::testing::Wrapped::default());
+    let launcher = crate::io::testing::wrapping_launcher(&policy);
+    let servers = servers_on(
+        launcher,
+        &[fake_server(), "--envfile".into(), report.clone()],
+    );
+    let ctx = ws.session(&servers);
+    diagnostics(&ctx, "a.fake").await.unwrap();
+    let seen = std::fs::read_to_string(&report).unwrap();
+    assert_eq!(
+        seen,
+        "OPENAI_API_KEY unset\nANTHROPIC_API_KEY unset\nHEARTH_WRAPPED=1\n"
+    );
+    let kinds: Vec<_> = policy
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(kind, _)| *kind)
+        .collect();
+    assert_eq!(kinds, [crate::io::process::ChildKind::LanguageServer]);
+    servers.close();
 }

@@ -15,7 +15,7 @@ use rmcp::service::Peer;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::tools::server_process::Group;
+use crate::io::process::Group;
 
 /// How long a call that lost a stdio server waits for the exit to be reported.
 const EXIT_REPORT: Duration = Duration::from_secs(1);

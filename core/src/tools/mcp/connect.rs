@@ -22,8 +22,8 @@ use tokio::time::{Instant, timeout, timeout_at};
 use super::board::ServerRef;
 use super::handler::Handler;
 use super::{Options, Transport};
+use crate::io::process::{ChildKind, Spawned, exit_reason, exit_status, start_server};
 use crate::net::LazyClient;
-use crate::tools::server_process::{self as process, Spawned, exit_reason, exit_status};
 
 type Running = RunningService<RoleClient, Handler>;
 type McpToolInfo = rmcp::model::Tool;
@@ -52,14 +52,10 @@ pub async fn run(
             "the `{kind}` transport is not supported; use stdio or http"
         )),
         Transport::Stdio { command, args, env } => {
-            match process::spawn(
-                server.name(),
-                &command,
-                &args,
-                &env,
-                &options.cwd,
-                log_stderr,
-            ) {
+            // The entry's own `env` is passed as given, provider keys it names included.
+            let launcher = &options.launcher;
+            let launch = launcher.launch(ChildKind::McpServer, &command, &args, &options.cwd, &env);
+            match start_server(launcher, server.name(), launch, log_stderr) {
                 Ok(spawned) => stdio(&server, spawned, startup).await,
                 Err(reason) => server.fail(reason),
             }

@@ -34,7 +34,7 @@ mod spec;
 mod tests;
 mod tool;
 
-use crate::tools::server_process::Group;
+use crate::io::process::{Group, Launcher};
 use board::{Board, Live};
 pub use board::{ServerState, ServerStatus};
 pub use connect::http_client;
@@ -53,6 +53,8 @@ pub struct Options {
     pub http: Arc<LazyClient>,
     /// Where stdio servers run: the session's working directory.
     pub cwd: PathBuf,
+    /// How stdio servers are started.
+    pub launcher: Arc<Launcher>,
 }
 
 /// How long after the startup deadline `ready` waits for the last reports (a server that

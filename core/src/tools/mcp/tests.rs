@@ -84,6 +84,7 @@ fn connect(specs: Vec<McpServerSpec>, startup_timeout: Duration) -> McpServers {
         startup_timeout,
         http: Arc::new(http_client()),
         cwd: repo(),
+        launcher: crate::io::testing::launcher(),
     };
     McpServers::connect(specs, options, &tokio::runtime::Handle::current())
 }
@@ -638,4 +639,63 @@ async fn measure() {
         "echo, median of 200: McpTool {tool:?}, raw rmcp call_tool {raw:?}, overhead {:?}",
         tool.saturating_sub(raw)
     );
+}
+
+#[tokio::test]
+async fn a_stdio_server_sees_no_key_unless_its_entry_names_it_and_runs_wrapped() {
+    let env_server = |name: &str, env: &[(&str, &str)]| McpServerSpec {
+        name: name.into(),
+        transport: Transport::Stdio {
+            command: python(),
+            args: vec![
+                repo()
+                    .join("tests/mcp/env_server.py")
+                    .to_string_lossy()
+                    .into_owned(),
+            ],
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        },
+    };
+    let policy = Arc::new(crate::io::testing::Wrapped::default());
+    let options = Options {
+        startup_timeout: STARTUP,
+        http: Arc::new(http_client()),
+        cwd: repo(),
+        launcher: crate::io::testing::wrapping_launcher(&policy),
+    };
+    let specs = vec![
+        env_server("plain", &[]),
+        env_server("keyed", &[("OPENAI_API_KEY", "sk-the-entrys-own")]),
+    ];
+    let servers = McpServers::connect(specs, options, &tokio::runtime::Handle::current());
+    servers.ready().await;
+    let env = |server: &'static str, name: &'static str| {
+        let servers = &servers;
+        async move {
+            text(
+                servers,
+                &format!("mcp__{server}__env"),
+                json!({ "name": name }),
+            )
+            .await
+            .unwrap()
+        }
+    };
+    assert_eq!(env("plain", "OPENAI_API_KEY").await, "(unset)");
+    assert_eq!(env("plain", "ANTHROPIC_API_KEY").await, "(unset)");
+    assert_eq!(env("keyed", "OPENAI_API_KEY").await, "sk-the-entrys-own");
+    assert_eq!(env("keyed", "ANTHROPIC_API_KEY").await, "(unset)");
+    assert_eq!(env("plain", "HEARTH_WRAPPED").await, "1");
+    let kinds: Vec<_> = policy
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(kind, _)| *kind)
+        .collect();
+    assert_eq!(kinds, [crate::io::process::ChildKind::McpServer; 2]);
+    drop(servers.shutdown());
 }

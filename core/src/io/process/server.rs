@@ -1,6 +1,6 @@
-//! A stdio server's process (an MCP server, a language server): spawned as the leader of its
-//! own process group, its stderr sent to the log, and the whole group stopped when the server
-//! is done with.
+//! A stdio server's process (an MCP server, a language server): started by the launcher as
+//! the leader of its own process group, its stderr sent to the log (its last line kept for
+//! the reason it ended), and the whole group stopped when the server is done with.
 //!
 //! The group matters because servers are often launched through `npx`, `uvx` or a shell (and
 //! `tsc --lsp` is a Node wrapper around a Go binary), so the process that speaks the protocol
@@ -9,24 +9,17 @@
 //! so Hearth spawns the process itself and hands rmcp its pipes.
 
 use std::path::Path;
-use std::process::{ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use nix::errno::Errno;
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
-
-use crate::io::process::group_id;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 use tokio::sync::watch;
 
-use crate::tools::bounds::cut_line;
-
-/// How long a stopped group gets between SIGTERM and SIGKILL.
-const GRACE: Duration = Duration::from_secs(1);
+use super::group::Group;
+use super::launch::{Launch, Launcher, StartError, Started, Stdio};
+use crate::io::output::cut_line;
 
 /// How much of the server's last stderr line a failure reason quotes.
 const LAST_WORDS_CHARS: usize = 300;
@@ -43,27 +36,23 @@ pub struct Spawned {
 /// server's name (`server`, `line`).
 pub type StderrLog = fn(&str, &str);
 
-/// Starts `command` in `cwd` as the leader of a new process group, with its stdio piped.
-pub fn spawn(
+/// Starts the server `server` as `launch` says, with its stdio piped; the error says why it
+/// did not start, in the user's words.
+pub fn start_server(
+    launcher: &Launcher,
     server: &str,
-    command: &str,
-    args: &[String],
-    env: &[(String, String)],
-    cwd: &Path,
+    launch: Launch,
     log: StderrLog,
 ) -> Result<Spawned, String> {
-    let mut child = Command::new(command)
-        .args(args)
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .current_dir(cwd)
-        .process_group(0)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| spawn_failure(command, cwd, e))?;
-    let group = Arc::new(Group::led_by(child.id()));
+    let command = launch.program.to_string_lossy().into_owned();
+    let cwd = launch.cwd.clone();
+    let Started {
+        mut child, group, ..
+    } = launcher.start(launch, Stdio::Piped).map_err(|e| match e {
+        StartError::Refused(reason) => format!("cannot start `{command}`: {reason}"),
+        StartError::Io(e) => spawn_failure(&command, &cwd, e),
+    })?;
+    let group = Arc::new(group);
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
@@ -175,87 +164,4 @@ fn forward_stderr(server: &str, stderr: ChildStderr, log: StderrLog) -> LastLine
         let _ = ended.send(true);
     });
     last
-}
-
-/// A server's process group. `stop` may be called from anywhere (a task, a session's close,
-/// a `Drop`); it never blocks: the waiting happens on a thread of its own.
-pub struct Group {
-    /// `None` when the process had no id (it had already been reaped).
-    pgid: Option<Pid>,
-    stopped: AtomicBool,
-    killer: Mutex<Option<std::thread::JoinHandle<()>>>,
-}
-
-impl Group {
-    fn led_by(leader: Option<u32>) -> Self {
-        Group {
-            pgid: group_id(leader),
-            stopped: AtomicBool::new(false),
-            killer: Mutex::new(None),
-        }
-    }
-
-    /// SIGTERM to every process of the group now, SIGKILL to what is left after a grace
-    /// period. Later calls do nothing.
-    pub fn stop(&self) {
-        self.stop_after(Duration::ZERO);
-    }
-
-    /// Like `stop`, once the group has had `polite` to leave by itself (a server that was
-    /// asked to exit).
-    pub fn stop_after(&self, polite: Duration) {
-        let Some(pgid) = self.pgid else { return };
-        if self.stopped.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        if polite.is_zero() && killpg(pgid, Signal::SIGTERM) == Err(Errno::ESRCH) {
-            return;
-        }
-        let killer = std::thread::Builder::new()
-            .name("hearth-server-stop".into())
-            .spawn(move || {
-                if !polite.is_zero() {
-                    if gone_within(pgid, polite) {
-                        return;
-                    }
-                    let _ = killpg(pgid, Signal::SIGTERM);
-                }
-                if !gone_within(pgid, GRACE) {
-                    let _ = killpg(pgid, Signal::SIGKILL);
-                }
-            });
-        match killer {
-            Ok(handle) => *self.killer.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle),
-            // No thread to wait on: no grace either.
-            Err(_) => {
-                let _ = killpg(pgid, Signal::SIGKILL);
-            }
-        }
-    }
-
-    /// Waits until the group is gone or killed: at most the grace period after `stop`.
-    pub fn wait(&self) {
-        let killer = self.killer.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(killer) = killer {
-            let _ = killer.join();
-        }
-    }
-
-    /// Whether a stop has finished (or none is under way): nothing is left to wait for.
-    pub fn settled(&self) -> bool {
-        let killer = self.killer.lock().unwrap_or_else(|e| e.into_inner());
-        killer.as_ref().is_none_or(|killer| killer.is_finished())
-    }
-}
-
-/// Polls the group until it is empty (true), or `limit` passed (false).
-fn gone_within(pgid: Pid, limit: Duration) -> bool {
-    let until = Instant::now() + limit;
-    while Instant::now() < until {
-        if killpg(pgid, None) == Err(Errno::ESRCH) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    false
 }
