@@ -193,6 +193,7 @@ fn tool_context(session: &Session, token: &CancellationToken) -> tools::Context 
         cancel: token.clone(),
         vision: ctx.model_sees(&model),
         lsp: session.services().lsp(),
+        children: None,
     }
 }
 

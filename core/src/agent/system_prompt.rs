@@ -189,7 +189,7 @@ mod tests {
     fn every_builtin_tool_is_explained() {
         let deps = crate::tools::ToolDeps::create(&crate::config::Config::default());
         for tool in crate::tools::registry::all(&deps) {
-            let name = tool.spec().name;
+            let name = &tool.spec().name;
             assert!(
                 GUIDE.contains(&format!("`{name}`")),
                 "{name} is not in the guide"
