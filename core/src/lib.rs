@@ -4,6 +4,7 @@
 
 #![forbid(unsafe_code)]
 
+mod access;
 mod acp;
 mod agent;
 mod chat;

@@ -51,8 +51,10 @@ const RULES: &[(&str, &[&str], &str)] = &[
     ),
     (
         "permissions",
-        &["acp", "rpc", "store", "io", "session", "agent", SCHEMA],
-        "permissions decide; the caller resolves paths and reads rules",
+        &[
+            "acp", "rpc", "store", "io", "session", "agent", "tools", SCHEMA,
+        ],
+        "permissions decide on what a call touches (access.rs); the caller resolves paths and reads rules",
     ),
     (
         "io",
@@ -77,7 +79,7 @@ const RULES: &[(&str, &[&str], &str)] = &[
 ];
 
 /// Modules that import nothing else of the crate.
-const LEAVES: &[&str] = &["chat", "images", "json_path", "net"];
+const LEAVES: &[&str] = &["access", "chat", "images", "json_path", "net"];
 
 /// Where the protocol may be named: the edge itself, and the engine that wires it in.
 const PROTOCOL: &[(&str, &[&str])] = &[

@@ -7,16 +7,16 @@ use std::sync::Arc;
 
 use futures::future::join_all;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{checkpoint, new_id};
+use crate::access::{Access, Diff};
 use crate::chat::ToolResult;
 use crate::permissions::prompt::{self, PermissionAsk};
 use crate::permissions::{self, Decision, Roots, Rule};
 use crate::session::Session;
 use crate::session::events::{EventSink, SessionEvent, ToolCallStart, ToolOutcome, Visibility};
-use crate::tools::{self, Access, Kind, Output, Prepared, Tool};
+use crate::tools::{self, AnyTool, CallReport, Kind, Output, PlanEntry, Ready};
 
 /// A tool call as the model made it.
 pub struct ModelCall {
@@ -37,7 +37,7 @@ pub struct Turn<'a> {
 }
 
 impl Turn<'_> {
-    fn tool(&self, name: &str) -> Option<Arc<dyn Tool>> {
+    fn tool(&self, name: &str) -> Option<Arc<dyn AnyTool>> {
         self.session.services().tool(name)
     }
 
@@ -100,27 +100,19 @@ async fn execute(turn: &Turn<'_>, id: &str, call: &ModelCall) -> Result<Output, 
     }
     turn.emit(SessionEvent::ToolCallRunning { id: id.to_string() });
     let changes = checkpoint::before(turn, &prepared);
-    let output = run(turn, id, &*tool, prepared).await;
+    let output = run(turn, id, prepared).await;
     checkpoint::after(turn, &changes, output.is_ok());
     let output = match output {
         Ok(_) if turn.token.is_cancelled() => Err("Cancelled by the user.".to_string()),
         other => other,
     };
-    match &output {
-        Ok(out) => {
-            if let Some(plan) = &out.plan {
-                turn.emit(SessionEvent::Plan(plan.clone()));
-            }
-            finish(turn, id, Ok(out));
-        }
-        Err(message) => finish(turn, id, Err(message)),
-    }
+    finish(turn, id, output.as_ref());
     output
 }
 
-type Ready = (Arc<dyn Tool>, Value, Prepared);
+type Prepared = (Arc<dyn AnyTool>, Value, Ready);
 
-async fn prepare(turn: &Turn<'_>, call: &ModelCall) -> Result<Ready, String> {
+async fn prepare(turn: &Turn<'_>, call: &ModelCall) -> Result<Prepared, String> {
     let tool = turn
         .tool(&call.name)
         .ok_or_else(|| format!("There is no tool named `{}`.", call.name))?;
@@ -137,31 +129,34 @@ async fn prepare(turn: &Turn<'_>, call: &ModelCall) -> Result<Ready, String> {
     Ok((tool, input, prepared))
 }
 
-/// Runs the tool, forwarding live output deltas as they come.
-async fn run(
-    turn: &Turn<'_>,
-    id: &str,
-    tool: &dyn Tool,
-    prepared: Prepared,
-) -> Result<Output, String> {
-    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
-    let forward = async {
-        while let Some(delta) = rx.recv().await {
-            let output = SessionEvent::ToolCallOutput {
-                id: id.to_string(),
-                delta,
-            };
-            turn.sink.emit(output, Visibility::Transient);
+/// Runs the call, its reports going out as the call's events as they come.
+async fn run(turn: &Turn<'_>, id: &str, prepared: Ready) -> Result<Output, String> {
+    let report = Reporter { turn, id };
+    let output = prepared.run(&turn.tool_ctx, &report).await;
+    output.map_err(|e| e.0)
+}
+
+/// What a running call reports, as events of that call.
+struct Reporter<'a> {
+    turn: &'a Turn<'a>,
+    id: &'a str,
+}
+
+impl CallReport for Reporter<'_> {
+    fn output(&self, delta: String) {
+        let output = SessionEvent::ToolCallOutput {
+            id: self.id.to_string(),
+            delta,
+        };
+        self.turn.sink.emit(output, Visibility::Transient);
+    }
+
+    /// A cancelled call's plan is not shown: the call fails "Cancelled by the user.".
+    fn plan(&self, entries: Vec<PlanEntry>) {
+        if !self.turn.token.is_cancelled() {
+            self.turn.emit(SessionEvent::Plan(entries));
         }
-    };
-    let (output, ()) = tokio::join!(
-        async {
-            let output = tool.run(prepared, &turn.tool_ctx, tx).await;
-            output.map_err(|e| e.0)
-        },
-        forward
-    );
-    output
+    }
 }
 
 /// Asks the mode, the rules and, if need be, the user. `Err` carries the model's message.
@@ -169,7 +164,7 @@ async fn permit(
     turn: &Turn<'_>,
     id: &str,
     call: &ModelCall,
-    prepared: &Prepared,
+    prepared: &Ready,
 ) -> Result<(), String> {
     let (mode, cwd) = {
         let state = turn.session.state();
@@ -190,7 +185,7 @@ async fn ask(
     turn: &Turn<'_>,
     id: &str,
     call: &ModelCall,
-    prepared: &Prepared,
+    prepared: &Ready,
     remember: Option<String>,
     workspace: &str,
 ) -> Result<(), String> {
@@ -231,7 +226,7 @@ async fn ask(
     }
 }
 
-fn diffs(access: &Access) -> Vec<tools::Diff> {
+fn diffs(access: &Access) -> Vec<Diff> {
     match access {
         Access::Edit(diffs) => diffs.clone(),
         _ => Vec::new(),
@@ -242,9 +237,9 @@ fn announce(
     turn: &Turn<'_>,
     id: &str,
     call: &ModelCall,
-    tool: &dyn Tool,
+    tool: &dyn AnyTool,
     input: Value,
-    prepared: &Prepared,
+    prepared: &Ready,
 ) {
     turn.emit(SessionEvent::ToolCallStarted(ToolCallStart {
         id: id.to_string(),

@@ -10,7 +10,8 @@
 use sha2::{Digest, Sha256};
 
 use super::calls::Turn;
-use crate::tools::{Access, Diff, Prepared};
+use crate::access::{Access, Diff};
+use crate::tools::Ready;
 
 /// How a file's text is known again: `sha256:` and the hex digest.
 pub fn hash(text: &str) -> String {
@@ -21,7 +22,7 @@ pub fn hash(text: &str) -> String {
 
 /// Records the files `prepared` will change, as they are now, and returns their diffs for
 /// [`after`]. The prompt's first record of a file is the one kept.
-pub fn before(turn: &Turn<'_>, prepared: &Prepared) -> Vec<Diff> {
+pub fn before(turn: &Turn<'_>, prepared: &Ready) -> Vec<Diff> {
     let Access::Edit(diffs) = &prepared.access else {
         return Vec::new();
     };

@@ -5,6 +5,7 @@
 
 mod calls;
 mod checkpoint;
+mod child;
 pub mod commands;
 mod compaction;
 pub mod git;
@@ -172,8 +173,9 @@ pub fn check_credential(ctx: &EngineContext, model: &str) -> Result<Arc<dyn Prov
 }
 
 /// Where the session's tools run: its workspace for this turn (the client's for what it
-/// advertised, else local), its roots, the configured limits, and whether its model sees.
-fn tool_context(session: &Session, token: &CancellationToken) -> tools::Context {
+/// advertised, else local), its roots, the configured limits, whether its model sees, and
+/// its child turns.
+fn tool_context(session: &Arc<Session>, token: &CancellationToken) -> tools::Context {
     let (cwd, roots, model) = {
         let state = session.state();
         let mut roots = vec![PathBuf::from(&state.cwd)];
@@ -193,6 +195,7 @@ fn tool_context(session: &Session, token: &CancellationToken) -> tools::Context 
         cancel: token.clone(),
         vision: ctx.model_sees(&model),
         lsp: session.services().lsp(),
+        children: Some(child::Children::of(session)),
     }
 }
 

@@ -192,7 +192,7 @@ mod tests {
             crate::io::testing::launcher(),
         );
         for tool in crate::tools::registry::all(&deps) {
-            let name = tool.spec().name;
+            let name = &tool.spec().name;
             assert!(
                 GUIDE.contains(&format!("`{name}`")),
                 "{name} is not in the guide"

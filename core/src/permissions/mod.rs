@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::tools::Access;
+use crate::access::Access;
 
 mod command;
 pub mod prompt;
@@ -214,7 +214,7 @@ impl<'a> Roots<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::Diff;
+    use crate::access::Diff;
 
     /// `..` folded, no disk: these tests are about the policy, not the filesystem.
     fn lexical(path: &Path) -> PathBuf {

@@ -4,7 +4,7 @@
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use crate::tools::Diff;
+use crate::access::Diff;
 
 /// What an option does (ACP `PermissionOptionKind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

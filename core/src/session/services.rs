@@ -13,7 +13,7 @@ use crate::chat::ToolSpec;
 use crate::io::{self, ClientAbilities, ClientPort, Io, LocalIo};
 use crate::tools::lsp::Lsp;
 use crate::tools::mcp::{McpServers, ServerState, Stopping};
-use crate::tools::{Registry, Tool};
+use crate::tools::{AnyTool, Registry};
 
 pub struct SessionServices {
     session_id: Arc<str>,
@@ -49,7 +49,7 @@ impl SessionServices {
     }
 
     /// The tool the model calls `name`: a built-in one, or a connected MCP server's.
-    pub fn tool(&self, name: &str) -> Option<Arc<dyn Tool>> {
+    pub fn tool(&self, name: &str) -> Option<Arc<dyn AnyTool>> {
         self.tools.get(name).or_else(|| {
             self.mcp_tools()
                 .into_iter()
@@ -60,11 +60,11 @@ impl SessionServices {
     /// What the model is told about every tool, built-in ones first.
     pub fn tool_specs(&self) -> Vec<ToolSpec> {
         let mut specs = self.tools.specs();
-        specs.extend(self.mcp_tools().iter().map(|tool| tool.spec()));
+        specs.extend(self.mcp_tools().iter().map(|tool| tool.spec().clone()));
         specs
     }
 
-    fn mcp_tools(&self) -> Vec<Arc<dyn Tool>> {
+    fn mcp_tools(&self) -> Vec<Arc<dyn AnyTool>> {
         self.mcp()
             .map(|servers| servers.tools())
             .unwrap_or_default()
@@ -171,12 +171,10 @@ mod tests {
 
     use futures::future::BoxFuture;
     use serde_json::Value;
-    use tokio::sync::mpsc::UnboundedSender;
 
     use super::*;
-    use crate::chat::ToolSpec;
     use crate::io::ClientError;
-    use crate::tools::{Context, Kind, Output, Prepared, Tool, ToolError};
+    use crate::tools::{CallReport, Context, Kind, Output, Planned, Tool, ToolError, erase};
 
     struct NoClient;
 
@@ -196,29 +194,22 @@ mod tests {
     struct Counted(AtomicUsize);
 
     impl Tool for Arc<Counted> {
-        fn spec(&self) -> ToolSpec {
-            ToolSpec {
-                name: "counted".into(),
-                description: String::new(),
-                parameters: Value::Null,
-            }
+        type Input = Value;
+        type Plan = ();
+
+        fn name(&self) -> String {
+            "counted".into()
+        }
+        fn description(&self) -> String {
+            String::new()
         }
         fn kind(&self) -> Kind {
             Kind::Think
         }
-        fn prepare<'a>(
-            &'a self,
-            _: &'a Value,
-            _: &'a Context,
-        ) -> BoxFuture<'a, Result<Prepared, ToolError>> {
+        async fn prepare(&self, _: Value, _: &Context) -> Result<Planned<()>, ToolError> {
             unreachable!()
         }
-        fn run<'a>(
-            &'a self,
-            _: Prepared,
-            _: &'a Context,
-            _: UnboundedSender<String>,
-        ) -> BoxFuture<'a, Result<Output, ToolError>> {
+        async fn run(&self, _: (), _: &Context, _: &dyn CallReport) -> Result<Output, ToolError> {
             unreachable!()
         }
         fn shutdown(&self) {
@@ -229,7 +220,7 @@ mod tests {
     #[test]
     fn shutdown_reaches_every_tool_once() {
         let counted = Arc::new(Counted::default());
-        let tools = Registry::new(vec![Arc::new(counted.clone())]);
+        let tools = Registry::new(vec![erase(counted.clone())]);
         let services = SessionServices::new(
             Arc::from("sess_1"),
             tools,

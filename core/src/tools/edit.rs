@@ -2,154 +2,115 @@
 //! match exactly once (or be marked `replace_all`), so the model never edits a place it did
 //! not mean.
 
-use futures::future::BoxFuture;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
-use tokio::sync::mpsc::UnboundedSender;
 
 use super::bounds::plural;
 use super::diffs::{apply_and_report, first_changed_line};
-use super::input::parse;
 use super::paths::{resolve, shown};
-use super::{Access, Context, Diff, Kind, Location, Output, Prepared, Tool, ToolError};
-use crate::chat::ToolSpec;
+use super::{Access, CallReport, Context, Diff, Kind, Location, Output, Planned, Tool, ToolError};
 
 pub struct Edit;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Input {
+pub struct Input {
+    /// The file, absolute or relative to the working directory.
     path: String,
+    /// The replacements, applied in order.
+    #[schemars(length(min = 1))]
     edits: Vec<Replacement>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Replacement {
+    /// The exact text to replace (not empty).
     old_text: String,
+    /// The text to put in its place (may be empty to delete).
     new_text: String,
+    /// Replace every occurrence instead of requiring exactly one. Default: false.
     #[serde(default)]
     replace_all: bool,
 }
 
 /// What `prepare` leaves for `run`.
-struct Call {
+pub struct Call {
     diff: Diff,
     replacements: usize,
 }
 
 impl Tool for Edit {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "edit".into(),
-            description: "Change parts of an existing file by exact text replacement. Each \
+    type Input = Input;
+    type Plan = Call;
+
+    fn name(&self) -> String {
+        "edit".into()
+    }
+
+    fn description(&self) -> String {
+        "Change parts of an existing file by exact text replacement. Each \
                 edit replaces `old_text` with `new_text`; edits apply in order, each to the \
                 result of the previous ones. `old_text` must match the file exactly, \
                 whitespace and indentation included, and only once: include enough \
                 surrounding lines to make it unique, or set `replace_all` to change every \
                 occurrence. Read the file first. Use `write` to create a file."
-                .into(),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "path": {
-                        "type": "string",
-                        "description": "The file, absolute or relative to the working directory."
-                    },
-                    "edits": {
-                        "type": "array",
-                        "minItems": 1,
-                        "description": "The replacements, applied in order.",
-                        "items": {
-                            "type": "object",
-                            "properties": {
-                                "old_text": {
-                                    "type": "string",
-                                    "description": "The exact text to replace (not empty)."
-                                },
-                                "new_text": {
-                                    "type": "string",
-                                    "description": "The text to put in its place (may be empty to delete)."
-                                },
-                                "replace_all": {
-                                    "type": "boolean",
-                                    "description": "Replace every occurrence instead of requiring exactly one. Default: false."
-                                }
-                            },
-                            "required": ["old_text", "new_text"],
-                            "additionalProperties": false
-                        }
-                    }
-                },
-                "required": ["path", "edits"],
-                "additionalProperties": false
-            }),
-        }
+            .into()
     }
 
     fn kind(&self) -> Kind {
         Kind::Edit
     }
 
-    fn prepare<'a>(
-        &'a self,
-        input: &'a Value,
-        ctx: &'a Context,
-    ) -> BoxFuture<'a, Result<Prepared, ToolError>> {
-        Box::pin(async move {
-            let input: Input = parse(input)?;
-            if input.edits.is_empty() {
-                return Err(ToolError(
-                    "`edits` is empty: give at least one replacement".into(),
-                ));
-            }
-            let path = resolve(ctx, &input.path)?;
-            let name = shown(ctx, &path);
-            let old_text = ctx.io.read_text(&path).await.map_err(|e| {
-                ToolError(format!(
-                    "cannot edit {name}: {e} (use `write` to create a file)"
-                ))
-            })?;
-            let edited = apply_edits(&old_text, &input.edits, &name)?;
-            let first_line = first_changed_line(&old_text, &edited.text);
-            let diff = Diff {
-                path: path.clone(),
-                old_text: Some(old_text),
-                new_text: edited.text,
-            };
-            Ok(Prepared::new(
-                format!(
-                    "Edit {name} ({})",
-                    plural(edited.replacements, "replacement")
-                ),
-                vec![Location {
-                    path,
-                    line: Some(first_line),
-                }],
-                Access::Edit(vec![diff.clone()]),
-                Call {
-                    diff,
-                    replacements: edited.replacements,
-                },
+    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>, ToolError> {
+        if input.edits.is_empty() {
+            return Err(ToolError(
+                "`edits` is empty: give at least one replacement".into(),
+            ));
+        }
+        let path = resolve(ctx, &input.path)?;
+        let name = shown(ctx, &path);
+        let old_text = ctx.io.read_text(&path).await.map_err(|e| {
+            ToolError(format!(
+                "cannot edit {name}: {e} (use `write` to create a file)"
             ))
-        })
+        })?;
+        let edited = apply_edits(&old_text, &input.edits, &name)?;
+        let first_line = first_changed_line(&old_text, &edited.text);
+        let diff = Diff {
+            path: path.clone(),
+            old_text: Some(old_text),
+            new_text: edited.text,
+        };
+        Ok(Planned::new(
+            format!(
+                "Edit {name} ({})",
+                plural(edited.replacements, "replacement")
+            ),
+            vec![Location {
+                path,
+                line: Some(first_line),
+            }],
+            Access::Edit(vec![diff.clone()]),
+            Call {
+                diff,
+                replacements: edited.replacements,
+            },
+        ))
     }
 
-    fn run<'a>(
-        &'a self,
-        prepared: Prepared,
-        ctx: &'a Context,
-        _progress: UnboundedSender<String>,
-    ) -> BoxFuture<'a, Result<Output, ToolError>> {
-        Box::pin(async move {
-            let call: Call = prepared.into_state()?;
-            let headline = format!(
-                "Edited {} ({}).",
-                shown(ctx, &call.diff.path),
-                plural(call.replacements, "replacement")
-            );
-            apply_and_report(ctx, &call.diff, &headline).await
-        })
+    async fn run(
+        &self,
+        call: Call,
+        ctx: &Context,
+        _report: &dyn CallReport,
+    ) -> Result<Output, ToolError> {
+        let headline = format!(
+            "Edited {} ({}).",
+            shown(ctx, &call.diff.path),
+            plural(call.replacements, "replacement")
+        );
+        apply_and_report(ctx, &call.diff, &headline).await
     }
 }
 
@@ -215,7 +176,7 @@ fn line_endings(edit: &Replacement, crlf: bool) -> (String, String) {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
     use crate::tools::ToolContent;

@@ -3,16 +3,13 @@
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
 use reqwest::{Url, header};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
-use tokio::sync::mpsc::UnboundedSender;
+use serde_json::json;
 
 use super::html;
-use super::input::parse;
-use super::{Access, Context, Kind, Output, Prepared, Tool, ToolError};
-use crate::chat::ToolSpec;
+use super::{Access, CallReport, Context, Kind, Output, Planned, Tool, ToolError};
 use crate::net::LazyClient;
 
 pub struct Fetch {
@@ -29,84 +26,68 @@ impl Fetch {
 /// How much of an error page is quoted back to the model.
 const ERROR_EXCERPT_BYTES: usize = 500;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Input {
+pub struct Input {
+    /// An absolute http:// or https:// URL.
     url: String,
 }
 
 impl Tool for Fetch {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "fetch".into(),
-            description: "Fetch a web page or text resource with an HTTP GET: documentation, \
+    type Input = Input;
+    type Plan = Url;
+
+    fn name(&self) -> String {
+        "fetch".into()
+    }
+
+    fn description(&self) -> String {
+        "Fetch a web page or text resource with an HTTP GET: documentation, \
                 a JSON API response, a raw file. HTML is returned as plain text (no scripts, \
                 styles or markup); JSON and other text as is. Binary content (images, PDFs, \
                 archives) is refused. Large responses are cut."
-                .into(),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "url": {
-                        "type": "string",
-                        "description": "An absolute http:// or https:// URL."
-                    }
-                },
-                "required": ["url"],
-                "additionalProperties": false
-            }),
-        }
+            .into()
     }
 
     fn kind(&self) -> Kind {
         Kind::Fetch
     }
 
-    fn prepare<'a>(
-        &'a self,
-        input: &'a Value,
-        _ctx: &'a Context,
-    ) -> BoxFuture<'a, Result<Prepared, ToolError>> {
-        Box::pin(async move {
-            let input: Input = parse(input)?;
-            let url = Url::parse(input.url.trim())
-                .map_err(|e| ToolError(format!("`{}` is not a valid URL: {e}", input.url)))?;
-            if !matches!(url.scheme(), "http" | "https") {
-                return Err(ToolError(format!(
-                    "only http and https URLs can be fetched, not {}:",
-                    url.scheme()
-                )));
-            }
-            Ok(Prepared::new(
-                format!("Fetch {url}"),
-                Vec::new(),
-                Access::Network(url.to_string()),
-                url,
-            ))
-        })
+    async fn prepare(&self, input: Input, _ctx: &Context) -> Result<Planned<Url>, ToolError> {
+        let url = Url::parse(input.url.trim())
+            .map_err(|e| ToolError(format!("`{}` is not a valid URL: {e}", input.url)))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(ToolError(format!(
+                "only http and https URLs can be fetched, not {}:",
+                url.scheme()
+            )));
+        }
+        Ok(Planned::new(
+            format!("Fetch {url}"),
+            Vec::new(),
+            Access::Network(url.to_string()),
+            url,
+        ))
     }
 
-    fn run<'a>(
-        &'a self,
-        prepared: Prepared,
-        ctx: &'a Context,
-        _progress: UnboundedSender<String>,
-    ) -> BoxFuture<'a, Result<Output, ToolError>> {
-        Box::pin(async move {
-            let url: Url = prepared.into_state()?;
-            let timeout = ctx.limits.fetch_timeout;
-            let fetched = tokio::select! {
-                _ = ctx.cancel.cancelled() => return Err(ToolError("cancelled".into())),
-                fetched = tokio::time::timeout(timeout, get(&self.http, &url, ctx.limits.fetch_max_bytes)) => fetched,
-            };
-            let page = fetched.map_err(|_| {
-                ToolError(format!(
-                    "{url} did not answer within {}",
-                    humantime::format_duration(timeout)
-                ))
-            })??;
-            page.into_output(&url)
-        })
+    async fn run(
+        &self,
+        url: Url,
+        ctx: &Context,
+        _report: &dyn CallReport,
+    ) -> Result<Output, ToolError> {
+        let timeout = ctx.limits.fetch_timeout;
+        let fetched = tokio::select! {
+            _ = ctx.cancel.cancelled() => return Err(ToolError("cancelled".into())),
+            fetched = tokio::time::timeout(timeout, get(&self.http, &url, ctx.limits.fetch_max_bytes)) => fetched,
+        };
+        let page = fetched.map_err(|_| {
+            ToolError(format!(
+                "{url} did not answer within {}",
+                humantime::format_duration(timeout)
+            ))
+        })??;
+        page.into_output(&url)
     }
 }
 

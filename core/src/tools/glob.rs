@@ -2,143 +2,121 @@
 
 use std::path::PathBuf;
 
-use futures::future::BoxFuture;
 use globset::{GlobBuilder, GlobMatcher};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
-use tokio::sync::mpsc::UnboundedSender;
+use serde_json::json;
 
 use super::bounds::push_list;
-use super::input::parse;
 use super::paths::{resolve_or_cwd, shown, shown_dir};
 use super::walk::{off_thread, relative, require_dir};
-use super::{Access, Context, Kind, Location, Output, Prepared, Tool, ToolError};
-use crate::chat::ToolSpec;
+use super::{Access, CallReport, Context, Kind, Location, Output, Planned, Tool, ToolError};
 use crate::io::WalkSpec;
 
 pub struct Glob;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Input {
+pub struct Input {
+    /// The glob, relative to `path`.
     pattern: String,
+    /// The directory to search in. Default: the working directory.
     path: Option<String>,
 }
 
-struct Call {
+pub struct Call {
     root: PathBuf,
     matcher: GlobMatcher,
 }
 
 impl Tool for Glob {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "glob".into(),
-            description: "Find files by path pattern, e.g. `**/*.rs`, `src/**/test_*.py`, \
+    type Input = Input;
+    type Plan = Call;
+
+    fn name(&self) -> String {
+        "glob".into()
+    }
+
+    fn description(&self) -> String {
+        "Find files by path pattern, e.g. `**/*.rs`, `src/**/test_*.py`, \
                 `*.{json,toml}`. The pattern matches paths relative to `path`: `*` stays \
                 within one directory, `**` crosses directories. Files ignored by .gitignore \
                 are left out. Returns matching file paths (relative to the working \
                 directory), sorted."
-                .into(),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "pattern": {
-                        "type": "string",
-                        "description": "The glob, relative to `path`."
-                    },
-                    "path": {
-                        "type": "string",
-                        "description": "The directory to search in. Default: the working directory."
-                    }
-                },
-                "required": ["pattern"],
-                "additionalProperties": false
-            }),
-        }
+            .into()
     }
 
     fn kind(&self) -> Kind {
         Kind::Search
     }
 
-    fn prepare<'a>(
-        &'a self,
-        input: &'a Value,
-        ctx: &'a Context,
-    ) -> BoxFuture<'a, Result<Prepared, ToolError>> {
-        Box::pin(async move {
-            let input: Input = parse(input)?;
-            let root = resolve_or_cwd(ctx, input.path.as_deref())?;
-            let pattern = input.pattern.trim().trim_start_matches("./");
-            if pattern.starts_with('/') {
-                return Err(ToolError(
-                    "the pattern must be relative; put the directory in `path`".into(),
-                ));
-            }
-            let matcher = GlobBuilder::new(pattern)
-                .literal_separator(true)
-                .build()
-                .map_err(|e| ToolError(format!("invalid glob pattern: {e}")))?
-                .compile_matcher();
-            let title = match shown(ctx, &root).as_str() {
-                "." => format!("Find `{pattern}`"),
-                _ => format!("Find `{pattern}` in {}", shown_dir(ctx, &root)),
-            };
-            Ok(Prepared::new(
-                title,
-                vec![Location {
-                    path: root.clone(),
-                    line: None,
-                }],
-                Access::Read(vec![root.clone()]),
-                Call { root, matcher },
-            ))
-        })
+    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>, ToolError> {
+        let root = resolve_or_cwd(ctx, input.path.as_deref())?;
+        let pattern = input.pattern.trim().trim_start_matches("./");
+        if pattern.starts_with('/') {
+            return Err(ToolError(
+                "the pattern must be relative; put the directory in `path`".into(),
+            ));
+        }
+        let matcher = GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| ToolError(format!("invalid glob pattern: {e}")))?
+            .compile_matcher();
+        let title = match shown(ctx, &root).as_str() {
+            "." => format!("Find `{pattern}`"),
+            _ => format!("Find `{pattern}` in {}", shown_dir(ctx, &root)),
+        };
+        Ok(Planned::new(
+            title,
+            vec![Location {
+                path: root.clone(),
+                line: None,
+            }],
+            Access::Read(vec![root.clone()]),
+            Call { root, matcher },
+        ))
     }
 
-    fn run<'a>(
-        &'a self,
-        prepared: Prepared,
-        ctx: &'a Context,
-        _progress: UnboundedSender<String>,
-    ) -> BoxFuture<'a, Result<Output, ToolError>> {
-        Box::pin(async move {
-            let call: Call = prepared.into_state()?;
-            require_dir(ctx, &call.root).await?;
-            let max = ctx.limits.search_max_results;
-            let (found, total) = off_thread(ctx, move |io, cancel| {
-                let mut found = Vec::new();
-                let mut total = 0;
-                io.walk(&WalkSpec::new(&call.root), cancel, &mut |entry| {
-                    if entry.is_file && call.matcher.is_match(relative(&call.root, &entry.path)) {
-                        total += 1;
-                        if found.len() < max {
-                            found.push(entry.path);
-                        }
+    async fn run(
+        &self,
+        call: Call,
+        ctx: &Context,
+        _report: &dyn CallReport,
+    ) -> Result<Output, ToolError> {
+        require_dir(ctx, &call.root).await?;
+        let max = ctx.limits.search_max_results;
+        let (found, total) = off_thread(ctx, move |io, cancel| {
+            let mut found = Vec::new();
+            let mut total = 0;
+            io.walk(&WalkSpec::new(&call.root), cancel, &mut |entry| {
+                if entry.is_file && call.matcher.is_match(relative(&call.root, &entry.path)) {
+                    total += 1;
+                    if found.len() < max {
+                        found.push(entry.path);
                     }
-                    true
-                })?;
-                Ok((found, total))
-            })
-            .await?;
-            let lines: Vec<String> = found.iter().map(|path| shown(ctx, path)).collect();
-            let mut for_model = String::new();
-            if lines.is_empty() {
-                for_model.push_str("No files match.\n");
-            }
-            push_list(
-                &mut for_model,
-                &lines,
-                total,
-                "files",
-                "narrow the pattern or the path",
-            );
-            Ok(Output {
-                for_model,
-                raw_output: Some(json!({ "files": total })),
-                ..Output::default()
-            })
+                }
+                true
+            })?;
+            Ok((found, total))
+        })
+        .await?;
+        let lines: Vec<String> = found.iter().map(|path| shown(ctx, path)).collect();
+        let mut for_model = String::new();
+        if lines.is_empty() {
+            for_model.push_str("No files match.\n");
+        }
+        push_list(
+            &mut for_model,
+            &lines,
+            total,
+            "files",
+            "narrow the pattern or the path",
+        );
+        Ok(Output {
+            for_model,
+            raw_output: Some(json!({ "files": total })),
+            ..Output::default()
         })
     }
 }
@@ -148,23 +126,17 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::tools::testing::{call, context, prepare};
+    use crate::tools::testing::{self, call, context, prepare};
 
     fn tree() -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        for file in [
-            "build.rs",
-            "src/main.rs",
-            "src/a/lib.rs",
-            "src/a/notes.md",
-            "gen/out.rs",
-        ] {
-            let path = dir.path().join(file);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, "x").unwrap();
-        }
-        std::fs::write(dir.path().join(".gitignore"), "gen/\n").unwrap();
-        dir
+        testing::tree(&[
+            ("build.rs", b"x"),
+            ("src/main.rs", b"x"),
+            ("src/a/lib.rs", b"x"),
+            ("src/a/notes.md", b"x"),
+            ("gen/out.rs", b"x"),
+            (".gitignore", b"gen/\n"),
+        ])
     }
 
     #[tokio::test]

@@ -3,22 +3,19 @@
 
 use std::path::PathBuf;
 
-use futures::future::BoxFuture;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::sinks::Lossy;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::overrides::{Override, OverrideBuilder};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
-use tokio::sync::mpsc::UnboundedSender;
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::bounds::cut_line;
-use super::input::parse;
 use super::paths::{resolve_or_cwd, shown, shown_dir};
 use super::walk::{is_dir, off_thread};
-use super::{Access, Context, Kind, Location, Output, Prepared, Tool, ToolError};
-use crate::chat::ToolSpec;
+use super::{Access, CallReport, Context, Kind, Location, Output, Planned, Tool, ToolError};
 use crate::io::{Io, WalkSpec};
 
 pub struct Grep;
@@ -26,122 +23,97 @@ pub struct Grep;
 /// Matched lines are cut past this many characters (minified files match on one huge line).
 const MAX_MATCH_LINE_CHARS: usize = 300;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Input {
+pub struct Input {
+    /// The regular expression.
     pattern: String,
+    /// A directory to search recursively, or one file. Default: the working directory.
     path: Option<String>,
+    /// Only search files matching this glob, ripgrep style (`*.rs` matches at any depth, `src/**/*.ts` from `path`; a leading `!` excludes instead).
     glob: Option<String>,
+    /// Ignore case. Default: false.
     #[serde(default)]
     case_insensitive: bool,
 }
 
-struct Call {
+pub struct Call {
     root: PathBuf,
     matcher: RegexMatcher,
     filter: Option<Override>,
 }
 
 impl Tool for Grep {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "grep".into(),
-            description: "Search file contents for a regular expression (Rust regex syntax, \
+    type Input = Input;
+    type Plan = Call;
+
+    fn name(&self) -> String {
+        "grep".into()
+    }
+
+    fn description(&self) -> String {
+        "Search file contents for a regular expression (Rust regex syntax, \
                 like ripgrep: `fn\\s+main`, `TODO|FIXME`, `\\bfoo\\b`). Returns matching lines \
                 as `path:line: text`, paths relative to the working directory. Files ignored by \
                 .gitignore and binary files are skipped. Matches one line at a time."
-                .into(),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "pattern": {
-                        "type": "string",
-                        "description": "The regular expression."
-                    },
-                    "path": {
-                        "type": "string",
-                        "description": "A directory to search recursively, or one file. Default: the working directory."
-                    },
-                    "glob": {
-                        "type": "string",
-                        "description": "Only search files matching this glob, ripgrep style (`*.rs` matches at any depth, `src/**/*.ts` from `path`; a leading `!` excludes instead)."
-                    },
-                    "case_insensitive": {
-                        "type": "boolean",
-                        "description": "Ignore case. Default: false."
-                    }
-                },
-                "required": ["pattern"],
-                "additionalProperties": false
-            }),
-        }
+            .into()
     }
 
     fn kind(&self) -> Kind {
         Kind::Search
     }
 
-    fn prepare<'a>(
-        &'a self,
-        input: &'a Value,
-        ctx: &'a Context,
-    ) -> BoxFuture<'a, Result<Prepared, ToolError>> {
-        Box::pin(async move {
-            let input: Input = parse(input)?;
-            let root = resolve_or_cwd(ctx, input.path.as_deref())?;
-            let matcher = RegexMatcherBuilder::new()
-                .case_insensitive(input.case_insensitive)
-                .line_terminator(Some(b'\n'))
-                .build(&input.pattern)
-                .map_err(|e| ToolError(format!("invalid regular expression: {e}")))?;
-            let filter = match &input.glob {
-                Some(glob) => Some(path_filter(&root, glob)?),
-                None => None,
-            };
-            Ok(Prepared::new(
-                title(ctx, &input, &root),
-                vec![Location {
-                    path: root.clone(),
-                    line: None,
-                }],
-                Access::Read(vec![root.clone()]),
-                Call {
-                    root,
-                    matcher,
-                    filter,
-                },
-            ))
-        })
+    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>, ToolError> {
+        let root = resolve_or_cwd(ctx, input.path.as_deref())?;
+        let matcher = RegexMatcherBuilder::new()
+            .case_insensitive(input.case_insensitive)
+            .line_terminator(Some(b'\n'))
+            .build(&input.pattern)
+            .map_err(|e| ToolError(format!("invalid regular expression: {e}")))?;
+        let filter = match &input.glob {
+            Some(glob) => Some(path_filter(&root, glob)?),
+            None => None,
+        };
+        Ok(Planned::new(
+            title(ctx, &input, &root),
+            vec![Location {
+                path: root.clone(),
+                line: None,
+            }],
+            Access::Read(vec![root.clone()]),
+            Call {
+                root,
+                matcher,
+                filter,
+            },
+        ))
     }
 
-    fn run<'a>(
-        &'a self,
-        prepared: Prepared,
-        ctx: &'a Context,
-        _progress: UnboundedSender<String>,
-    ) -> BoxFuture<'a, Result<Output, ToolError>> {
-        Box::pin(async move {
-            let call: Call = prepared.into_state()?;
-            is_dir(ctx, &call.root).await?;
-            let max = ctx.limits.search_max_results;
-            let found = off_thread(ctx, move |io, cancel| search(io, &call, max, cancel)).await?;
-            let mut for_model = String::new();
-            for (path, line, text) in &found.matches {
-                let text = cut_line(text.trim_end_matches(['\n', '\r']), MAX_MATCH_LINE_CHARS);
-                for_model.push_str(&format!("{}:{line}: {text}\n", shown(ctx, path)));
-            }
-            if found.matches.is_empty() {
-                for_model.push_str("No matches.\n");
-            } else if found.more {
-                for_model.push_str(&format!(
-                    "[Showing the first {max} matches; there are more. Narrow the pattern, path or glob.]\n"
-                ));
-            }
-            Ok(Output {
-                for_model,
-                raw_output: Some(json!({ "matches": found.matches.len(), "more": found.more })),
-                ..Output::default()
-            })
+    async fn run(
+        &self,
+        call: Call,
+        ctx: &Context,
+        _report: &dyn CallReport,
+    ) -> Result<Output, ToolError> {
+        is_dir(ctx, &call.root).await?;
+        let max = ctx.limits.search_max_results;
+        let found = off_thread(ctx, move |io, cancel| search(io, &call, max, cancel)).await?;
+        let mut for_model = String::new();
+        for (path, line, text) in &found.matches {
+            let text = cut_line(text.trim_end_matches(['\n', '\r']), MAX_MATCH_LINE_CHARS);
+            for_model.push_str(&format!("{}:{line}: {text}\n", shown(ctx, path)));
+        }
+        if found.matches.is_empty() {
+            for_model.push_str("No matches.\n");
+        } else if found.more {
+            for_model.push_str(&format!(
+                "[Showing the first {max} matches; there are more. Narrow the pattern, path or glob.]\n"
+            ));
+        }
+        Ok(Output {
+            for_model,
+            raw_output: Some(json!({ "matches": found.matches.len(), "more": found.more })),
+            ..Output::default()
         })
     }
 }
@@ -217,24 +189,17 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::tools::testing::{call, context, prepare};
+    use crate::tools::testing::{self, call, context, prepare};
 
     fn tree() -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        let files: [(&str, &[u8]); 5] = [
+        testing::tree(&[
             ("src/main.rs", b"fn main() {\n    helper();\n}\n"),
             ("src/lib.rs", b"pub fn helper() {}\n// TODO: more\n"),
             ("notes.md", b"Main ideas\n"),
             ("target/gen.rs", b"fn main() {}\n"),
             ("blob.bin", b"fn main\0\x01\x02"),
-        ];
-        for (file, content) in files {
-            let path = dir.path().join(file);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, content).unwrap();
-        }
-        std::fs::write(dir.path().join(".gitignore"), "target/\n").unwrap();
-        dir
+            (".gitignore", b"target/\n"),
+        ])
     }
 
     #[tokio::test]

@@ -2,17 +2,14 @@
 
 use std::path::PathBuf;
 
-use futures::future::BoxFuture;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
-use tokio::sync::mpsc::UnboundedSender;
+use serde_json::json;
 
 use super::bounds::push_list;
-use super::input::parse;
 use super::paths::{resolve_or_cwd, shown, shown_dir};
 use super::walk::{off_thread, require_dir};
-use super::{Access, Context, Kind, Location, Output, Prepared, Tool, ToolError};
-use crate::chat::ToolSpec;
+use super::{Access, CallReport, Context, Kind, Location, Output, Planned, Tool, ToolError};
 use crate::io::WalkSpec;
 
 pub struct List;
@@ -20,119 +17,102 @@ pub struct List;
 const DEFAULT_DEPTH: usize = 2;
 const MAX_DEPTH: usize = 10;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Input {
+pub struct Input {
+    /// The directory, absolute or relative to the working directory. Default: the working directory.
     path: Option<String>,
+    /// How many levels to descend (1 = only the directory's own entries). Default: 2.
+    #[schemars(range(min = 1, max = MAX_DEPTH))]
     depth: Option<usize>,
 }
 
-struct Call {
+pub struct Call {
     root: PathBuf,
     depth: usize,
 }
 
 impl Tool for List {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "list".into(),
-            description: "List a directory's files and subdirectories (directories end with \
+    type Input = Input;
+    type Plan = Call;
+
+    fn name(&self) -> String {
+        "list".into()
+    }
+
+    fn description(&self) -> String {
+        "List a directory's files and subdirectories (directories end with \
                 `/`), a few levels deep, sorted. Files ignored by .gitignore and the .git \
                 directory are left out. Paths are shown relative to the working directory."
-                .into(),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "path": {
-                        "type": "string",
-                        "description": "The directory, absolute or relative to the working directory. Default: the working directory."
-                    },
-                    "depth": {
-                        "type": "integer", "minimum": 1, "maximum": MAX_DEPTH,
-                        "description": "How many levels to descend (1 = only the directory's own entries). Default: 2."
-                    }
-                },
-                "additionalProperties": false
-            }),
-        }
+            .into()
     }
 
     fn kind(&self) -> Kind {
         Kind::Read
     }
 
-    fn prepare<'a>(
-        &'a self,
-        input: &'a Value,
-        ctx: &'a Context,
-    ) -> BoxFuture<'a, Result<Prepared, ToolError>> {
-        Box::pin(async move {
-            let input: Input = parse(input)?;
-            let root = resolve_or_cwd(ctx, input.path.as_deref())?;
-            let depth = input.depth.unwrap_or(DEFAULT_DEPTH).clamp(1, MAX_DEPTH);
-            Ok(Prepared::new(
-                format!("List {}", shown_dir(ctx, &root)),
-                vec![Location {
-                    path: root.clone(),
-                    line: None,
-                }],
-                Access::Read(vec![root.clone()]),
-                Call { root, depth },
-            ))
-        })
+    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>, ToolError> {
+        let root = resolve_or_cwd(ctx, input.path.as_deref())?;
+        let depth = input.depth.unwrap_or(DEFAULT_DEPTH).clamp(1, MAX_DEPTH);
+        Ok(Planned::new(
+            format!("List {}", shown_dir(ctx, &root)),
+            vec![Location {
+                path: root.clone(),
+                line: None,
+            }],
+            Access::Read(vec![root.clone()]),
+            Call { root, depth },
+        ))
     }
 
-    fn run<'a>(
-        &'a self,
-        prepared: Prepared,
-        ctx: &'a Context,
-        _progress: UnboundedSender<String>,
-    ) -> BoxFuture<'a, Result<Output, ToolError>> {
-        Box::pin(async move {
-            let call: Call = prepared.into_state()?;
-            require_dir(ctx, &call.root).await?;
-            let max = ctx.limits.search_max_results;
-            let root = call.root.clone();
-            let (entries, total) = off_thread(ctx, move |io, cancel| {
-                let mut entries = Vec::new();
-                let mut total = 0;
-                let mut spec = WalkSpec::new(&root);
-                spec.max_depth = Some(call.depth);
-                io.walk(&spec, cancel, &mut |entry| {
-                    if entry.depth > 0 {
-                        total += 1;
-                        if entries.len() < max {
-                            entries.push((entry.path, entry.is_dir));
-                        }
+    async fn run(
+        &self,
+        call: Call,
+        ctx: &Context,
+        _report: &dyn CallReport,
+    ) -> Result<Output, ToolError> {
+        require_dir(ctx, &call.root).await?;
+        let max = ctx.limits.search_max_results;
+        let root = call.root.clone();
+        let (entries, total) = off_thread(ctx, move |io, cancel| {
+            let mut entries = Vec::new();
+            let mut total = 0;
+            let mut spec = WalkSpec::new(&root);
+            spec.max_depth = Some(call.depth);
+            io.walk(&spec, cancel, &mut |entry| {
+                if entry.depth > 0 {
+                    total += 1;
+                    if entries.len() < max {
+                        entries.push((entry.path, entry.is_dir));
                     }
-                    true
-                })?;
-                Ok((entries, total))
+                }
+                true
+            })?;
+            Ok((entries, total))
+        })
+        .await?;
+        let lines: Vec<String> = entries
+            .iter()
+            .map(|(path, is_dir)| match is_dir {
+                true => shown_dir(ctx, path),
+                false => shown(ctx, path),
             })
-            .await?;
-            let lines: Vec<String> = entries
-                .iter()
-                .map(|(path, is_dir)| match is_dir {
-                    true => shown_dir(ctx, path),
-                    false => shown(ctx, path),
-                })
-                .collect();
-            let mut for_model = String::new();
-            if lines.is_empty() {
-                for_model.push_str("(empty directory)\n");
-            }
-            push_list(
-                &mut for_model,
-                &lines,
-                total,
-                "entries",
-                "list a subdirectory or lower the depth",
-            );
-            Ok(Output {
-                for_model,
-                raw_output: Some(json!({ "entries": total })),
-                ..Output::default()
-            })
+            .collect();
+        let mut for_model = String::new();
+        if lines.is_empty() {
+            for_model.push_str("(empty directory)\n");
+        }
+        push_list(
+            &mut for_model,
+            &lines,
+            total,
+            "entries",
+            "list a subdirectory or lower the depth",
+        );
+        Ok(Output {
+            for_model,
+            raw_output: Some(json!({ "entries": total })),
+            ..Output::default()
         })
     }
 }
@@ -142,25 +122,18 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::tools::testing::{call, context, prepare};
+    use crate::tools::testing::{self, call, context, prepare};
 
     fn tree() -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        for file in [
-            "src/main.rs",
-            "src/deep/er/x.rs",
-            "target/debug/app",
-            "README.md",
-            ".github/ci.yml",
-        ] {
-            let path = dir.path().join(file);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, "x").unwrap();
-        }
-        std::fs::create_dir(dir.path().join(".git")).unwrap();
-        std::fs::write(dir.path().join(".git/HEAD"), "ref").unwrap();
-        std::fs::write(dir.path().join(".gitignore"), "target/\n").unwrap();
-        dir
+        testing::tree(&[
+            ("src/main.rs", b"x"),
+            ("src/deep/er/x.rs", b"x"),
+            ("target/debug/app", b"x"),
+            ("README.md", b"x"),
+            (".github/ci.yml", b"x"),
+            (".git/HEAD", b"ref"),
+            (".gitignore", b"target/\n"),
+        ])
     }
 
     #[tokio::test]

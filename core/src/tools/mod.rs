@@ -1,22 +1,24 @@
-//! The agent's tools. Each tool is one file; this module holds the contract and the registry.
+//! The agent's tools. Each tool is one file; `contract.rs` holds what a tool is, `registry.rs`
+//! the set a session offers, and this module the types a call is made of.
 //!
 //! A call goes through two steps so the engine can ask permission in between:
 //! `prepare` validates the input and works out what the call will touch (paths, the diff of
-//! an edit, the command line), without side effects; `run` performs it.
+//! an edit, the command line), without side effects; `run` performs it, reporting as it goes
+//! through the call's [`CallReport`].
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::future::BoxFuture;
 use serde_json::Value;
-use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use crate::chat::{Image, ToolSpec};
+use crate::chat::Image;
 use crate::io::{Io, IoError};
 
 mod bounds;
+mod child;
+mod contract;
 mod diffs;
 mod edit;
 mod fetch;
@@ -31,14 +33,20 @@ mod paths;
 mod read;
 mod read_image;
 pub mod registry;
+mod report;
 mod run_command;
+mod schema;
 #[cfg(test)]
 mod testing;
 mod todo;
 mod walk;
 mod write;
 
+pub use crate::access::{Access, Diff};
+pub use child::{ChildPrompt, ChildTurns};
+pub use contract::{AnyTool, Planned, Ready, Tool, erase};
 pub use registry::{Registry, ToolDeps};
+pub use report::CallReport;
 
 /// ACP `ToolKind` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,76 +75,11 @@ impl Kind {
     }
 }
 
-/// A file change, for the `diff` content block (permission request and tool call).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Diff {
-    pub path: PathBuf,
-    /// `None` for a new file.
-    pub old_text: Option<String>,
-    pub new_text: String,
-}
-
-/// What a prepared call will do, which decides whether permission is needed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Access {
-    /// Reads (or searches) these absolute paths.
-    Read(Vec<PathBuf>),
-    /// Changes files; one diff per file.
-    Edit(Vec<Diff>),
-    /// Runs a shell command line.
-    Execute(String),
-    /// Fetches a URL.
-    Network(String),
-    /// Calls `tool` of the MCP server `server` (their own names, not the model's), which may do
-    /// anything the server can; `read_only` is the tool's `readOnlyHint`.
-    External {
-        server: String,
-        tool: String,
-        read_only: bool,
-    },
-    /// Touches nothing outside the engine (e.g. the plan).
-    None,
-}
-
 /// A location for the client's follow-along (absolute path, 1-based line).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Location {
     pub path: PathBuf,
     pub line: Option<u32>,
-}
-
-/// A validated call, ready to run.
-pub struct Prepared {
-    /// Human title, e.g. "Read src/main.rs (lines 1–200)".
-    pub title: String,
-    pub locations: Vec<Location>,
-    pub access: Access,
-    /// Whatever `run` needs, opaque to the engine.
-    pub state: Box<dyn std::any::Any + Send + Sync>,
-}
-
-impl Prepared {
-    pub fn new(
-        title: String,
-        locations: Vec<Location>,
-        access: Access,
-        state: impl std::any::Any + Send + Sync,
-    ) -> Self {
-        Prepared {
-            title,
-            locations,
-            access,
-            state: Box::new(state),
-        }
-    }
-
-    /// The state `prepare` left for `run`.
-    pub fn into_state<S: 'static>(self) -> Result<S, ToolError> {
-        self.state
-            .downcast()
-            .map(|state| *state)
-            .map_err(|_| ToolError("internal error: this call was prepared by another tool".into()))
-    }
 }
 
 /// A plan entry (`todo` tool → ACP `plan` update).
@@ -172,8 +115,6 @@ pub struct Output {
     /// What the final tool call update shows.
     pub content: Vec<ToolContent>,
     pub raw_output: Option<Value>,
-    /// A new plan, when the tool maintains it.
-    pub plan: Option<Vec<PlanEntry>>,
     /// Images for the model to look at (only when `Context::vision`).
     pub images: Vec<Image>,
 }
@@ -234,25 +175,10 @@ pub struct Context {
     pub vision: bool,
     /// The session's language servers (the `lsp_*` tools, and the diagnostics of edits).
     pub lsp: Arc<lsp::Lsp>,
-}
-
-pub trait Tool: Send + Sync {
-    fn spec(&self) -> ToolSpec;
-    fn kind(&self) -> Kind;
-    /// Validates `input` and works out what the call will touch. No side effects.
-    fn prepare<'a>(
-        &'a self,
-        input: &'a Value,
-        ctx: &'a Context,
-    ) -> BoxFuture<'a, Result<Prepared, ToolError>>;
-    /// Performs a prepared call. Commands stream output deltas to `progress`.
-    fn run<'a>(
-        &'a self,
-        prepared: Prepared,
-        ctx: &'a Context,
-        progress: UnboundedSender<String>,
-    ) -> BoxFuture<'a, Result<Output, ToolError>>;
-    /// Releases what the tool holds for its session (a server's process, a connection): the
-    /// session is closing. The built-in tools hold nothing.
-    fn shutdown(&self) {}
+    /// Runs a child turn for a tool that delegates (`None` where no model is at hand).
+    #[expect(
+        dead_code,
+        reason = "the port's first caller is the subagent tool (issue 21)"
+    )]
+    pub children: Option<Arc<dyn ChildTurns>>,
 }

@@ -1,29 +1,31 @@
 //! `read`: a file's text with line numbers, a window of it at a time; an image file as the
 //! image (`read_image.rs`).
 
-use futures::future::BoxFuture;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
-use tokio::sync::mpsc::UnboundedSender;
+use serde_json::json;
 
 use super::bounds::{MAX_LINE_CHARS, cut_line, plural};
-use super::input::parse;
 use super::paths::{resolve, shown};
 use super::read_image;
-use super::{Access, Context, Kind, Location, Output, Prepared, Tool, ToolError};
-use crate::chat::ToolSpec;
+use super::{Access, CallReport, Context, Kind, Location, Output, Planned, Tool, ToolError};
 
 pub struct Read;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Input {
+pub struct Input {
+    /// The file, absolute or relative to the working directory.
     path: String,
+    /// The first line to read (1-based). Default: 1.
+    #[schemars(range(min = 1))]
     offset: Option<usize>,
+    /// How many lines to read. Default and maximum: the configured read limit (2000 lines by default).
+    #[schemars(range(min = 1))]
     limit: Option<usize>,
 }
 
-struct Call {
+pub struct Call {
     path: std::path::PathBuf,
     /// 1-based first line.
     offset: usize,
@@ -31,102 +33,77 @@ struct Call {
 }
 
 impl Tool for Read {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "read".into(),
-            description: "Read a text file. Returns its lines numbered like `cat -n` \
+    type Input = Input;
+    type Plan = Call;
+
+    fn name(&self) -> String {
+        "read".into()
+    }
+
+    fn description(&self) -> String {
+        "Read a text file. Returns its lines numbered like `cat -n` \
                 (line number, tab, text). Long files come a window at a time: the answer says \
                 which lines it shows and the `offset` to read on from. Reads what the editor \
                 has, including unsaved changes. An image file (PNG, JPEG, GIF, WebP) comes \
                 back as the image, to look at. Other binary files are refused."
-                .into(),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "path": {
-                        "type": "string",
-                        "description": "The file, absolute or relative to the working directory."
-                    },
-                    "offset": {
-                        "type": "integer", "minimum": 1,
-                        "description": "The first line to read (1-based). Default: 1."
-                    },
-                    "limit": {
-                        "type": "integer", "minimum": 1,
-                        "description": "How many lines to read. Default and maximum: the configured read limit (2000 lines by default)."
-                    }
-                },
-                "required": ["path"],
-                "additionalProperties": false
-            }),
-        }
+            .into()
     }
 
     fn kind(&self) -> Kind {
         Kind::Read
     }
 
-    fn prepare<'a>(
-        &'a self,
-        input: &'a Value,
-        ctx: &'a Context,
-    ) -> BoxFuture<'a, Result<Prepared, ToolError>> {
-        Box::pin(async move {
-            let input: Input = parse(input)?;
-            let path = resolve(ctx, &input.path)?;
-            let offset = input.offset.unwrap_or(1).max(1);
-            let limit = input
-                .limit
-                .unwrap_or(ctx.limits.read_max_lines)
-                .clamp(1, ctx.limits.read_max_lines);
-            let title = match (input.offset, input.limit) {
-                (None, None) => format!("Read {}", shown(ctx, &path)),
-                _ => format!(
-                    "Read {} (lines {}–{})",
-                    shown(ctx, &path),
-                    offset,
-                    offset.saturating_add(limit - 1)
-                ),
-            };
-            Ok(Prepared::new(
-                title,
-                vec![Location {
-                    path: path.clone(),
-                    line: u32::try_from(offset).ok(),
-                }],
-                Access::Read(vec![path.clone()]),
-                Call {
-                    path,
-                    offset,
-                    limit,
-                },
-            ))
-        })
+    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>, ToolError> {
+        let path = resolve(ctx, &input.path)?;
+        let offset = input.offset.unwrap_or(1).max(1);
+        let limit = input
+            .limit
+            .unwrap_or(ctx.limits.read_max_lines)
+            .clamp(1, ctx.limits.read_max_lines);
+        let title = match (input.offset, input.limit) {
+            (None, None) => format!("Read {}", shown(ctx, &path)),
+            _ => format!(
+                "Read {} (lines {}–{})",
+                shown(ctx, &path),
+                offset,
+                offset.saturating_add(limit - 1)
+            ),
+        };
+        Ok(Planned::new(
+            title,
+            vec![Location {
+                path: path.clone(),
+                line: u32::try_from(offset).ok(),
+            }],
+            Access::Read(vec![path.clone()]),
+            Call {
+                path,
+                offset,
+                limit,
+            },
+        ))
     }
 
-    fn run<'a>(
-        &'a self,
-        prepared: Prepared,
-        ctx: &'a Context,
-        _progress: UnboundedSender<String>,
-    ) -> BoxFuture<'a, Result<Output, ToolError>> {
-        Box::pin(async move {
-            let call: Call = prepared.into_state()?;
-            if read_image::is_image(ctx, &call.path).await {
-                return read_image::read(ctx, &call.path).await;
-            }
-            let text = ctx.io.read_text(&call.path).await?;
-            let window = number_lines(&text, &call, ctx.limits.read_max_bytes)
-                .map_err(|e| ToolError(format!("{}: {}", shown(ctx, &call.path), e.0)))?;
-            Ok(Output {
-                raw_output: Some(json!({
-                    "firstLine": call.offset,
-                    "lastLine": window.last_line,
-                    "totalLines": window.total_lines,
-                })),
-                for_model: window.text,
-                ..Output::default()
-            })
+    async fn run(
+        &self,
+        call: Call,
+        ctx: &Context,
+        _report: &dyn CallReport,
+    ) -> Result<Output, ToolError> {
+        if read_image::is_image(ctx, &call.path).await {
+            return read_image::read(ctx, &call.path).await;
+        }
+        let text = ctx.io.read_text(&call.path).await?;
+        let window = number_lines(&text, &call, ctx.limits.read_max_bytes)
+            .map_err(|e| ToolError(format!("{}: {}", shown(ctx, &call.path), e.0)))?;
+        Ok(Output {
+            raw_output: Some(json!({
+                "firstLine": call.offset,
+                "lastLine": window.last_line,
+                "totalLines": window.total_lines,
+            })),
+            for_model: window.text,
+            ..Output::default()
         })
     }
 }

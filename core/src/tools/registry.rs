@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use super::Tool;
 use super::edit::Edit;
 use super::fetch::Fetch;
 use super::glob::Glob;
@@ -13,6 +12,7 @@ use super::read::Read;
 use super::run_command::RunCommand;
 use super::todo::Todo;
 use super::write::Write;
+use super::{AnyTool, erase};
 use crate::chat::ToolSpec;
 use crate::config::Config;
 use crate::io::process::Launcher;
@@ -44,33 +44,33 @@ impl ToolDeps {
 }
 
 /// Every built-in tool, in the order they are offered to the model.
-pub fn all(deps: &ToolDeps) -> Vec<Arc<dyn Tool>> {
-    let builtin: Vec<Arc<dyn Tool>> = vec![
-        Arc::new(Read),
-        Arc::new(List),
-        Arc::new(Glob),
-        Arc::new(Grep),
-        Arc::new(Edit),
-        Arc::new(Write),
-        Arc::new(RunCommand),
-        Arc::new(Fetch::new(deps.http.clone())),
-        Arc::new(Todo),
+pub fn all(deps: &ToolDeps) -> Vec<Arc<dyn AnyTool>> {
+    let builtin = vec![
+        erase(Read),
+        erase(List),
+        erase(Glob),
+        erase(Grep),
+        erase(Edit),
+        erase(Write),
+        erase(RunCommand),
+        erase(Fetch::new(deps.http.clone())),
+        erase(Todo),
     ];
     builtin.into_iter().chain(super::lsp::tools()).collect()
 }
 
-/// A set of tools, found by name. Each live session has its own (MCP and language-server tools
-/// join it there).
+/// A set of tools, found by name. Each live session has its own: the built-ins, the language
+/// servers' tools among them (MCP tools are looked up beside it, `session/services.rs`).
 #[derive(Clone)]
 pub struct Registry {
-    tools: Vec<(String, Arc<dyn Tool>)>,
+    tools: Vec<(String, Arc<dyn AnyTool>)>,
 }
 
 impl Registry {
-    pub fn new(tools: Vec<Arc<dyn Tool>>) -> Self {
+    pub fn new(tools: Vec<Arc<dyn AnyTool>>) -> Self {
         let tools = tools
             .into_iter()
-            .map(|tool| (tool.spec().name, tool))
+            .map(|tool| (tool.spec().name.clone(), tool))
             .collect();
         Registry { tools }
     }
@@ -80,7 +80,7 @@ impl Registry {
         Registry::new(all(deps))
     }
 
-    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+    pub fn get(&self, name: &str) -> Option<Arc<dyn AnyTool>> {
         self.tools
             .iter()
             .find(|(known, _)| known == name)
@@ -96,7 +96,10 @@ impl Registry {
 
     /// What the model is told about each tool.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools.iter().map(|(_, tool)| tool.spec()).collect()
+        self.tools
+            .iter()
+            .map(|(_, tool)| tool.spec().clone())
+            .collect()
     }
 }
 

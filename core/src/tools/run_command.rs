@@ -4,15 +4,13 @@
 
 use std::time::Duration;
 
-use futures::future::BoxFuture;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
-use tokio::sync::mpsc::UnboundedSender;
+use serde_json::json;
+use tokio::sync::mpsc::unbounded_channel;
 
 use super::bounds::{cut_line, fence};
-use super::input::parse;
-use super::{Access, Context, Kind, Output, Prepared, Tool, ToolContent, ToolError};
-use crate::chat::ToolSpec;
+use super::{Access, CallReport, Context, Kind, Output, Planned, Tool, ToolContent, ToolError};
 use crate::io::{CommandResult, CommandSpec};
 
 pub struct RunCommand;
@@ -22,98 +20,85 @@ const MAX_TIMEOUT: Duration = Duration::from_secs(60 * 60);
 /// Titles show at most this much of the command line.
 const TITLE_CHARS: usize = 80;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Input {
+pub struct Input {
+    /// The command line, e.g. `cargo test -p core 2>&1 | tail -50`.
     command: String,
+    /// Stop the command after this many seconds. Default: the configured command timeout (120 s unless changed).
+    #[schemars(range(min = 1, max = MAX_TIMEOUT.as_secs()))]
     timeout_secs: Option<u64>,
 }
 
-struct Call {
+pub struct Call {
     command: String,
     timeout: Duration,
 }
 
 impl Tool for RunCommand {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "run_command".into(),
-            description: "Run a shell command (`sh -c`) in the working directory: builds, \
+    type Input = Input;
+    type Plan = Call;
+
+    fn name(&self) -> String {
+        "run_command".into()
+    }
+
+    fn description(&self) -> String {
+        "Run a shell command (`sh -c`) in the working directory: builds, \
                 tests, git, scripts. stdout and stderr come back merged, with the exit code. \
                 There is no stdin, so interactive prompts fail: pass flags like `--yes`. Long \
                 output keeps its beginning and end. The command and everything it starts are \
                 stopped at the timeout or when the user cancels, and nothing keeps running in \
                 the background after the command returns."
-                .into(),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "command": {
-                        "type": "string",
-                        "description": "The command line, e.g. `cargo test -p core 2>&1 | tail -50`."
-                    },
-                    "timeout_secs": {
-                        "type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT.as_secs(),
-                        "description": "Stop the command after this many seconds. Default: the configured command timeout (120 s unless changed)."
-                    }
-                },
-                "required": ["command"],
-                "additionalProperties": false
-            }),
-        }
+            .into()
     }
 
     fn kind(&self) -> Kind {
         Kind::Execute
     }
 
-    fn prepare<'a>(
-        &'a self,
-        input: &'a Value,
-        ctx: &'a Context,
-    ) -> BoxFuture<'a, Result<Prepared, ToolError>> {
-        Box::pin(async move {
-            let input: Input = parse(input)?;
-            if input.command.trim().is_empty() {
-                return Err(ToolError("the command is empty".into()));
-            }
-            let timeout = input
-                .timeout_secs
-                .map(|secs| Duration::from_secs(secs.max(1)).min(MAX_TIMEOUT))
-                .unwrap_or(ctx.limits.command_timeout);
-            Ok(Prepared::new(
-                title(&input.command),
-                Vec::new(),
-                Access::Execute(input.command.clone()),
-                Call {
-                    command: input.command,
-                    timeout,
-                },
-            ))
-        })
+    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>, ToolError> {
+        if input.command.trim().is_empty() {
+            return Err(ToolError("the command is empty".into()));
+        }
+        let timeout = input
+            .timeout_secs
+            .map(|secs| Duration::from_secs(secs.max(1)).min(MAX_TIMEOUT))
+            .unwrap_or(ctx.limits.command_timeout);
+        Ok(Planned::new(
+            title(&input.command),
+            Vec::new(),
+            Access::Execute(input.command.clone()),
+            Call {
+                command: input.command,
+                timeout,
+            },
+        ))
     }
 
-    fn run<'a>(
-        &'a self,
-        prepared: Prepared,
-        ctx: &'a Context,
-        progress: UnboundedSender<String>,
-    ) -> BoxFuture<'a, Result<Output, ToolError>> {
-        Box::pin(async move {
-            let call: Call = prepared.into_state()?;
-            let spec = CommandSpec {
-                command: call.command,
-                cwd: ctx.cwd.clone(),
-                timeout: call.timeout,
-                output_limit: ctx.limits.output_limit,
-            };
-            let result = ctx
-                .io
-                .run_command(spec, progress, ctx.cancel.clone())
-                .await?;
-            let status = status_line(&result, call.timeout, ctx.cancel.is_cancelled());
-            Ok(output(&result, &status))
-        })
+    async fn run(
+        &self,
+        call: Call,
+        ctx: &Context,
+        report: &dyn CallReport,
+    ) -> Result<Output, ToolError> {
+        let spec = CommandSpec {
+            command: call.command,
+            cwd: ctx.cwd.clone(),
+            timeout: call.timeout,
+            output_limit: ctx.limits.output_limit,
+        };
+        let (progress, mut deltas) = unbounded_channel::<String>();
+        let forward = async {
+            while let Some(delta) = deltas.recv().await {
+                report.output(delta);
+            }
+        };
+        let running = ctx.io.run_command(spec, progress, ctx.cancel.clone());
+        let (result, ()) = tokio::join!(running, forward);
+        let result = result?;
+        let status = status_line(&result, call.timeout, ctx.cancel.is_cancelled());
+        Ok(output(&result, &status))
     }
 }
 
@@ -175,13 +160,13 @@ mod tests {
 
     use futures::future::BoxFuture;
     use serde_json::json;
-    use tokio::sync::mpsc::unbounded_channel;
+    use tokio::sync::mpsc::UnboundedSender;
     use tokio_util::sync::CancellationToken;
 
     use super::*;
     use crate::io::testing::{group_is_gone, live_group_members};
     use crate::io::{Io, IoError, Meta, WalkEntry, WalkSpec};
-    use crate::tools::testing::{call, context, prepare};
+    use crate::tools::testing::{Recorder, call, context, prepare};
 
     #[tokio::test]
     async fn titles_and_access_name_the_command() {
@@ -253,8 +238,8 @@ mod tests {
         let ctx = context(dir.path());
         let input = json!({ "command": "echo $$; sleep 1000 & sleep 1000" });
         let prepared = prepare(&RunCommand, input, &ctx).await.unwrap();
-        let (tx, mut rx) = unbounded_channel();
-        let running = RunCommand.run(prepared, &ctx, tx);
+        let (recorder, mut rx) = Recorder::new();
+        let running = RunCommand.run(prepared.plan, &ctx, &recorder);
         let watcher = async {
             let first = rx.recv().await.unwrap();
             let pgid: i32 = first.trim().parse().unwrap();

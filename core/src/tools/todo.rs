@@ -1,120 +1,92 @@
 //! `todo`: the model's plan for the task, shown to the user as an ACP `plan`. Each call sends
 //! the whole list, which replaces the previous one.
 
-use futures::future::BoxFuture;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
-use tokio::sync::mpsc::UnboundedSender;
 
-use super::input::parse;
-use super::{Access, Context, Kind, Output, PlanEntry, Prepared, Tool, ToolError};
-use crate::chat::ToolSpec;
+use super::{Access, CallReport, Context, Kind, Output, PlanEntry, Planned, Tool, ToolError};
 
 pub struct Todo;
 
 const STATUSES: [&str; 3] = ["pending", "in_progress", "completed"];
 const PRIORITIES: [&str; 3] = ["high", "medium", "low"];
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Input {
+pub struct Input {
+    /// The complete plan, in order.
     todos: Vec<Item>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Item {
+    /// What the step does, short and concrete.
     content: String,
+    #[schemars(extend("enum" = STATUSES))]
     status: String,
+    /// Default: medium.
+    #[schemars(extend("enum" = PRIORITIES))]
     priority: Option<String>,
 }
 
 impl Tool for Todo {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "todo".into(),
-            description: "Keep a visible plan for a task of several steps. Send the whole \
+    type Input = Input;
+    type Plan = Vec<PlanEntry>;
+
+    fn name(&self) -> String {
+        "todo".into()
+    }
+
+    fn description(&self) -> String {
+        "Keep a visible plan for a task of several steps. Send the whole \
                 list every time: it replaces the previous one. Mark a step `in_progress` \
                 when you start it (one at a time) and `completed` as soon as it is done; add \
                 steps you discover. Skip it for a single simple step."
-                .into(),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "todos": {
-                        "type": "array",
-                        "description": "The complete plan, in order.",
-                        "items": {
-                            "type": "object",
-                            "properties": {
-                                "content": {
-                                    "type": "string",
-                                    "description": "What the step does, short and concrete."
-                                },
-                                "status": { "type": "string", "enum": STATUSES },
-                                "priority": {
-                                    "type": "string", "enum": PRIORITIES,
-                                    "description": "Default: medium."
-                                }
-                            },
-                            "required": ["content", "status"],
-                            "additionalProperties": false
-                        }
-                    }
-                },
-                "required": ["todos"],
-                "additionalProperties": false
-            }),
-        }
+            .into()
     }
 
     fn kind(&self) -> Kind {
         Kind::Think
     }
 
-    fn prepare<'a>(
-        &'a self,
-        input: &'a Value,
-        _ctx: &'a Context,
-    ) -> BoxFuture<'a, Result<Prepared, ToolError>> {
-        Box::pin(async move {
-            let input: Input = parse(input)?;
-            let plan = input
-                .todos
-                .into_iter()
-                .enumerate()
-                .map(|(index, item)| entry(index, item))
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(Prepared::new(
-                "Update plan".into(),
-                Vec::new(),
-                Access::None,
-                plan,
-            ))
-        })
+    async fn prepare(
+        &self,
+        input: Input,
+        _ctx: &Context,
+    ) -> Result<Planned<Vec<PlanEntry>>, ToolError> {
+        let plan = input
+            .todos
+            .into_iter()
+            .enumerate()
+            .map(|(index, item)| entry(index, item))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Planned::new(
+            "Update plan".into(),
+            Vec::new(),
+            Access::None,
+            plan,
+        ))
     }
 
-    fn run<'a>(
-        &'a self,
-        prepared: Prepared,
-        _ctx: &'a Context,
-        _progress: UnboundedSender<String>,
-    ) -> BoxFuture<'a, Result<Output, ToolError>> {
-        Box::pin(async move {
-            let plan: Vec<PlanEntry> = prepared.into_state()?;
-            let count = |status: &str| plan.iter().filter(|e| e.status == status).count();
-            let for_model = format!(
-                "Plan updated: {} steps ({} completed, {} in progress, {} pending).",
-                plan.len(),
-                count("completed"),
-                count("in_progress"),
-                count("pending")
-            );
-            Ok(Output {
-                for_model,
-                plan: Some(plan),
-                ..Output::default()
-            })
+    async fn run(
+        &self,
+        plan: Vec<PlanEntry>,
+        _ctx: &Context,
+        report: &dyn CallReport,
+    ) -> Result<Output, ToolError> {
+        let count = |status: &str| plan.iter().filter(|e| e.status == status).count();
+        let for_model = format!(
+            "Plan updated: {} steps ({} completed, {} in progress, {} pending).",
+            plan.len(),
+            count("completed"),
+            count("in_progress"),
+            count("pending")
+        );
+        report.plan(plan);
+        Ok(Output {
+            for_model,
+            ..Output::default()
         })
     }
 }
@@ -150,7 +122,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::tools::testing::{call, context, prepare};
+    use crate::tools::testing::{Recorder, context, prepare, report};
 
     #[tokio::test]
     async fn returns_the_whole_plan() {
@@ -166,12 +138,15 @@ mod tests {
             (prepared.title.as_str(), &prepared.access),
             ("Update plan", &Access::None)
         );
-        let output = call(&Todo, input, &ctx).await.unwrap();
+        let (recorder, _output) = Recorder::new();
+        let output = report(&Todo, input, &ctx, &recorder).await.unwrap();
         assert_eq!(
             output.for_model,
             "Plan updated: 3 steps (1 completed, 1 in progress, 1 pending)."
         );
-        let plan = output.plan.unwrap();
+        let [plan] = &recorder.plans()[..] else {
+            panic!("one plan: {:?}", recorder.plans());
+        };
         assert_eq!(
             plan[0],
             PlanEntry {
@@ -209,7 +184,9 @@ mod tests {
                 .0
                 .starts_with("todo 1: unknown priority")
         );
-        let empty = call(&Todo, json!({ "todos": [] }), &ctx).await.unwrap();
-        assert_eq!(empty.plan, Some(Vec::new()));
+        let (recorder, _output) = Recorder::new();
+        let empty = json!({ "todos": [] });
+        report(&Todo, empty, &ctx, &recorder).await.unwrap();
+        assert_eq!(recorder.plans(), [Vec::new()]);
     }
 }

@@ -1,102 +1,79 @@
 //! `write`: create a file or replace its whole text. The diff against the current text is
 //! worked out in `prepare`, so the permission request shows exactly what will change.
 
-use futures::future::BoxFuture;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
-use tokio::sync::mpsc::UnboundedSender;
 
 use super::diffs::{apply_and_report, current_text, first_changed_line};
-use super::input::parse;
 use super::paths::{resolve, shown};
-use super::{Access, Context, Diff, Kind, Location, Output, Prepared, Tool, ToolError};
-use crate::chat::ToolSpec;
+use super::{Access, CallReport, Context, Diff, Kind, Location, Output, Planned, Tool, ToolError};
 
 pub struct Write;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Input {
+pub struct Input {
+    /// The file, absolute or relative to the working directory.
     path: String,
+    /// The complete new text of the file.
     content: String,
 }
 
 impl Tool for Write {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "write".into(),
-            description: "Create a file, or replace the whole text of an existing one. Missing \
+    type Input = Input;
+    type Plan = Diff;
+
+    fn name(&self) -> String {
+        "write".into()
+    }
+
+    fn description(&self) -> String {
+        "Create a file, or replace the whole text of an existing one. Missing \
                 parent directories are created. To change part of an existing file, prefer \
                 `edit`, which does not need the whole text."
-                .into(),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "path": {
-                        "type": "string",
-                        "description": "The file, absolute or relative to the working directory."
-                    },
-                    "content": {
-                        "type": "string",
-                        "description": "The complete new text of the file."
-                    }
-                },
-                "required": ["path", "content"],
-                "additionalProperties": false
-            }),
-        }
+            .into()
     }
 
     fn kind(&self) -> Kind {
         Kind::Edit
     }
 
-    fn prepare<'a>(
-        &'a self,
-        input: &'a Value,
-        ctx: &'a Context,
-    ) -> BoxFuture<'a, Result<Prepared, ToolError>> {
-        Box::pin(async move {
-            let input: Input = parse(input)?;
-            let path = resolve(ctx, &input.path)?;
-            let old_text = current_text(ctx, &path).await?;
-            let verb = if old_text.is_some() {
-                "Write"
-            } else {
-                "Create"
-            };
-            let line = first_changed_line(old_text.as_deref().unwrap_or(""), &input.content);
-            let diff = Diff {
-                path: path.clone(),
-                old_text,
-                new_text: input.content,
-            };
-            Ok(Prepared::new(
-                format!("{verb} {}", shown(ctx, &path)),
-                vec![Location {
-                    path,
-                    line: Some(line),
-                }],
-                Access::Edit(vec![diff.clone()]),
-                diff,
-            ))
-        })
+    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Diff>, ToolError> {
+        let path = resolve(ctx, &input.path)?;
+        let old_text = current_text(ctx, &path).await?;
+        let verb = if old_text.is_some() {
+            "Write"
+        } else {
+            "Create"
+        };
+        let line = first_changed_line(old_text.as_deref().unwrap_or(""), &input.content);
+        let diff = Diff {
+            path: path.clone(),
+            old_text,
+            new_text: input.content,
+        };
+        Ok(Planned::new(
+            format!("{verb} {}", shown(ctx, &path)),
+            vec![Location {
+                path,
+                line: Some(line),
+            }],
+            Access::Edit(vec![diff.clone()]),
+            diff,
+        ))
     }
 
-    fn run<'a>(
-        &'a self,
-        prepared: Prepared,
-        ctx: &'a Context,
-        _progress: UnboundedSender<String>,
-    ) -> BoxFuture<'a, Result<Output, ToolError>> {
-        Box::pin(async move {
-            let diff: Diff = prepared.into_state()?;
-            let headline = match diff.old_text {
-                None => format!("Created {}.", shown(ctx, &diff.path)),
-                Some(_) => format!("Wrote {}.", shown(ctx, &diff.path)),
-            };
-            apply_and_report(ctx, &diff, &headline).await
-        })
+    async fn run(
+        &self,
+        diff: Diff,
+        ctx: &Context,
+        _report: &dyn CallReport,
+    ) -> Result<Output, ToolError> {
+        let headline = match diff.old_text {
+            None => format!("Created {}.", shown(ctx, &diff.path)),
+            Some(_) => format!("Wrote {}.", shown(ctx, &diff.path)),
+        };
+        apply_and_report(ctx, &diff, &headline).await
     }
 }
 
@@ -106,7 +83,7 @@ mod tests {
 
     use super::*;
     use crate::tools::ToolContent;
-    use crate::tools::testing::{call, context, prepare};
+    use crate::tools::testing::{Recorder, call, context, prepare};
 
     #[tokio::test]
     async fn creates_a_file_and_its_parents() {
@@ -173,8 +150,8 @@ mod tests {
             .await
             .unwrap();
         std::fs::write(&path, "changed meanwhile").unwrap();
-        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
-        let error = Write.run(prepared, &ctx, tx).await.unwrap_err();
+        let (recorder, _output) = Recorder::new();
+        let error = Write.run(prepared.plan, &ctx, &recorder).await.unwrap_err();
         assert!(error.0.contains("a.txt changed since"), "{error}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "changed meanwhile");
     }

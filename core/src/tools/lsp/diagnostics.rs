@@ -1,6 +1,7 @@
 //! Diagnostics: asked for (`textDocument/diagnostic`) or, from a server without it, waited
 //! for as pushed for the document's version; shown as a person reads them; and compared
-//! before and after an edit, to tell the model what the edit broke.
+//! before and after an edit, to tell the model what the edit broke; and the bounded report
+//! of them that `lsp_diagnostics` answers with.
 
 use std::collections::HashMap;
 
@@ -9,10 +10,14 @@ use tokio_util::sync::CancellationToken;
 
 use super::client::{CallError, Connection, METHOD_NOT_FOUND};
 use super::position::from_lsp;
-use crate::tools::bounds::cut_line;
+use crate::tools::bounds::{cut_line, plural};
 
 /// A message longer than this is cut: the first lines of a type error say what is wrong.
 const MAX_MESSAGE_CHARS: usize = 400;
+/// Diagnostics shown per file, and in all; files listed, at most.
+const MAX_FILE_DIAGNOSTICS: usize = 50;
+const MAX_DIAGNOSTICS: usize = 200;
+const MAX_FILES: usize = 50;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
@@ -165,6 +170,68 @@ pub fn introduced(before: &[Diagnostic], after: &[Diagnostic]) -> Vec<Diagnostic
         })
         .cloned()
         .collect()
+}
+
+/// The errors and warnings of one file after another, bounded.
+#[derive(Default)]
+pub struct DiagnosticsReport {
+    out: String,
+    files: usize,
+    shown: usize,
+    errors: usize,
+    warnings: usize,
+}
+
+impl DiagnosticsReport {
+    pub fn add(&mut self, name: &str, text: &str, found: &[Diagnostic]) {
+        let kept: Vec<&Diagnostic> = found
+            .iter()
+            .filter(|d| matches!(d.severity, Severity::Error | Severity::Warning))
+            .collect();
+        if kept.is_empty() && self.files > 0 {
+            return;
+        }
+        self.files += 1;
+        let errors = kept
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .count();
+        self.errors += errors;
+        self.warnings += kept.len() - errors;
+        if self.files > MAX_FILES {
+            return;
+        }
+        self.out.push_str(&format!(
+            "{name}: {}, {}\n",
+            plural(errors, "error"),
+            plural(kept.len() - errors, "warning")
+        ));
+        let room = MAX_FILE_DIAGNOSTICS.min(MAX_DIAGNOSTICS - self.shown.min(MAX_DIAGNOSTICS));
+        for diagnostic in kept.iter().take(room) {
+            self.out
+                .push_str(&format!("  {}\n", diagnostic.render(text)));
+        }
+        self.shown += kept.len().min(room);
+        if kept.len() > room {
+            self.out
+                .push_str(&format!("  … {} more in this file\n", kept.len() - room));
+        }
+    }
+
+    pub fn finish(mut self, server: &str) -> String {
+        if self.files > MAX_FILES {
+            let left_out = self.files - MAX_FILES;
+            self.out
+                .push_str(&format!("… {} more\n", plural(left_out, "file")));
+        }
+        format!(
+            "{}(from the {server} language server: {} and {} in {})\n",
+            self.out,
+            plural(self.errors, "error"),
+            plural(self.warnings, "warning"),
+            plural(self.files, "file")
+        )
+    }
 }
 
 #[cfg(test)]

@@ -7,40 +7,45 @@
 //! - `client.rs` + `transport.rs`: the process and the JSON-RPC exchange with it;
 //! - `session.rs`: a session's hold on its servers, and opening a file with its content;
 //! - `diagnostics.rs`, `position.rs`: diagnostics and positions, as a person reads them;
-//! - `tools.rs`: the three tools; `check.rs`: the diagnostics an edit's result gains.
+//! - `diagnostics_tool.rs`, `position_tool.rs`: the three tools, and `answers.rs` what they
+//!   share; `check.rs`: the diagnostics an edit's result gains.
 //!
 //! Servers log under [`LOG_TARGET`] (their stderr included); nothing reaches stdout.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+mod answers;
 mod check;
 mod client;
 mod diagnostics;
+mod diagnostics_tool;
 mod position;
+mod position_tool;
 mod server;
 mod servers;
 mod session;
 mod spec;
-mod tools;
 mod transport;
 
 pub use check::report as change_report;
 pub use servers::Servers;
 pub use session::Lsp;
 
-use super::Tool;
+use super::{AnyTool, erase};
+use diagnostics_tool::Diagnostics;
+use position_tool::{AtPosition, Question};
 
 /// The `tracing` target of everything the language servers do.
 pub const LOG_TARGET: &str = "hearth::lsp";
 
 /// The three LSP tools, offered to every session whether or not a server is installed, so the
 /// model learns what exists (a call then says what is missing).
-pub fn tools() -> Vec<Arc<dyn Tool>> {
+pub fn tools() -> Vec<Arc<dyn AnyTool>> {
     vec![
-        Arc::new(tools::Diagnostics),
-        Arc::new(tools::AtPosition(tools::Question::Definition)),
-        Arc::new(tools::AtPosition(tools::Question::References)),
+        erase(Diagnostics),
+        erase(AtPosition(Question::Definition)),
+        erase(AtPosition(Question::References)),
     ]
 }
 

@@ -10,8 +10,8 @@ use serde_json::json;
 
 use super::{Lsp, Servers, tools};
 use crate::config::Config;
-use crate::tools::testing::{call, context};
-use crate::tools::{Context, Tool, ToolError};
+use crate::tools::testing::{call_any, context};
+use crate::tools::{AnyTool, Context, ToolError};
 
 fn fake_server() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/lsp/fake_server.py")
@@ -93,13 +93,13 @@ impl Workspace {
     }
 }
 
-fn tool(name: &str) -> Arc<dyn Tool> {
+fn tool(name: &str) -> Arc<dyn AnyTool> {
     tools().into_iter().find(|t| t.spec().name == name).unwrap()
 }
 
 async fn diagnostics(ctx: &Context, path: &str) -> Result<String, ToolError> {
     let input = json!({"path": path});
-    call(&*tool("lsp_diagnostics"), input, ctx)
+    call_any(&*tool("lsp_diagnostics"), input, ctx)
         .await
         .map(|o| o.for_model)
 }
@@ -208,7 +208,7 @@ async fn a_server_without_pull_diagnostics_is_waited_for_as_it_pushes() {
             .contains("2:1 error")
     );
     let input = json!({"path": "a.fake", "all_files": true});
-    let all = call(&*tool("lsp_diagnostics"), input, &ctx)
+    let all = call_any(&*tool("lsp_diagnostics"), input, &ctx)
         .await
         .unwrap()
         .for_model;
@@ -229,7 +229,7 @@ async fn definitions_and_references_answer_in_one_based_positions_with_context()
     let ctx = ws.session(&servers);
     diagnostics(&ctx, "b.fake").await.unwrap();
     let input = json!({"path": "a.fake", "line": 3, "column": 7});
-    let definition = call(&*tool("lsp_definition"), input, &ctx)
+    let definition = call_any(&*tool("lsp_definition"), input, &ctx)
         .await
         .unwrap()
         .for_model;
@@ -242,7 +242,7 @@ async fn definitions_and_references_answer_in_one_based_positions_with_context()
         "{definition}"
     );
     let input = json!({"path": "a.fake", "line": 1, "column": 5});
-    let references = call(&*tool("lsp_references"), input, &ctx)
+    let references = call_any(&*tool("lsp_references"), input, &ctx)
         .await
         .unwrap()
         .for_model;
@@ -259,7 +259,7 @@ async fn definitions_and_references_answer_in_one_based_positions_with_context()
         "{references}"
     );
     let input = json!({"path": "a.fake", "line": 9, "column": 1});
-    let error = call(&*tool("lsp_references"), input, &ctx)
+    let error = call_any(&*tool("lsp_references"), input, &ctx)
         .await
         .unwrap_err()
         .0;
@@ -304,14 +304,14 @@ async fn an_edit_reports_the_errors_it_introduced_and_their_fix() {
     .find(|t| t.spec().name == "edit")
     .unwrap();
     let input = json!({"path": "a.fake", "edits": [{"old_text": "two", "new_text": "ERROR two"}]});
-    let broke = call(&*edit, input, &ctx).await.unwrap().for_model;
+    let broke = call_any(&*edit, input, &ctx).await.unwrap().for_model;
     assert!(broke.contains("reports 1 new error this change introduced in a.fake:\na.fake:2:1 error [fake]: ERROR found\n"), "{broke}");
     assert!(
         !broke.contains("a.fake:1:5"),
         "the old error is not new: {broke}"
     );
     let input = json!({"path": "a.fake", "edits": [{"old_text": "ERROR two", "new_text": "two"}]});
-    let fixed = call(&*edit, input, &ctx).await.unwrap().for_model;
+    let fixed = call_any(&*edit, input, &ctx).await.unwrap().for_model;
     assert!(
         fixed.contains(
             "No new errors in a.fake; the fake language server still reports 1 error from before."
@@ -319,7 +319,7 @@ async fn an_edit_reports_the_errors_it_introduced_and_their_fix() {
         "{fixed}"
     );
     let input = json!({"path": "a.fake", "edits": [{"old_text": "one ERROR", "new_text": "one"}]});
-    let clean = call(&*edit, input, &ctx).await.unwrap().for_model;
+    let clean = call_any(&*edit, input, &ctx).await.unwrap().for_model;
     assert!(
         clean.contains("The fake language server reports no errors in a.fake."),
         "{clean}"
@@ -337,7 +337,7 @@ async fn a_long_session_keeps_at_most_32_documents_open_in_a_server() {
     }
     // The fake server answers references from its open documents only.
     let input = json!({"path": "f32.fake", "line": 1, "column": 1});
-    let references = call(&*tool("lsp_references"), input, &ctx)
+    let references = call_any(&*tool("lsp_references"), input, &ctx)
         .await
         .unwrap()
         .for_model;
@@ -392,7 +392,7 @@ async fn a_new_file_without_an_installed_server_gets_a_plain_result() {
     .find(|t| t.spec().name == "write")
     .unwrap();
     let input = json!({"path": "new.py", "content": "x = 1\n"});
-    let output = call(&*write, input, &ctx).await.unwrap().for_model;
+    let output = call_any(&*write, input, &ctx).await.unwrap().for_model;
     assert!(output.starts_with("Created new.py."), "{output}");
     assert!(
         !output.contains("diagnostics") && !output.contains("language server"),

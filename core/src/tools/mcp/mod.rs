@@ -21,7 +21,7 @@ use tokio::sync::watch;
 use tokio::time::{Instant, timeout_at};
 
 use crate::net::LazyClient;
-use crate::tools::Tool;
+use crate::tools::{AnyTool, erase};
 
 mod board;
 mod connect;
@@ -159,7 +159,7 @@ impl McpServers {
 
     /// The tools of every connected server, now, named for the model (`mcp__<server>__<tool>`,
     /// unique across the servers).
-    pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
+    pub fn tools(&self) -> Vec<Arc<dyn AnyTool>> {
         let mut found = Vec::new();
         for (index, live) in self.board.lives().iter().enumerate() {
             if let Live::Connected { peer, tools, .. } = live {
@@ -177,7 +177,7 @@ impl McpServers {
             .zip(names)
             .map(|((index, peer, tool), name)| {
                 let server = self.board.server(index);
-                Arc::new(McpTool::new(name, server, peer, tool)) as Arc<dyn Tool>
+                erase(McpTool::new(name, server, peer, tool))
             })
             .collect()
     }

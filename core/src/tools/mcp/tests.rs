@@ -13,8 +13,8 @@ use tokio::process::{Child, Command};
 
 use super::*;
 use crate::io::testing::{group_is_gone, live_group_members};
-use crate::tools::testing::{call, context};
-use crate::tools::{Access, Context, Kind, ToolError};
+use crate::tools::testing::{call_any, context};
+use crate::tools::{Access, AnyTool, Context, Kind, ToolError};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -101,7 +101,7 @@ async fn connected(specs: Vec<McpServerSpec>) -> McpServers {
     servers
 }
 
-fn tool(servers: &McpServers, name: &str) -> Arc<dyn Tool> {
+fn tool(servers: &McpServers, name: &str) -> Arc<dyn AnyTool> {
     servers
         .tools()
         .into_iter()
@@ -114,7 +114,7 @@ fn ctx() -> Context {
 }
 
 async fn text(servers: &McpServers, name: &str, input: Value) -> Result<String, ToolError> {
-    call(&*tool(servers, name), input, &ctx())
+    call_any(&*tool(servers, name), input, &ctx())
         .await
         .map(|output| output.for_model)
 }
@@ -156,7 +156,11 @@ async fn stdio_tools_carry_their_schemas_and_annotations() {
         servers.status()[0].state,
         ServerState::Connected { tools: 10 }
     );
-    let names: Vec<String> = servers.tools().iter().map(|t| t.spec().name).collect();
+    let names: Vec<String> = servers
+        .tools()
+        .iter()
+        .map(|t| t.spec().name.clone())
+        .collect();
     for expected in ["mcp__files__echo", "mcp__files__add", "mcp__files__grow"] {
         assert!(names.iter().any(|n| n == expected), "{names:?}");
     }
@@ -319,7 +323,8 @@ async fn cancel_slow(servers: &McpServers, log: &Path) {
     let slow = tool(servers, "mcp__s__slow");
     let ctx = ctx();
     let cancel = ctx.cancel.clone();
-    let running = tokio::spawn(async move { call(&*slow, json!({ "seconds": 30 }), &ctx).await });
+    let running =
+        tokio::spawn(async move { call_any(&*slow, json!({ "seconds": 30 }), &ctx).await });
     line_in(log, "slow started").await;
     let cancelled_at = Instant::now();
     cancel.cancel();
@@ -626,7 +631,9 @@ async fn measure() {
     let mut raw = Vec::new();
     for _ in 0..200 {
         let started = Instant::now();
-        call(&*echo, json!({ "text": "x" }), &ctx).await.unwrap();
+        call_any(&*echo, json!({ "text": "x" }), &ctx)
+            .await
+            .unwrap();
         through_tool.push(started.elapsed());
         let params = rmcp::model::CallToolRequestParams::new("echo")
             .with_arguments(json!({ "text": "x" }).as_object().unwrap().clone());

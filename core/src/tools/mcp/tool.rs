@@ -4,20 +4,17 @@
 
 use std::time::Duration;
 
-use futures::future::BoxFuture;
 use rmcp::ServiceError;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, JsonObject, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
 use serde_json::Value;
-use tokio::sync::mpsc::UnboundedSender;
 
 use super::board::ServerRef;
 use super::connect::{lost, service_error, unavailable};
 use super::content::output;
-use crate::chat::ToolSpec;
-use crate::tools::{Access, Context, Kind, Output, Prepared, Tool, ToolError};
+use crate::tools::{Access, CallReport, Context, Kind, Output, Planned, Tool, ToolError};
 
 type McpToolInfo = rmcp::model::Tool;
 
@@ -122,9 +119,16 @@ impl McpTool {
 }
 
 impl Tool for McpTool {
-    fn spec(&self) -> ToolSpec {
-        let description = self
-            .info
+    /// Whatever the server's schema says; the server checks it.
+    type Input = Value;
+    type Plan = JsonObject;
+
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn description(&self) -> String {
+        self.info
             .description
             .as_deref()
             .filter(|d| !d.trim().is_empty())
@@ -135,12 +139,12 @@ impl Tool for McpTool {
                     self.info.name,
                     self.server.name()
                 )
-            });
-        ToolSpec {
-            name: self.name.clone(),
-            description,
-            parameters: Value::Object((*self.info.input_schema).clone()),
-        }
+            })
+    }
+
+    /// The server's own schema, as it listed it.
+    fn parameters(&self) -> Value {
+        Value::Object((*self.info.input_schema).clone())
     }
 
     fn kind(&self) -> Kind {
@@ -151,47 +155,42 @@ impl Tool for McpTool {
         }
     }
 
-    fn prepare<'a>(
-        &'a self,
-        input: &'a Value,
-        _ctx: &'a Context,
-    ) -> BoxFuture<'a, Result<Prepared, ToolError>> {
-        Box::pin(async move {
-            let arguments = match input {
-                Value::Object(arguments) => arguments.clone(),
-                Value::Null => JsonObject::new(),
-                _ => {
-                    return Err(ToolError(
-                        "invalid arguments: expected a JSON object of the tool's parameters".into(),
-                    ));
-                }
-            };
-            Ok(Prepared::new(
-                format!("{}: {}", self.server.name(), self.info.name),
-                Vec::new(),
-                Access::External {
-                    server: self.server.name().to_owned(),
-                    tool: self.info.name.to_string(),
-                    read_only: self.read_only(),
-                },
-                arguments,
-            ))
-        })
+    async fn prepare(
+        &self,
+        input: Value,
+        _ctx: &Context,
+    ) -> Result<Planned<JsonObject>, ToolError> {
+        let arguments = match input {
+            Value::Object(arguments) => arguments,
+            Value::Null => JsonObject::new(),
+            _ => {
+                return Err(ToolError(
+                    "invalid arguments: expected a JSON object of the tool's parameters".into(),
+                ));
+            }
+        };
+        Ok(Planned::new(
+            format!("{}: {}", self.server.name(), self.info.name),
+            Vec::new(),
+            Access::External {
+                server: self.server.name().to_owned(),
+                tool: self.info.name.to_string(),
+                read_only: self.read_only(),
+            },
+            arguments,
+        ))
     }
 
-    fn run<'a>(
-        &'a self,
-        prepared: Prepared,
-        ctx: &'a Context,
-        _progress: UnboundedSender<String>,
-    ) -> BoxFuture<'a, Result<Output, ToolError>> {
-        Box::pin(async move {
-            let arguments: JsonObject = prepared.into_state()?;
-            if self.server.failure().is_some() {
-                return Err(self.unavailable_error());
-            }
-            let result = self.call(arguments, ctx).await?;
-            output(result, ctx.limits.output_limit)
-        })
+    async fn run(
+        &self,
+        arguments: JsonObject,
+        ctx: &Context,
+        _report: &dyn CallReport,
+    ) -> Result<Output, ToolError> {
+        if self.server.failure().is_some() {
+            return Err(self.unavailable_error());
+        }
+        let result = self.call(arguments, ctx).await?;
+        output(result, ctx.limits.output_limit)
     }
 }
