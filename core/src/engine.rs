@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::acp::client::AcpClient;
-use crate::acp::updates::V1;
-use crate::acp::{self, Edge};
+use crate::acp::updates::V1Log;
+use crate::acp::{self, Edge, wire};
 use crate::config::Config;
 use crate::context::{EngineContext, Ports};
 use crate::error::EngineError;
@@ -62,9 +62,9 @@ impl Engine {
         let outgoing = Arc::new(Outgoing::default());
         let client = Arc::new(AcpClient::new(outgoing.clone(), outbox.clone()));
         let ports = Ports {
-            events: Arc::new(V1::new(catalog.clone())),
-            client: client.clone(),
-            approver: client,
+            log: Arc::new(V1Log::new(catalog.clone())),
+            connection: wire::before_initialize(client.clone()),
+            approver: client.clone(),
         };
         let ctx = EngineContext::new(
             config,
@@ -74,7 +74,7 @@ impl Engine {
             runtime.handle().clone(),
             ports,
         );
-        let edge = Arc::new(Edge::new(Arc::new(ctx), outgoing));
+        let edge = Arc::new(Edge::new(Arc::new(ctx), outgoing, client));
         let threads = Threads { runtime, delivery };
         Ok(Engine {
             running: Arc::new(Running {

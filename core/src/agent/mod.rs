@@ -188,7 +188,7 @@ fn tool_context(session: &Session, token: &CancellationToken) -> tools::Context 
     tools::Context {
         cwd,
         roots,
-        io: session.services().workspace(ctx.abilities(), token),
+        io: session.services().workspace(&*ctx.workspaces(), token),
         limits: ctx.config().tool_limits(),
         cancel: token.clone(),
         vision: ctx.model_sees(&model),
