@@ -1,6 +1,7 @@
-//! The v1 wire's frames and its fallbacks, event by event. End to end, live and on replay:
-//! `core/tests/long_sessions.rs` (compactions, both kinds of client), `mcp.rs` (failed servers),
-//! `undo.rs` and `instructions.rs` (notices as agent lines).
+//! The v1 wire's frames and its fallbacks, event by event. End to end: `core/tests/
+//! long_sessions.rs` (compactions for both kinds of client; a replay of the stand-in),
+//! `mcp.rs` (a failed server as a failed call and as a notice), `undo.rs` (a notice as an
+//! agent line).
 
 use serde_json::value::RawValue;
 
