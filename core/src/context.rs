@@ -1,30 +1,67 @@
 //! `EngineContext`: what every part of a running engine shares — the resolved configuration,
 //! the store and the outbox, the providers, the live sessions, and the ports the protocol edge
-//! implements for the domain (how session events are written and sent, requests to the
-//! client). Its fields are private: each use has a method that says what it is for.
+//! implements for the domain: the log format (one for the whole engine), the permission prompt,
+//! and the `Connection` — what the client is shown of each event (`Wire`) and which backend
+//! serves its workspace — which `initialize` picks from the client's protocol version and
+//! capabilities. Its fields are private: each use has a method that says what it is for.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
+use serde_json::Value;
+use serde_json::value::RawValue;
+
 use crate::config::{Config, ModelInfo};
+use crate::io::Workspaces;
 use crate::io::process::Launcher;
-use crate::io::{ClientAbilities, ClientPort};
 use crate::llm::Providers;
 use crate::outbox::Outbox;
 use crate::permissions::prompt::Approver;
-use crate::session::events::EventFormat;
+use crate::session::events::{Recorded, SessionEvent};
 use crate::session::registry::Sessions;
 use crate::store::{Reader, Store, StoreError, StoreOp};
 use crate::tools::ToolDeps;
 
 /// What the protocol edge implements for the domain.
 pub struct Ports {
-    /// How session events are logged and sent (ACP v1 `session/update`s).
-    pub events: Arc<dyn EventFormat>,
-    /// Requests to the client (`fs/*`, `terminal/*`).
-    pub client: Arc<dyn ClientPort>,
+    /// How session events are logged and read back (ACP v1 `session/update`s).
+    pub log: Arc<dyn LogFormat>,
+    /// The connection until `initialize` picks one (every request but `initialize` is
+    /// refused before it, so this serves nothing a client asked for).
+    pub connection: Connection,
     /// Permission requests to the user.
     pub approver: Arc<dyn Approver>,
+}
+
+/// The stored log's format, one for the whole engine whatever its clients speak: what an
+/// event is written as, and what the domain reads back from a written one.
+pub trait LogFormat: Send + Sync {
+    /// The logged form of `event`.
+    fn encode(&self, event: SessionEvent) -> Value;
+    /// What a logged update says, as far as the model's context and crash recovery care.
+    fn decode(&self, update: &Value) -> Recorded;
+}
+
+/// What one connection's client is shown: chosen at `initialize` from its protocol version and
+/// capabilities, it owns every fallback for what that client cannot show.
+pub trait Wire: Send + Sync {
+    /// The event this client is told instead of `event`: itself, a stand-in the client can
+    /// show, or nothing. What it returns is what is logged as well as sent, so that a
+    /// `session/load` replays the session as the client first saw it.
+    fn present(&self, event: SessionEvent) -> Option<SessionEvent>;
+    /// The notification that carries a logged update to the client, live.
+    fn frame(&self, session_id: &str, update: &Value) -> String;
+    /// The notification that replays a stored update (its logged text).
+    fn replay_frame(&self, session_id: &str, stored: &RawValue) -> String;
+}
+
+/// What the protocol edge offers one client, chosen at `initialize`.
+#[derive(Clone)]
+pub struct Connection {
+    pub wire: Arc<dyn Wire>,
+    /// Which backend serves a session's workspace (the client's where it serves files or
+    /// terminals, else local).
+    pub workspaces: Arc<dyn Workspaces>,
 }
 
 pub struct EngineContext {
@@ -37,9 +74,10 @@ pub struct EngineContext {
     tool_deps: ToolDeps,
     sessions: Sessions,
     runtime: tokio::runtime::Handle,
-    /// What the client advertised in its last `initialize`.
-    abilities: RwLock<ClientAbilities>,
-    ports: Ports,
+    /// What the last `initialize` chose for its client.
+    connection: RwLock<Connection>,
+    log: Arc<dyn LogFormat>,
+    approver: Arc<dyn Approver>,
     closed: AtomicBool,
 }
 
@@ -62,8 +100,9 @@ impl EngineContext {
             outbox,
             sessions: Sessions::default(),
             runtime,
-            abilities: RwLock::new(ClientAbilities::default()),
-            ports,
+            connection: RwLock::new(ports.connection),
+            log: ports.log,
+            approver: ports.approver,
             closed: AtomicBool::new(false),
         }
     }
@@ -106,24 +145,34 @@ impl EngineContext {
         &self.runtime
     }
 
-    pub fn events(&self) -> &dyn EventFormat {
-        &*self.ports.events
+    pub fn log(&self) -> &dyn LogFormat {
+        &*self.log
     }
 
-    pub fn client(&self) -> Arc<dyn ClientPort> {
-        self.ports.client.clone()
+    /// What the current client is shown of each event.
+    pub fn wire(&self) -> Arc<dyn Wire> {
+        self.connection().wire
+    }
+
+    /// Which backend serves a session's workspace for the current client.
+    pub fn workspaces(&self) -> Arc<dyn Workspaces> {
+        self.connection().workspaces
+    }
+
+    fn connection(&self) -> Connection {
+        self.connection
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Serves the client that just initialized (a second `initialize` replaces the first).
+    pub fn connect(&self, connection: Connection) {
+        *self.connection.write().unwrap_or_else(|p| p.into_inner()) = connection;
     }
 
     pub fn approver(&self) -> &dyn Approver {
-        &*self.ports.approver
-    }
-
-    pub fn abilities(&self) -> ClientAbilities {
-        *self.abilities.read().unwrap_or_else(|p| p.into_inner())
-    }
-
-    pub fn set_abilities(&self, abilities: ClientAbilities) {
-        *self.abilities.write().unwrap_or_else(|p| p.into_inner()) = abilities;
+        &*self.approver
     }
 
     pub fn is_closed(&self) -> bool {

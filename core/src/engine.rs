@@ -11,11 +11,12 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::acp::client::AcpClient;
-use crate::acp::updates::V1;
-use crate::acp::{self, Edge};
+use crate::acp::updates::V1Log;
+use crate::acp::{self, Edge, wire};
 use crate::config::Config;
 use crate::context::{EngineContext, Ports};
 use crate::error::EngineError;
+use crate::io::LocalIo;
 use crate::io::process::{Confinement, Launcher};
 use crate::outbox::{Host, Outbox};
 use crate::rpc::RpcError;
@@ -85,10 +86,11 @@ impl Engine {
         let catalog = config.catalog();
         let outgoing = Arc::new(Outgoing::default());
         let client = Arc::new(AcpClient::new(outgoing.clone(), outbox.clone()));
+        let launcher = Arc::new(launcher);
         let ports = Ports {
-            events: Arc::new(V1::new(catalog.clone())),
-            client: client.clone(),
-            approver: client,
+            log: Arc::new(V1Log::new(catalog.clone())),
+            connection: wire::before_initialize(client.clone(), LocalIo::new(launcher.clone())),
+            approver: client.clone(),
         };
         let ctx = EngineContext::new(
             config,
@@ -97,9 +99,9 @@ impl Engine {
             outbox,
             runtime.handle().clone(),
             ports,
-            Arc::new(launcher),
+            launcher,
         );
-        let edge = Arc::new(Edge::new(Arc::new(ctx), outgoing));
+        let edge = Arc::new(Edge::new(Arc::new(ctx), outgoing, client));
         let threads = Threads { runtime, delivery };
         Ok(Engine {
             running: Arc::new(Running {

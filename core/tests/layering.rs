@@ -59,7 +59,7 @@ const RULES: &[(&str, &[&str], &str)] = &[
     (
         "io",
         &["acp", "rpc", "session", "agent", "store", SCHEMA],
-        "io/ is the workspace port: the client is reached through ClientPort",
+        "io/ is the workspace port: the edge picks the backend through Workspaces",
     ),
     (
         "context",
@@ -262,7 +262,7 @@ fn planted_violations_are_caught() {
         "agent/z.rs imports agent_client_protocol_schema: the turn emits events to a sink and returns a typed outcome",
         "agent/z.rs imports agent_client_protocol_schema: only acp may name it",
         "chat.rs imports tools: chat is a leaf",
-        "io/v.rs imports rpc: io/ is the workspace port: the client is reached through ClientPort",
+        "io/v.rs imports rpc: io/ is the workspace port: the edge picks the backend through Workspaces",
         "io/v.rs imports rpc: only acp, rpc, engine may name it",
         "agent/u/t.rs imports acp: the turn emits events to a sink and returns a typed outcome",
         "agent/u/t.rs imports acp: only acp, engine may name it",

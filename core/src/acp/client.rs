@@ -1,5 +1,5 @@
 //! The domain's requests to the ACP client, on the wire: `fs/*` and `terminal/*` for the
-//! client-served workspace (`io::ClientPort`), and `session/request_permission` for the
+//! client-served workspace (`client_io::ClientPort`), and `session/request_permission` for the
 //! permission prompt (`permissions::prompt::Approver`).
 
 use std::sync::Arc;
@@ -8,8 +8,8 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::client_io::{ClientError, ClientPort};
 use super::updates::diff_content;
-use crate::io::{ClientError, ClientPort};
 use crate::outbox::Outbox;
 use crate::permissions::prompt::{Approver, OptionKind, PermissionAsk};
 use crate::rpc::error::REQUEST_CANCELLED;

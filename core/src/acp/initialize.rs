@@ -16,7 +16,8 @@ use serde_json::json;
 use serde_json::value::RawValue;
 
 use super::responder::{Responder, params};
-use crate::io::ClientAbilities;
+use super::wire;
+use crate::io::LocalIo;
 use crate::llm::Providers;
 use crate::rpc::RpcError;
 use crate::rpc::envelope::Params;
@@ -29,24 +30,18 @@ const AUTH_METHODS: [(&str, &str, &str); 2] = [
 ];
 
 /// Answers `protocolVersion: 1` whatever was asked (we speak only v1; the client decides),
-/// and advertises only what works. A second `initialize` is answered the same way and
-/// refreshes the client's capabilities.
+/// and advertises only what works. The client's capabilities choose its connection (what it
+/// is shown, which workspace backend serves it); a second `initialize` is answered the same
+/// way and replaces it.
 pub fn initialize(responder: Responder, raw: Params<'_>) {
     let request: InitializeRequest = match params(raw) {
         Ok(r) => r,
         Err(e) => return responder.respond(Err(e)),
     };
-    let caps = &request.client_capabilities;
-    responder.ctx().set_abilities(ClientAbilities {
-        read_text_file: caps.fs.read_text_file,
-        write_text_file: caps.fs.write_text_file,
-        terminal: caps.terminal,
-        notices: caps.session.as_ref().is_some_and(|s| s.notices.is_some()),
-        compaction: caps
-            .session
-            .as_ref()
-            .is_some_and(|s| s.compaction.is_some()),
-    });
+    let client = responder.edge().client.clone();
+    let local = LocalIo::new(responder.ctx().tool_deps().launcher.clone());
+    let connection = wire::connection(&request.client_capabilities, client, local);
+    responder.ctx().connect(connection);
     responder.edge().initialized.store(true, Ordering::Release);
     responder.reply_raw(&RESPONSE)
 }

@@ -1,7 +1,9 @@
 //! The ACP adapter: the method table (below, one line per method → its handler in
-//! `acp/<area>.rs`), the one mapper of session events to `session/update`s (`updates.rs`,
-//! which also owns the stored log format), the client port (`client.rs`) and the error
-//! mapping (`errors.rs`). Nothing below `acp/` imports it; `engine.rs` wires it in.
+//! `acp/<area>.rs`), the stored log format (`updates.rs`, the one builder of `session/update`
+//! JSON), the wire chosen per connection at `initialize` (`wire/`: frames and the fallbacks
+//! for what a client cannot show), the client port (`client.rs`), the client-served workspace
+//! backend (`client_io/`) and the error mapping (`errors.rs`). Nothing below `acp/` imports
+//! it; `engine.rs` wires it in.
 //!
 //! Cheap requests (`initialize`, `session/new`, most `session/list`s) are answered on the
 //! caller's thread, which keeps their order with whatever the client sends next. Requests
@@ -9,6 +11,7 @@
 //! act at once.
 
 pub mod client;
+mod client_io;
 mod config;
 mod errors;
 mod fork;
@@ -23,6 +26,7 @@ mod steering;
 mod system_prompt;
 mod title;
 pub mod updates;
+pub mod wire;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -32,6 +36,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use self::client::AcpClient;
 use self::responder::{Responder, params};
 use crate::context::EngineContext;
 use crate::rpc::envelope::{self, Params};
@@ -47,15 +52,18 @@ pub struct Edge {
     ctx: Arc<EngineContext>,
     inflight: Inflight,
     outgoing: Arc<Outgoing>,
+    /// Our requests to the client, on the wire.
+    client: Arc<AcpClient>,
     initialized: AtomicBool,
 }
 
 impl Edge {
-    pub fn new(ctx: Arc<EngineContext>, outgoing: Arc<Outgoing>) -> Self {
+    pub fn new(ctx: Arc<EngineContext>, outgoing: Arc<Outgoing>, client: Arc<AcpClient>) -> Self {
         Edge {
             ctx,
             inflight: Inflight::default(),
             outgoing,
+            client,
             initialized: AtomicBool::new(false),
         }
     }

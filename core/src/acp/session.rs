@@ -16,7 +16,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::responder::{Responder, params};
 use super::system_prompt::appended_text;
-use super::updates::stored_update_frame;
 use super::{SessionParams, errors, mcp, schedule};
 use crate::agent::{commands, new_id};
 use crate::context::EngineContext;
@@ -192,10 +191,10 @@ pub fn load(responder: Responder, raw: Params<'_>) {
 /// Queues each stored update as soon as it is built, so the delivery thread hands the first
 /// ones to the host while the rest are still being made.
 async fn replay(ctx: &Arc<EngineContext>, id: &Arc<str>) -> Result<(), StoreError> {
-    let (sender, id) = (ctx.clone(), id.clone());
+    let (sender, id, wire) = (ctx.clone(), id.clone(), ctx.wire());
     ctx.read(move |log| {
         for update in log.updates(&id)? {
-            sender.send_frame(stored_update_frame(&id, &update));
+            sender.send_frame(wire.replay_frame(&id, &update));
         }
         Ok(())
     })

@@ -1,7 +1,8 @@
-//! Session events as ACP v1 `session/update`s — the only place that builds update JSON — and
-//! the stored log format, which is those same updates: `session/load` replays the log as the
-//! client first saw it, byte for byte, and the domain reads back what it needs through
-//! `decode`.
+//! The stored log format (`LogFormat`): session events as ACP v1 `session/update`s — the only
+//! place that builds update JSON — and what the domain reads back from them (`decode`). An
+//! event is written in its own form; what a client that cannot show it is told instead is the
+//! connection's `Wire` (`acp/wire/`), which hands this format the stand-in. `session/load`
+//! replays the log as the client first saw it, byte for byte.
 //!
 //! Member order is part of the format (the crate keeps JSON objects in insertion order), so
 //! each shape is written out once, here.
@@ -12,16 +13,15 @@ use agent_client_protocol_schema::v1::{
     MessageId, Notice, NoticeSeverity, SessionInfoUpdate, SessionUpdate, TextContent,
     UnstructuredCommandInput,
 };
-use serde::Serialize;
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::chat::{Image, UserPart};
 use crate::config::ModelInfo;
+use crate::context::LogFormat;
 use crate::llm::Usage;
 use crate::session::events::{
-    AvailableCommand, CallStatus, CompactionFigures, CompactionStatus, EventFormat, Recorded,
-    SessionEvent, ToolCallStart, ToolOutcome,
+    AvailableCommand, CallStatus, CompactionEnd, CompactionFigures, Recorded, SessionEvent,
+    ToolCallStart, ToolOutcome,
 };
 use crate::tools::{Diff, Location, PlanEntry, ToolContent};
 
@@ -32,18 +32,18 @@ const MAX_DIFF_BYTES: usize = 256 * 1024;
 /// file already shows as a diff).
 const MAX_RAW_STRING: usize = 4096;
 
-/// ACP v1, with the model catalog the config options are built from.
-pub struct V1 {
+/// The log in ACP v1, with the model catalog the config options are built from.
+pub struct V1Log {
     catalog: Vec<ModelInfo>,
 }
 
-impl V1 {
+impl V1Log {
     pub fn new(catalog: Vec<ModelInfo>) -> Self {
-        V1 { catalog }
+        V1Log { catalog }
     }
 }
 
-impl EventFormat for V1 {
+impl LogFormat for V1Log {
     fn encode(&self, event: SessionEvent) -> Value {
         match event {
             SessionEvent::UserChunk {
@@ -85,12 +85,23 @@ impl EventFormat for V1 {
                 tool_call_update(&id, finished(&outcome))
             }
             SessionEvent::Plan(entries) => plan(&entries),
-            SessionEvent::Compaction {
+            SessionEvent::CompactionStarted { id, .. } => {
+                compaction_update(&id, "in_progress", None, None)
+            }
+            SessionEvent::CompactionCompleted { id, figures, .. } => {
+                compaction_update(&id, "completed", None, Some(figures))
+            }
+            // Only a failure says why: a cancel is the user's own doing.
+            SessionEvent::CompactionEnded {
                 id,
-                status,
-                error,
-                figures,
-            } => compaction_update(&id, status, error, figures),
+                end: CompactionEnd::Failed,
+                message,
+            } => compaction_update(&id, "failed", Some(message), None),
+            SessionEvent::CompactionEnded {
+                id,
+                end: CompactionEnd::Cancelled,
+                ..
+            } => compaction_update(&id, "cancelled", None, None),
             SessionEvent::CompactionChunk { id, text } => json!({
                 "sessionUpdate": "compaction_summary_chunk",
                 "compactionId": id,
@@ -123,10 +134,6 @@ impl EventFormat for V1 {
                 "content": [text_content(&message)],
             }),
         }
-    }
-
-    fn frame(&self, session_id: &str, update: &Value) -> String {
-        update_frame(session_id, update)
     }
 
     fn decode(&self, update: &Value) -> Recorded {
@@ -213,16 +220,10 @@ fn usage_update(used: u64, size: u64, request: Option<Usage>) -> Value {
 /// `compaction_update`; its figures go in `_meta.hearth` (the schema has no place for them).
 fn compaction_update(
     id: &str,
-    status: CompactionStatus,
+    status: &str,
     error: Option<String>,
     figures: Option<CompactionFigures>,
 ) -> Value {
-    let status = match status {
-        CompactionStatus::InProgress => "in_progress",
-        CompactionStatus::Completed => "completed",
-        CompactionStatus::Failed => "failed",
-        CompactionStatus::Cancelled => "cancelled",
-    };
     let mut update = json!({
         "sessionUpdate": "compaction_update",
         "compactionId": id,
@@ -422,51 +423,13 @@ fn shrink_raw_input(input: &Value) -> Value {
     }
 }
 
-/// A `session/update` notification carrying `update` in wire form: a JSON value, or (on
-/// replay) the stored JSON text of one, which comes out byte for byte as it went in.
-fn update_frame<U: Serialize + ?Sized>(session_id: &str, update: &U) -> String {
-    sized_update_frame(session_id, update, 0)
-}
-
-/// `update_frame` for a stored update, written into a buffer that fits it at once (a replay
-/// builds thousands of them).
-pub fn stored_update_frame(session_id: &str, update: &RawValue) -> String {
-    sized_update_frame(session_id, update, update.get().len() + session_id.len())
-}
-
-fn sized_update_frame<U: Serialize + ?Sized>(session_id: &str, update: &U, size: usize) -> String {
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Params<'a, U: ?Sized> {
-        session_id: &'a str,
-        update: &'a U,
-    }
-    // The envelope around params: `{"jsonrpc":"2.0","method":"session/update","params":
-    // {"sessionId":"","update":}}` is 80 bytes.
-    let capacity = (size + 96).max(256);
-    let params = Params { session_id, update };
-    crate::rpc::envelope::notification_frame_sized("session/update", params, capacity)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::session::events::Recorded;
 
-    /// Replay frames the stored text of an update; live frames serialize its value.
-    #[test]
-    fn a_stored_update_frames_like_its_value() {
-        let update =
-            json!({"sessionUpdate": "plan", "z": [1.5, -0.0, 1e300], "a": "é \"q\"\n\u{1}"});
-        let stored = RawValue::from_string(update.to_string()).unwrap();
-        // Ids are the engine's own (`sess_` and hex), but nothing here relies on that.
-        for id in ["sess_0123abcd", "odd \"id\"\\\n\u{7f}é"] {
-            assert_eq!(stored_update_frame(id, &stored), update_frame(id, &update));
-        }
-    }
-
     fn decode(update: Value) -> Recorded {
-        V1::new(Vec::new()).decode(&update)
+        V1Log::new(Vec::new()).decode(&update)
     }
 
     #[test]
@@ -545,7 +508,7 @@ mod tests {
     }
 
     fn encoded(event: SessionEvent) -> String {
-        V1::new(Vec::new()).encode(event).to_string()
+        V1Log::new(Vec::new()).encode(event).to_string()
     }
 
     /// Every event's wire shape, member order included: the log keeps these bytes.
@@ -652,14 +615,13 @@ mod tests {
     #[test]
     fn compactions_are_compaction_updates() {
         use crate::session::events::CompactionTrigger;
-        let status = |status, error: Option<&str>, figures| SessionEvent::Compaction {
-            id: "cmp_1".into(),
-            status,
-            error: error.map(str::to_string),
-            figures,
+        let id = || "cmp_1".to_string();
+        let started = SessionEvent::CompactionStarted {
+            id: id(),
+            trigger: CompactionTrigger::Manual,
         };
         assert_eq!(
-            encoded(status(CompactionStatus::InProgress, None, None)),
+            encoded(started),
             r#"{"sessionUpdate":"compaction_update","compactionId":"cmp_1","status":"in_progress"}"#
         );
         let figures = CompactionFigures {
@@ -667,13 +629,27 @@ mod tests {
             tokens_before: 900,
             tokens_after: 100,
         };
+        let completed = SessionEvent::CompactionCompleted {
+            id: id(),
+            summary: "Goal: x".into(),
+            figures,
+        };
         assert_eq!(
-            encoded(status(CompactionStatus::Completed, None, Some(figures))),
+            encoded(completed),
             r#"{"sessionUpdate":"compaction_update","compactionId":"cmp_1","status":"completed","_meta":{"hearth":{"trigger":"manual","preTokens":900,"postTokens":100}}}"#
         );
+        let ended = |end| SessionEvent::CompactionEnded {
+            id: id(),
+            end,
+            message: "HTTP 500".into(),
+        };
         assert_eq!(
-            encoded(status(CompactionStatus::Failed, Some("HTTP 500"), None)),
+            encoded(ended(CompactionEnd::Failed)),
             r#"{"sessionUpdate":"compaction_update","compactionId":"cmp_1","status":"failed","error":"HTTP 500"}"#
+        );
+        assert_eq!(
+            encoded(ended(CompactionEnd::Cancelled)),
+            r#"{"sessionUpdate":"compaction_update","compactionId":"cmp_1","status":"cancelled"}"#
         );
         assert_eq!(
             encoded(SessionEvent::CompactionChunk {
@@ -698,7 +674,7 @@ mod tests {
         );
         let update: Value = serde_json::from_str(&chunk).unwrap();
         assert_eq!(
-            V1::new(Vec::new()).decode(&update),
+            V1Log::new(Vec::new()).decode(&update),
             Recorded::Command {
                 message_id: Some("u1".into())
             }

@@ -12,7 +12,6 @@
 use std::sync::Arc;
 
 use futures::StreamExt;
-use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::{StopReason, TurnError, new_id, request};
@@ -20,12 +19,11 @@ use crate::chat::{AssistantPart, Message, ToolResult};
 use crate::llm::{LlmError, Provider, StreamEvent};
 use crate::session::Session;
 use crate::session::events::{
-    CompactionFigures, CompactionStatus, CompactionTrigger, EventSink, SessionEvent, ToolCallStart,
-    ToolOutcome, Visibility,
+    CompactionEnd, CompactionFigures, CompactionTrigger, EventSink, SessionEvent, Visibility,
 };
 use crate::session::history::{BYTES_PER_TOKEN, Compaction, History, message_weight};
 use crate::session::notice::notify;
-use crate::tools::{Kind, ToolContent};
+use crate::tools::Kind;
 
 /// What the model is asked, after the conversation.
 const INSTRUCTIONS: &str = include_str!("compaction.md");
@@ -87,7 +85,7 @@ pub async fn compact(
     focus: Option<&str>,
 ) -> Compacted {
     let id = new_id("cmp");
-    let notice = Notice::start(session, sink, &id, trigger);
+    let report = Report::start(sink, &id, trigger);
     let (tokens_before, window) = pressure(session);
     let mut draft = session.history().clone();
     let pruned = prunable(session, &draft.messages());
@@ -115,10 +113,10 @@ pub async fn compact(
         };
         (compaction, shown)
     } else {
-        let summary = match summarise(session, &notice, token, provider, &draft, focus).await {
+        let summary = match summarise(session, &report, token, provider, &draft, focus).await {
             Ok(summary) => summary,
             Err(outcome) => {
-                notice.ended(session, &outcome);
+                report.ended(&outcome);
                 return outcome;
             }
         };
@@ -135,7 +133,7 @@ pub async fn compact(
     super::instructions::reread(session);
     session.compact(&compaction);
     let tokens_after = session.history().estimate_tokens(|| fixed);
-    notice.completed(
+    report.completed(
         &shown,
         CompactionFigures {
             trigger,
@@ -174,7 +172,7 @@ fn prunable(session: &Session, messages: &[Message]) -> Vec<String> {
 /// Asks the model for the summary of `draft`, streaming it to the client as it comes.
 async fn summarise(
     session: &Session,
-    notice: &Notice<'_>,
+    report: &Report<'_>,
     token: &CancellationToken,
     provider: &dyn Provider,
     draft: &History,
@@ -207,7 +205,7 @@ async fn summarise(
             None => break,
             Some(Err(e)) => return Err(Compacted::Failed(e)),
             Some(Ok(StreamEvent::Text(text))) => {
-                notice.chunk(&text);
+                report.chunk(&text);
                 summary.push_str(&text);
             }
             // Reasoning and tool calls are not the summary.
@@ -296,109 +294,61 @@ fn last_todo_list(messages: &[Message]) -> Option<String> {
     })
 }
 
-/// How the client hears of a compaction: `compaction_update`s when it shows them, else a
-/// tool call of kind `think` (what peers' clients already render).
-struct Notice<'a> {
+/// What the client hears of one compaction, as typed events (the connection's wire shows
+/// them as `compaction_update`s or as a tool call, from what the client advertised).
+struct Report<'a> {
     sink: &'a dyn EventSink,
     id: &'a str,
-    native: bool,
 }
 
-impl<'a> Notice<'a> {
-    fn start(
-        session: &Session,
-        sink: &'a dyn EventSink,
-        id: &'a str,
-        trigger: CompactionTrigger,
-    ) -> Notice<'a> {
-        let native = session.ctx().abilities().compaction;
-        let notice = Notice { sink, id, native };
-        let event = if native {
-            notice.status(CompactionStatus::InProgress, None, None)
-        } else {
-            SessionEvent::ToolCallStarted(ToolCallStart {
-                id: id.to_string(),
-                title: "Compacting conversation".into(),
-                kind: Kind::Think,
-                locations: Vec::new(),
-                raw_input: json!({ "trigger": trigger.name() }),
-                name: "compact".into(),
-                diffs: Vec::new(),
-            })
+impl<'a> Report<'a> {
+    fn start(sink: &'a dyn EventSink, id: &'a str, trigger: CompactionTrigger) -> Report<'a> {
+        let event = SessionEvent::CompactionStarted {
+            id: id.to_string(),
+            trigger,
         };
         sink.emit(event, Visibility::Live);
-        notice
-    }
-
-    fn status(
-        &self,
-        status: CompactionStatus,
-        error: Option<String>,
-        figures: Option<CompactionFigures>,
-    ) -> SessionEvent {
-        SessionEvent::Compaction {
-            id: self.id.to_string(),
-            status,
-            error,
-            figures,
-        }
+        Report { sink, id }
     }
 
     fn chunk(&self, text: &str) {
-        if self.native {
-            let chunk = SessionEvent::CompactionChunk {
-                id: self.id.to_string(),
-                text: text.to_string(),
-            };
-            self.sink.emit(chunk, Visibility::Live);
-        }
+        let chunk = SessionEvent::CompactionChunk {
+            id: self.id.to_string(),
+            text: text.to_string(),
+        };
+        self.sink.emit(chunk, Visibility::Live);
     }
 
     fn completed(&self, summary: &str, figures: CompactionFigures) {
-        let event = if self.native {
-            self.status(CompactionStatus::Completed, None, Some(figures))
-        } else {
-            let raw_output = json!({
-                "trigger": figures.trigger.name(),
-                "preTokens": figures.tokens_before,
-                "postTokens": figures.tokens_after,
-            });
-            SessionEvent::ToolCallFinished {
-                id: self.id.to_string(),
-                outcome: ToolOutcome::Completed {
-                    content: vec![ToolContent::Text(summary.to_string())],
-                    raw_output: Some(raw_output),
-                },
-            }
+        let event = SessionEvent::CompactionCompleted {
+            id: self.id.to_string(),
+            summary: summary.to_string(),
+            figures,
         };
         self.sink.emit(event, Visibility::Live);
     }
 
     /// A compaction that did not happen: cancelled, or its summary failed (which the user
     /// is also told as a notice: the conversation goes on uncompacted).
-    fn ended(&self, session: &Session, outcome: &Compacted) {
-        let (status, message) = match outcome {
+    fn ended(&self, outcome: &Compacted) {
+        let (end, message) = match outcome {
             Compacted::Cancelled => (
-                CompactionStatus::Cancelled,
+                CompactionEnd::Cancelled,
                 "Compaction cancelled; the conversation is unchanged.".to_string(),
             ),
             Compacted::Failed(e) => (
-                CompactionStatus::Failed,
+                CompactionEnd::Failed,
                 format!("Compaction failed; the conversation is unchanged: {e}"),
             ),
             Compacted::Done => return,
         };
-        if status == CompactionStatus::Failed {
-            notify(session, self.sink, "Compaction failed", &message);
+        if end == CompactionEnd::Failed {
+            notify(self.sink, "Compaction failed", &message);
         }
-        let event = if self.native {
-            let error = (status == CompactionStatus::Failed).then_some(message);
-            self.status(status, error, None)
-        } else {
-            SessionEvent::ToolCallFinished {
-                id: self.id.to_string(),
-                outcome: ToolOutcome::Failed(message),
-            }
+        let event = SessionEvent::CompactionEnded {
+            id: self.id.to_string(),
+            end,
+            message,
         };
         self.sink.emit(event, Visibility::Live);
     }

@@ -190,7 +190,7 @@ fn tool_context(session: &Arc<Session>, token: &CancellationToken) -> tools::Con
     tools::Context {
         cwd,
         roots,
-        io: session.services().workspace(ctx.abilities(), token),
+        io: session.services().workspace(&*ctx.workspaces(), token),
         limits: ctx.config().tool_limits(),
         cancel: token.clone(),
         vision: ctx.model_sees(&model),

@@ -109,7 +109,7 @@ pub fn workspace(session: &Session) -> Arc<dyn Io> {
     let never = CancellationToken::new();
     session
         .services()
-        .workspace(session.ctx().abilities(), &never)
+        .workspace(&*session.ctx().workspaces(), &never)
 }
 
 /// One line per file of `outcome`, paths shown relative to `cwd` when inside it.

@@ -45,7 +45,7 @@ pub async fn run(session: &Arc<Session>, sink: &dyn EventSink) -> Result<StopRea
                      report).",
                     outcome.conflicts.len()
                 );
-                notify(session, sink, "Undo left files alone", &description);
+                notify(sink, "Undo left files alone", &description);
             }
             report(&outcome, &files, turns(&earlier))
         }

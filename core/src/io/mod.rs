@@ -1,11 +1,8 @@
 //! The workspace port: everything the tools and the permission checks do to the workspace —
-//! read, write, remove, stat, walk, canonicalize, run a command — behind one trait, `Io`. Two backends:
-//! local, and the ACP client's (`fs/*`, `terminal/*`) for what the client advertised, so the
-//! agent sees unsaved editor buffers and commands run in the IDE's terminal. `workspace` picks
-//! one from the client's abilities.
-//!
-//! What the client cannot serve falls back to local: stat, walks and canonicalization always
-//! (ACP has no method for them), and any `fs/*` or `terminal/*` it did not advertise.
+//! read, write, remove, stat, walk, canonicalize, run a command — behind one trait, `Io`, with
+//! the local backend here. Which backend serves a session is the `Workspaces` port: the
+//! protocol edge implements it, since only it knows what its client serves (ACP v1's client
+//! backend, `fs/*` and `terminal/*`, is `acp/client_io/`).
 //!
 //! Every child process the engine starts — local commands here, MCP and language servers for
 //! the tools — goes through `process/` (the launcher: explicit environment without the
@@ -16,21 +13,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 mod canonical;
-mod client;
 mod local;
-mod output;
+pub(crate) mod output;
 pub(crate) mod process;
-mod terminal;
 #[cfg(test)]
 pub(crate) mod testing;
 mod walk;
 
-use client::{ClientIo, SessionClient};
 pub use local::LocalIo;
 pub(crate) use output::{cut_line, floor_char_boundary};
 
@@ -151,49 +144,10 @@ pub struct WalkEntry {
     pub is_file: bool,
 }
 
-/// A request to the ACP client failed (or was withdrawn): what the client or the edge said.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClientError {
-    pub message: String,
-}
-
-/// Requests to the ACP client: implemented by the protocol edge, which owns the wire.
-pub trait ClientPort: Send + Sync {
-    /// Sends `method` with `params`. When `cancel` fires first the client is told
-    /// (`$/cancel_request`) and the answer is an error.
-    fn request<'a>(
-        &'a self,
-        method: &'a str,
-        params: Value,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Value, ClientError>>;
-}
-
-/// What the client said it can do (from `initialize`'s `clientCapabilities`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ClientAbilities {
-    pub read_text_file: bool,
-    pub write_text_file: bool,
-    pub terminal: bool,
-    /// It shows `notice` updates (`session.notices`).
-    pub notices: bool,
-    /// It shows `compaction_update`s (`session.compaction`).
-    pub compaction: bool,
-}
-
-/// The workspace of one session's turn: `local` when the client advertised nothing, else the
-/// client's for what it advertised (and `local` for the rest). `turn` is the running turn's
-/// token: cancelling the turn withdraws the file requests still pending with the client.
-pub fn workspace(
-    abilities: ClientAbilities,
-    local: LocalIo,
-    port: Arc<dyn ClientPort>,
-    session_id: Arc<str>,
-    turn: CancellationToken,
-) -> Arc<dyn Io> {
-    if !(abilities.read_text_file || abilities.write_text_file || abilities.terminal) {
-        return Arc::new(local);
-    }
-    let client = SessionClient::new(port, session_id, turn);
-    Arc::new(ClientIo::new(Arc::new(client), abilities, local))
+/// Which backend serves a session's workspace: implemented by the protocol edge for its
+/// client (local for a client that serves nothing).
+pub trait Workspaces: Send + Sync {
+    /// The workspace of one session's turn. `turn` is the running turn's token: cancelling
+    /// the turn withdraws the client requests still pending.
+    fn workspace(&self, session_id: Arc<str>, turn: CancellationToken) -> Arc<dyn Io>;
 }

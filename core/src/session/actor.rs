@@ -17,7 +17,6 @@ use super::turns::{OnTurnEnd, TurnOutcome, Turns};
 use super::{Project, Session, SessionState};
 use crate::agent::Prompt;
 use crate::context::EngineContext;
-use crate::io::LocalIo;
 use crate::store::StoreOp;
 use crate::tools::Registry;
 use crate::tools::lsp::Lsp;
@@ -107,13 +106,7 @@ pub async fn run(
     };
     let tools = Registry::builtin(ctx.tool_deps());
     let lsp = Arc::new(Lsp::new(ctx.tool_deps().lsp.clone()));
-    let services = Arc::new(SessionServices::new(
-        handle.id.clone(),
-        tools,
-        lsp,
-        ctx.client(),
-        LocalIo::new(ctx.tool_deps().launcher.clone()),
-    ));
+    let services = Arc::new(SessionServices::new(handle.id.clone(), tools, lsp));
     handle.set_services(services.clone());
     // Read once, whichever way the session came up (new, load, resume, a restart): its
     // system prompt shows them for the session's life.
@@ -174,7 +167,7 @@ async fn restore(
     Ok(found.map(|(record, events)| {
         (
             SessionState::from_record(&record, ctx.config(), ctx.catalog()),
-            History::rebuild(&events, ctx.events()),
+            History::rebuild(&events, ctx.log()),
             record.turn_running,
         )
     }))

@@ -66,7 +66,7 @@ impl Session {
     pub async fn prompt_ids(&self) -> Result<Vec<String>, StoreError> {
         let id = self.id.clone();
         let events = self.ctx.read(move |rows| rows.context_events(&id)).await?;
-        let format = self.ctx.events();
+        let format = self.ctx.log();
         let mut ids: Vec<String> = Vec::new();
         for event in &events {
             let Some(update) = &event.update else {

@@ -1,6 +1,8 @@
 //! What a session reports: typed events, emitted to a sink. The session is the sink of its own
-//! turns (it logs each event and sends it to the client); how an event looks on the wire and in
-//! the log is the protocol edge's business, behind `EventFormat`.
+//! turns (it logs each event and sends it to the client); how an event looks in the log is the
+//! `LogFormat`'s business, and what a client is shown of it — including the stand-ins for what
+//! the client cannot show — the connection's `Wire` (both ports in `context.rs`, implemented by
+//! the protocol edge).
 
 use serde_json::Value;
 
@@ -48,20 +50,28 @@ pub enum SessionEvent {
         outcome: ToolOutcome,
     },
     Plan(Vec<PlanEntry>),
-    /// A compaction of the model's context began or ended (for clients that show
-    /// compactions; others see it as a tool call).
-    Compaction {
+    /// A compaction of the model's context began. Like the other compaction events, a client
+    /// that does not show compactions is shown a tool call instead (the connection's `Wire`).
+    CompactionStarted {
         id: String,
-        status: CompactionStatus,
-        /// Why it failed.
-        error: Option<String>,
-        /// Its figures, once it completed.
-        figures: Option<CompactionFigures>,
+        trigger: CompactionTrigger,
     },
     /// A piece of a compaction's summary, as the model writes it.
     CompactionChunk {
         id: String,
         text: String,
+    },
+    /// The compaction completed: the summary the context now opens with, and its figures.
+    CompactionCompleted {
+        id: String,
+        summary: String,
+        figures: CompactionFigures,
+    },
+    /// The compaction did not happen: `message` says why, and that the context is unchanged.
+    CompactionEnded {
+        id: String,
+        end: CompactionEnd,
+        message: String,
     },
     /// How full the context window is, in tokens, and the last request's counts when the
     /// provider gave them (how much of its prompt the provider's cache served).
@@ -78,13 +88,14 @@ pub enum SessionEvent {
     ModeChanged(Mode),
     /// The commands a prompt can run now (the complete list each time).
     AvailableCommands(Vec<AvailableCommand>),
-    /// A warning for the user, for clients that show notices.
+    /// A warning for the user, outside the conversation (a client without notices reads it as
+    /// a line of agent message).
     Notice {
         title: String,
         description: String,
     },
-    /// Something the session depends on failed (an MCP server), shown as a failed tool call
-    /// to clients without notices.
+    /// Something the session depends on failed (an MCP server): a notice for clients that
+    /// show notices, else a failed tool call named after it (`id`).
     ServiceFailed {
         id: String,
         title: String,
@@ -123,12 +134,11 @@ pub enum ToolOutcome {
     Failed(String),
 }
 
+/// Why a compaction did not happen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CompactionStatus {
-    InProgress,
-    Completed,
-    Failed,
+pub enum CompactionEnd {
     Cancelled,
+    Failed,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,17 +187,8 @@ pub trait EventSink: Send + Sync {
     fn remember(&self, message: Message);
 }
 
-/// How events are logged and sent — the stored log is ACP v1 `session/update` JSON, the format
-/// the protocol edge owns — and what the domain needs to read back from a logged update.
-pub trait EventFormat: Send + Sync {
-    /// The logged (and, when live, sent) form of `event`.
-    fn encode(&self, event: SessionEvent) -> Value;
-    /// The notification that carries a logged update to the client.
-    fn frame(&self, session_id: &str, update: &Value) -> String;
-    /// What a logged update says, as far as the model's context and crash recovery care.
-    fn decode(&self, update: &Value) -> Recorded;
-}
-
+/// What a logged update says, as far as the model's context and crash recovery care
+/// (`LogFormat::decode`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Recorded {
     /// A block of a user prompt, as the model reads it.

@@ -12,8 +12,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::events::{EventFormat, Recorded};
+use super::events::Recorded;
 use crate::chat::{AssistantPart, Message, ToolResult, UserPart};
+use crate::context::LogFormat;
 use crate::llm::wire::{self, SharedWire};
 use crate::store::Event;
 
@@ -69,7 +70,7 @@ pub struct History {
 
 impl History {
     /// The context of a session whose log is `events` (oldest first).
-    pub fn rebuild(events: &[Event], format: &dyn EventFormat) -> History {
+    pub fn rebuild(events: &[Event], format: &dyn LogFormat) -> History {
         let mut history = History::default();
         for event in events {
             history.observe(event, format);
@@ -81,7 +82,7 @@ impl History {
 
     /// Takes in one logged row: a prompt block, a model message or a compaction. Other rows
     /// are not the model's business.
-    pub fn observe(&mut self, event: &Event, format: &dyn EventFormat) {
+    pub fn observe(&mut self, event: &Event, format: &dyn LogFormat) {
         if let Some(model) = &event.model {
             if let Some(message) = model.get("message") {
                 if let Ok(message) = serde_json::from_value::<Message>(message.clone()) {

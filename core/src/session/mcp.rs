@@ -1,6 +1,6 @@
 //! Following the session's MCP servers: each server that fails — at startup, later, or after a
-//! reconnect — is reported once per failure, as a notice where the client shows notices and
-//! as a failed tool call named after the server elsewhere; and the command list is announced
+//! reconnect — is reported once per failure (a `ServiceFailed` event: a notice where the
+//! client shows notices, a failed tool call named after the server elsewhere); and the command list is announced
 //! again when the servers' prompts change it. Never before the response that opened the
 //! session: the protocol edge starts the watch once it has answered.
 
@@ -11,7 +11,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::Session;
 use super::events::{EventSink, SessionEvent, Visibility};
-use super::notice::notify;
 use crate::agent::{commands, new_id};
 use crate::tools::mcp::{McpServers, ServerState};
 
@@ -54,15 +53,10 @@ pub fn watch(session: Arc<Session>, servers: &McpServers, released: Cancellation
     });
 }
 
-/// Live only: a failure describes this connection, not the session's history. A client
-/// without notices sees a failed tool call rather than `notify`'s message line: a tool call
-/// names the server where the user looks for what the agent could not use.
+/// Live only: a failure describes this connection, not the session's history.
 fn report(session: &Session, server: &str, reason: String) {
     let title = format!("MCP server `{server}` is unavailable");
     tracing::warn!(session = %session.id, server, "MCP server unavailable");
-    if session.ctx().abilities().notices {
-        return notify(session, session, &title, &reason);
-    }
     let event = SessionEvent::ServiceFailed {
         id: new_id("mcp"),
         title,

@@ -330,19 +330,25 @@ impl Session {
 }
 
 impl EventSink for Session {
+    /// Logs and sends what the client is shown of `event` (the connection's wire may show a
+    /// stand-in, or nothing), in the log's format.
     fn emit(&self, event: SessionEvent, visibility: Visibility) {
-        let format = self.ctx.events();
+        let wire = self.ctx.wire();
+        let Some(event) = wire.present(event) else {
+            return;
+        };
+        let log = self.ctx.log();
         // A prompt block is read by the model too; nothing else the client sees is.
         let for_model = matches!(event, SessionEvent::UserChunk { .. });
-        let update = format.encode(event);
+        let update = log.encode(event);
         if visibility == Visibility::Transient {
-            return self.ctx.send_frame(format.frame(&self.id, &update));
+            return self.ctx.send_frame(wire.frame(&self.id, &update));
         }
-        let frame = (visibility == Visibility::Live).then(|| format.frame(&self.id, &update));
+        let frame = (visibility == Visibility::Live).then(|| wire.frame(&self.id, &update));
         let row = Event::update(update);
         if for_model {
             // Read back as a restart reads it, so that both build the same context.
-            self.history().observe(&row, format);
+            self.history().observe(&row, log);
         }
         let op = self.append(row);
         match frame {

@@ -24,7 +24,7 @@ pub async fn close_interrupted_tool_calls(session: &Session) {
         session_id: session.id.clone(),
         running: false,
     });
-    let format = ctx.events();
+    let format = ctx.log();
     let logged = events.iter().filter_map(|e| e.update.as_ref());
     for id in open_tool_calls(logged.map(|update| format.decode(update))) {
         let text = "Interrupted: Hearth stopped before this tool call finished.";

@@ -1,6 +1,7 @@
 //! What one live session owns beyond its state: its tool registry (the built-in tools now; MCP
-//! and language-server tools join it) and the way to its workspace (made per turn, since the
-//! client's abilities may change and the turn's token withdraws its requests). `shutdown`
+//! and language-server tools join it) and the way to its workspace (made per turn, since a
+//! new `initialize` may change what the client serves and the turn's token withdraws its
+//! requests). `shutdown`
 //! releases what the tools started, once: when the session is closed or deleted, when its
 //! actor is replaced after a crash, and when the engine closes.
 
@@ -10,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
 use crate::chat::ToolSpec;
-use crate::io::{self, ClientAbilities, ClientPort, Io, LocalIo};
+use crate::io::{Io, Workspaces};
 use crate::tools::lsp::Lsp;
 use crate::tools::mcp::{McpServers, ServerState, Stopping};
 use crate::tools::{AnyTool, Registry};
@@ -23,27 +24,16 @@ pub struct SessionServices {
     mcp: Mutex<Option<(Arc<McpServers>, CancellationToken)>>,
     /// The language servers it holds (shared with the other sessions on the same roots).
     lsp: Arc<Lsp>,
-    client: Arc<dyn ClientPort>,
-    /// The local workspace backend (its commands start through the engine's launcher).
-    local: LocalIo,
     shut_down: AtomicBool,
 }
 
 impl SessionServices {
-    pub fn new(
-        session_id: Arc<str>,
-        tools: Registry,
-        lsp: Arc<Lsp>,
-        client: Arc<dyn ClientPort>,
-        local: LocalIo,
-    ) -> Self {
+    pub fn new(session_id: Arc<str>, tools: Registry, lsp: Arc<Lsp>) -> Self {
         SessionServices {
             session_id,
             tools,
             mcp: Mutex::new(None),
             lsp,
-            client,
-            local,
             shut_down: AtomicBool::new(false),
         }
     }
@@ -125,16 +115,11 @@ impl SessionServices {
             .collect()
     }
 
-    /// The workspace of a turn: through the client for what it advertised, else local. The
-    /// turn's token withdraws the client requests still pending when it is cancelled.
-    pub fn workspace(&self, abilities: ClientAbilities, turn: &CancellationToken) -> Arc<dyn Io> {
-        io::workspace(
-            abilities,
-            self.local.clone(),
-            self.client.clone(),
-            self.session_id.clone(),
-            turn.clone(),
-        )
+    /// The workspace of a turn, from the connection's `workspaces`: through the client for
+    /// what it serves, else local. The turn's token withdraws the client requests still
+    /// pending when it is cancelled.
+    pub fn workspace(&self, workspaces: &dyn Workspaces, turn: &CancellationToken) -> Arc<dyn Io> {
+        workspaces.workspace(self.session_id.clone(), turn.clone())
     }
 
     /// Releases what the session's services started, without waiting for it to be gone;
@@ -169,25 +154,10 @@ impl SessionServices {
 mod tests {
     use std::sync::atomic::AtomicUsize;
 
-    use futures::future::BoxFuture;
     use serde_json::Value;
 
     use super::*;
-    use crate::io::ClientError;
     use crate::tools::{CallReport, Context, Kind, Output, Planned, Tool, ToolError, erase};
-
-    struct NoClient;
-
-    impl ClientPort for NoClient {
-        fn request<'a>(
-            &'a self,
-            _method: &'a str,
-            _params: Value,
-            _cancel: &'a CancellationToken,
-        ) -> BoxFuture<'a, Result<Value, ClientError>> {
-            unreachable!("no client request in these tests")
-        }
-    }
 
     /// A tool that only counts its shutdowns.
     #[derive(Default)]
@@ -221,13 +191,7 @@ mod tests {
     fn shutdown_reaches_every_tool_once() {
         let counted = Arc::new(Counted::default());
         let tools = Registry::new(vec![erase(counted.clone())]);
-        let services = SessionServices::new(
-            Arc::from("sess_1"),
-            tools,
-            Lsp::none(),
-            Arc::new(NoClient),
-            crate::io::testing::local(),
-        );
+        let services = SessionServices::new(Arc::from("sess_1"), tools, Lsp::none());
         services.shutdown();
         services.shutdown();
         assert_eq!(counted.0.load(Ordering::SeqCst), 1);

@@ -7,11 +7,8 @@ use crate::session::events::SessionEvent;
 /// ones are user text (the ACP v1 decoding is tested in `acp/updates.rs`).
 struct Format;
 
-impl EventFormat for Format {
+impl LogFormat for Format {
     fn encode(&self, _: SessionEvent) -> Value {
-        unreachable!()
-    }
-    fn frame(&self, _: &str, _: &Value) -> String {
         unreachable!()
     }
     fn decode(&self, update: &Value) -> Recorded {

@@ -1,7 +1,12 @@
-//! The ACP-client I/O backend: each operation goes through the client when it advertised the
-//! matching capability (so reads see unsaved editor buffers, writes land in the editor, and
-//! commands run in its terminal), and locally otherwise. A method the client did not
-//! advertise is never called.
+//! The ACP-client workspace backend (ACP v1's `fs/*` and `terminal/*`): each operation goes
+//! through the client when it advertised the matching capability (so reads see unsaved editor
+//! buffers, writes land in the editor, and commands run in its terminal), and locally
+//! otherwise. A method the client did not advertise is never called. What the client cannot
+//! serve at all — stat, walks, canonicalization, deletes — is always local (ACP has no method
+//! for them). `workspaces.rs` says which backend a connection's sessions get.
+
+mod terminal;
+mod workspaces;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,11 +16,27 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use super::terminal::run_in_terminal;
-use super::{
-    ClientAbilities, ClientError, ClientPort, CommandResult, CommandSpec, Io, IoError, LocalIo,
-    Meta, WalkEntry, WalkSpec,
-};
+use self::terminal::run_in_terminal;
+pub use self::workspaces::{ClientAbilities, ClientWorkspaces};
+use crate::io::{CommandResult, CommandSpec, Io, IoError, LocalIo, Meta, WalkEntry, WalkSpec};
+
+/// A request to the ACP client failed (or was withdrawn): what the client or the edge said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientError {
+    pub message: String,
+}
+
+/// Requests to the ACP client (`acp::client::AcpClient` on the wire; a fake in the tests).
+pub trait ClientPort: Send + Sync {
+    /// Sends `method` with `params`. When `cancel` fires first the client is told
+    /// (`$/cancel_request`) and the answer is an error.
+    fn request<'a>(
+        &'a self,
+        method: &'a str,
+        params: Value,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Value, ClientError>>;
+}
 
 /// One session's requests to the client, with the cancel rules `fs/*` and `terminal/*` need.
 pub struct SessionClient {

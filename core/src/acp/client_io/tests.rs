@@ -134,8 +134,6 @@ const ALL: ClientAbilities = ClientAbilities {
     read_text_file: true,
     write_text_file: true,
     terminal: true,
-    notices: false,
-    compaction: false,
 };
 
 fn spec(command: &str) -> CommandSpec {

@@ -11,10 +11,9 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio::time::{sleep, timeout};
 use tokio_util::sync::CancellationToken;
 
-use super::client::SessionClient;
-use super::client::{call, failure};
-use super::output::{DeltaStream, KeptOutput, floor_char_boundary};
-use super::{ClientError, CommandResult, CommandSpec, IoError};
+use super::{ClientError, SessionClient, call, failure};
+use crate::io::output::{DeltaStream, KeptOutput, STREAM_CAP_FACTOR};
+use crate::io::{CommandResult, CommandSpec, IoError, floor_char_boundary};
 
 /// How often the output is polled while the command runs: live enough for a human, a handful
 /// of small requests a second for the client.
@@ -126,11 +125,8 @@ impl Terminal {
         output: UnboundedSender<String>,
         cancel: &CancellationToken,
     ) -> Result<CommandResult, IoError> {
-        let mut stream = DeltaStream::new(
-            output,
-            spec.output_limit
-                .saturating_mul(super::output::STREAM_CAP_FACTOR),
-        );
+        let mut stream =
+            DeltaStream::new(output, spec.output_limit.saturating_mul(STREAM_CAP_FACTOR));
         let mut cursor = Cursor::default();
         // Requests abandoned when another branch wins are simply dropped.
         let quiet = CancellationToken::new();

@@ -1,0 +1,152 @@
+//! The ACP v1 wire: `session/update` notifications carrying the logged updates as they are
+//! (the log is v1 too), and the fallbacks for a v1 client that does not show what an event
+//! is — so every choice between two ways of telling a client something is made here:
+//!
+//! - a compaction: `compaction_update` / `compaction_summary_chunk` for a client that
+//!   advertised `session.compaction`, else a tool call of kind `think` titled "Compacting
+//!   conversation" (what peers' clients already render), without the summary's chunks: the
+//!   finished call carries the whole summary;
+//! - a notice: a `notice` update for a client that advertised `session.notices`, else a line
+//!   of agent message, `**Title:** description`;
+//! - a failed service (an MCP server): a notice for a client that shows notices, else a failed
+//!   tool call named after it, where the user looks for what the agent could not use.
+//!
+//! The stand-in is what is logged, so a replay shows what the client saw live.
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use crate::agent::new_id;
+use crate::context::Wire;
+use crate::session::events::{CompactionTrigger, SessionEvent, ToolCallStart, ToolOutcome};
+use crate::tools::{Kind, ToolContent};
+
+/// What a v1 client shows beyond the base protocol (its `clientCapabilities.session`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Shows {
+    /// `notice` updates (`session.notices`).
+    pub notices: bool,
+    /// `compaction_update`s (`session.compaction`).
+    pub compaction: bool,
+}
+
+/// The v1 wire of one connection.
+pub struct V1Wire {
+    shows: Shows,
+}
+
+impl V1Wire {
+    pub fn new(shows: Shows) -> Self {
+        V1Wire { shows }
+    }
+
+    /// A compaction event for a client that does not show compactions: its tool call.
+    fn compaction_call(event: SessionEvent) -> Option<SessionEvent> {
+        match event {
+            SessionEvent::CompactionStarted { id, trigger } => {
+                Some(SessionEvent::ToolCallStarted(compaction_start(id, trigger)))
+            }
+            SessionEvent::CompactionChunk { .. } => None,
+            SessionEvent::CompactionCompleted {
+                id,
+                summary,
+                figures,
+            } => {
+                let raw_output = json!({
+                    "trigger": figures.trigger.name(),
+                    "preTokens": figures.tokens_before,
+                    "postTokens": figures.tokens_after,
+                });
+                let outcome = ToolOutcome::Completed {
+                    content: vec![ToolContent::Text(summary)],
+                    raw_output: Some(raw_output),
+                };
+                Some(SessionEvent::ToolCallFinished { id, outcome })
+            }
+            SessionEvent::CompactionEnded { id, message, .. } => {
+                let outcome = ToolOutcome::Failed(message);
+                Some(SessionEvent::ToolCallFinished { id, outcome })
+            }
+            other => Some(other),
+        }
+    }
+}
+
+impl Wire for V1Wire {
+    fn present(&self, event: SessionEvent) -> Option<SessionEvent> {
+        match event {
+            SessionEvent::CompactionStarted { .. }
+            | SessionEvent::CompactionChunk { .. }
+            | SessionEvent::CompactionCompleted { .. }
+            | SessionEvent::CompactionEnded { .. }
+                if !self.shows.compaction =>
+            {
+                V1Wire::compaction_call(event)
+            }
+            SessionEvent::Notice { title, description } if !self.shows.notices => {
+                Some(SessionEvent::MessageChunk {
+                    message_id: new_id("msg"),
+                    text: format!("**{title}:** {description}\n"),
+                })
+            }
+            SessionEvent::ServiceFailed { title, message, .. } if self.shows.notices => {
+                Some(SessionEvent::Notice {
+                    title,
+                    description: message,
+                })
+            }
+            other => Some(other),
+        }
+    }
+
+    fn frame(&self, session_id: &str, update: &Value) -> String {
+        update_frame(session_id, update)
+    }
+
+    fn replay_frame(&self, session_id: &str, stored: &RawValue) -> String {
+        stored_update_frame(session_id, stored)
+    }
+}
+
+/// The `think` call standing in for a compaction.
+fn compaction_start(id: String, trigger: CompactionTrigger) -> ToolCallStart {
+    ToolCallStart {
+        id,
+        title: "Compacting conversation".into(),
+        kind: Kind::Think,
+        locations: Vec::new(),
+        raw_input: json!({ "trigger": trigger.name() }),
+        name: "compact".into(),
+        diffs: Vec::new(),
+    }
+}
+
+/// A `session/update` notification carrying `update` in wire form: a JSON value, or (on
+/// replay) the stored JSON text of one, which comes out byte for byte as it went in.
+fn update_frame<U: Serialize + ?Sized>(session_id: &str, update: &U) -> String {
+    sized_update_frame(session_id, update, 0)
+}
+
+/// `update_frame` for a stored update, written into a buffer that fits it at once (a replay
+/// builds thousands of them).
+fn stored_update_frame(session_id: &str, update: &RawValue) -> String {
+    sized_update_frame(session_id, update, update.get().len() + session_id.len())
+}
+
+fn sized_update_frame<U: Serialize + ?Sized>(session_id: &str, update: &U, size: usize) -> String {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Params<'a, U: ?Sized> {
+        session_id: &'a str,
+        update: &'a U,
+    }
+    // The envelope around params: `{"jsonrpc":"2.0","method":"session/update","params":
+    // {"sessionId":"","update":}}` is 80 bytes.
+    let capacity = (size + 96).max(256);
+    let params = Params { session_id, update };
+    crate::rpc::envelope::notification_frame_sized("session/update", params, capacity)
+}
+
+#[cfg(test)]
+mod tests;
