@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::client::CallError;
 use super::diagnostics::{self, Diagnostic, Severity};
+use super::exchange::CallError;
 use super::position::{from_lsp, line_text, to_lsp};
 use super::session::Opened;
 use crate::chat::ToolSpec;
