@@ -15,7 +15,8 @@ pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
 pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 /// The environment variable that carries the OpenAI-compatible API key.
 pub const OPENAI_API_KEY_ENV: &str = "OPENAI_API_KEY";
-/// Environment variables holding provider credentials, kept away from the tools' commands.
+/// Environment variables holding provider credentials, kept away from every child process the
+/// engine starts (commands, MCP and language servers) unless an MCP entry names one.
 pub const CREDENTIAL_ENV: [&str; 2] = [OPENAI_API_KEY_ENV, ANTHROPIC_API_KEY_ENV];
 /// The Anthropic Messages endpoint used when neither the config nor `ANTHROPIC_BASE_URL` names one.
 pub const DEFAULT_ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";

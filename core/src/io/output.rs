@@ -1,7 +1,8 @@
 //! Bounding what a command prints, wherever it runs. Two bounds, because a command may print
 //! a gigabyte: the output *kept* for the model and the log (head and tail, with a marker for
 //! what was cut) and the live *stream* of deltas (forwarded up to a cap, then one marker —
-//! the caller keeps draining the pipe so the process is never blocked on a full pipe).
+//! the caller keeps draining the pipe so the process is never blocked on a full pipe). And
+//! one line cut to a length (a server's last words on stderr; the tools' long lines).
 
 use std::borrow::Cow;
 

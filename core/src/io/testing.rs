@@ -43,6 +43,14 @@ pub struct Wrapped {
     pub seen: Mutex<Vec<(ChildKind, OsString)>>,
 }
 
+impl Wrapped {
+    /// The kinds of the children it was asked to start, in order.
+    pub fn kinds(&self) -> Vec<ChildKind> {
+        let seen = self.seen.lock().unwrap();
+        seen.iter().map(|(kind, _)| *kind).collect()
+    }
+}
+
 impl Confinement for Wrapped {
     fn confine(&self, launch: &mut Launch) -> Result<(), String> {
         let mut seen = self.seen.lock().unwrap();

@@ -67,7 +67,11 @@ async fn a_command_sees_no_key_and_runs_wrapped() {
     .unwrap();
     assert_eq!(output, "1 no-openai no-ant\n");
     let seen = policy.seen.lock().unwrap().clone();
-    assert_eq!(seen, [(ChildKind::Command, "sh".into())]);
+    assert_eq!(
+        seen,
+        [(ChildKind::Command, "sh".into())],
+        "before it wrapped it"
+    );
 }
 
 /// Refuses every child, saying why.

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::client::CallError;
+use super::exchange::CallError;
 use super::session::Opened;
 use crate::tools::{Context, Output, ToolError};
 

@@ -94,7 +94,10 @@ fn render(
     out
 }
 
-async fn ask(ctx: &Context, opened: &Opened) -> Result<Vec<Diagnostic>, super::client::CallError> {
+async fn ask(
+    ctx: &Context,
+    opened: &Opened,
+) -> Result<Vec<Diagnostic>, super::exchange::CallError> {
     diagnostics::current(
         &opened.connection,
         &opened.uri,

@@ -8,7 +8,8 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::client::{CallError, Connection, METHOD_NOT_FOUND};
+use super::connection::Connection;
+use super::exchange::{CallError, METHOD_NOT_FOUND};
 use super::position::from_lsp;
 use crate::tools::bounds::{cut_line, plural};
 

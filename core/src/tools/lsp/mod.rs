@@ -4,7 +4,10 @@
 //! - `spec.rs`: which server serves a file (defaults merged with `lsp.servers`);
 //! - `servers.rs`: the engine's servers, one per server and root, shared by sessions;
 //! - `server.rs`: one server's life (started on first use, restarted once);
-//! - `client.rs` + `transport.rs`: the process and the JSON-RPC exchange with it;
+//! - `connection.rs`: one running server — its process, the handshake, the reader task;
+//!   `exchange.rs` + `transport.rs`: the JSON-RPC exchange with it; `documents.rs`: the
+//!   documents open in it; `pushed.rs`: the diagnostics it pushed; `requests.rs`: the
+//!   answers to what it asks;
 //! - `session.rs`: a session's hold on its servers, and opening a file with its content;
 //! - `diagnostics.rs`, `position.rs`: diagnostics and positions, as a person reads them;
 //! - `diagnostics_tool.rs`, `position_tool.rs`: the three tools, and `answers.rs` what they
@@ -17,11 +20,15 @@ use std::sync::Arc;
 
 mod answers;
 mod check;
-mod client;
+mod connection;
 mod diagnostics;
 mod diagnostics_tool;
+mod documents;
+mod exchange;
 mod position;
 mod position_tool;
+mod pushed;
+mod requests;
 mod server;
 mod servers;
 mod session;

@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::LOG_TARGET;
-use super::client::Connection;
+use super::connection::Connection;
 use super::spec::ServerSpec;
 use crate::io::process::Launcher;
 

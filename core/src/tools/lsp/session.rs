@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::client::Connection;
+use super::connection::Connection;
 use super::server::{Server, Timeouts};
 use super::servers::Servers;
 use super::spec::ServerSpec;

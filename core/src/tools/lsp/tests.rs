@@ -93,6 +93,15 @@ impl Workspace {
     }
 }
 
+/// The built-in tool `name` (not an LSP one).
+fn builtin(name: &str) -> Arc<dyn AnyTool> {
+    let deps = crate::tools::ToolDeps::create(&Config::default(), crate::io::testing::launcher());
+    crate::tools::registry::all(&deps)
+        .into_iter()
+        .find(|t| t.spec().name == name)
+        .unwrap()
+}
+
 fn tool(name: &str) -> Arc<dyn AnyTool> {
     tools().into_iter().find(|t| t.spec().name == name).unwrap()
 }
@@ -296,13 +305,7 @@ async fn files_without_a_server_and_missing_programs_are_clear_answers() {
 async fn an_edit_reports_the_errors_it_introduced_and_their_fix() {
     let ws = Workspace::new(&[("a.fake", "one ERROR\ntwo\n")]);
     let ctx = ws.session(&servers("pull", &ws.pids));
-    let edit = crate::tools::registry::all(&crate::tools::ToolDeps::create(
-        &Config::default(),
-        crate::io::testing::launcher(),
-    ))
-    .into_iter()
-    .find(|t| t.spec().name == "edit")
-    .unwrap();
+    let edit = builtin("edit");
     let input = json!({"path": "a.fake", "edits": [{"old_text": "two", "new_text": "ERROR two"}]});
     let broke = call_any(&*edit, input, &ctx).await.unwrap().for_model;
     assert!(broke.contains("reports 1 new error this change introduced in a.fake:\na.fake:2:1 error [fake]: ERROR found\n"), "{broke}");
@@ -384,13 +387,7 @@ async fn a_new_file_without_an_installed_server_gets_a_plain_result() {
         &Config::from_json(config).unwrap(),
         crate::io::testing::launcher(),
     ))));
-    let write = crate::tools::registry::all(&crate::tools::ToolDeps::create(
-        &Config::default(),
-        crate::io::testing::launcher(),
-    ))
-    .into_iter()
-    .find(|t| t.spec().name == "write")
-    .unwrap();
+    let write = builtin("write");
     let input = json!({"path": "new.py", "content": "x = 1\n"});
     let output = call_any(&*write, input, &ctx).await.unwrap().for_model;
     assert!(output.starts_with("Created new.py."), "{output}");
@@ -466,13 +463,9 @@ async fn a_language_server_sees_no_key_and_runs_wrapped() {
         seen,
         "OPENAI_API_KEY unset\nANTHROPIC_API_KEY unset\nHEARTH_WRAPPED=1\n"
     );
-    let kinds: Vec<_> = policy
-        .seen
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|(kind, _)| *kind)
-        .collect();
-    assert_eq!(kinds, [crate::io::process::ChildKind::LanguageServer]);
+    assert_eq!(
+        policy.kinds(),
+        [crate::io::process::ChildKind::LanguageServer]
+    );
     servers.close();
 }

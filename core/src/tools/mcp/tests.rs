@@ -696,13 +696,9 @@ async fn a_stdio_server_sees_no_key_unless_its_entry_names_it_and_runs_wrapped()
     assert_eq!(env("keyed", "OPENAI_API_KEY").await, "sk-the-entrys-own");
     assert_eq!(env("keyed", "ANTHROPIC_API_KEY").await, "(unset)");
     assert_eq!(env("plain", "HEARTH_WRAPPED").await, "1");
-    let kinds: Vec<_> = policy
-        .seen
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|(kind, _)| *kind)
-        .collect();
-    assert_eq!(kinds, [crate::io::process::ChildKind::McpServer; 2]);
+    assert_eq!(
+        policy.kinds(),
+        [crate::io::process::ChildKind::McpServer; 2]
+    );
     drop(servers.shutdown());
 }
