@@ -17,8 +17,8 @@
 use agent_client_protocol_schema::v1::{ForkSessionRequest, ForkSessionResponse, Meta};
 use serde_json::{Value, json};
 
+use super::opening::{after_answer, check_dirs, connect_servers, path_string, path_strings};
 use super::responder::Responder;
-use super::session::{after_answer, check_dirs, connect_servers, path_string, path_strings};
 use super::system_prompt::appended_text;
 use super::{errors, mcp, schedule};
 use crate::agent::{new_id, title};

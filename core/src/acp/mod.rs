@@ -15,6 +15,7 @@ mod fork;
 mod images;
 mod initialize;
 mod mcp;
+mod opening;
 mod prompt;
 mod responder;
 mod rewind;

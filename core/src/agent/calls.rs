@@ -99,9 +99,9 @@ async fn execute(turn: &Turn<'_>, id: &str, call: &ModelCall) -> Result<Output, 
         return Err(message);
     }
     turn.emit(SessionEvent::ToolCallRunning { id: id.to_string() });
-    let changes = checkpoint::before(turn, &prepared);
+    let changes = checkpoint::before(turn.session, &turn.prompt_id, &prepared);
     let output = run(turn, id, &*tool, prepared).await;
-    checkpoint::after(turn, &changes, output.is_ok());
+    checkpoint::after(turn.session, &turn.prompt_id, &changes, output.is_ok());
     let output = match output {
         Ok(_) if turn.token.is_cancelled() => Err("Cancelled by the user.".to_string()),
         other => other,

@@ -189,7 +189,7 @@ fn tool_context(session: &Session, token: &CancellationToken) -> tools::Context 
         cwd,
         roots,
         io: session.services().workspace(ctx.abilities(), token),
-        limits: ctx.config().tool_limits(),
+        limits: ctx.tool_limits().clone(),
         cancel: token.clone(),
         vision: ctx.model_sees(&model),
         lsp: session.services().lsp(),

@@ -115,7 +115,7 @@ pub async fn run(
     handle.set_services(services.clone());
     // Read once, whichever way the session came up (new, load, resume, a restart): its
     // system prompt shows them for the session's life.
-    let project = Project::read(Path::new(&state.cwd), ctx.config());
+    let project = Project::read(Path::new(&state.cwd), ctx.resolved());
     let session = Arc::new(Session::new(
         handle.id.clone(),
         state,
@@ -171,7 +171,7 @@ async fn restore(
         .map_err(|e| e.0)?;
     Ok(found.map(|(record, events)| {
         (
-            SessionState::from_record(&record, ctx.config(), ctx.catalog()),
+            SessionState::from_record(&record, ctx.resolved()),
             History::rebuild(&events, ctx.events()),
             record.turn_running,
         )

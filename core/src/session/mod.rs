@@ -27,7 +27,7 @@ use crate::agent::commands::Commands;
 use crate::agent::git::{self, Repo};
 use crate::agent::instructions::Instructions;
 use crate::chat::{Message, ThoughtLevel};
-use crate::config::{Config, ModelInfo};
+use crate::config::Resolved;
 use crate::context::EngineContext;
 use crate::permissions::{Mode, Rule};
 use crate::store::{Event, RuleRow, SessionRecord, StoreOp, TitleSource, now};
@@ -44,23 +44,23 @@ pub struct Settings {
 }
 
 impl Settings {
-    pub fn defaults(config: &Config) -> Settings {
+    pub fn defaults(resolved: &Resolved) -> Settings {
         Settings {
-            model: config.default_model(),
-            mode: config.permission_mode.unwrap_or_default(),
+            model: resolved.default_model.clone(),
+            mode: resolved.default_mode,
             thought_level: ThoughtLevel::Medium,
         }
     }
 
     /// Stored values, each falling back to its default when missing, invalid or (for the
     /// model) no longer in the catalog.
-    pub fn from_stored(stored: &Value, config: &Config, catalog: &[ModelInfo]) -> Settings {
-        let defaults = Settings::defaults(config);
+    pub fn from_stored(stored: &Value, resolved: &Resolved) -> Settings {
+        let defaults = Settings::defaults(resolved);
         let field = |name: &str| stored.get(name).cloned();
         Settings {
             model: field("model")
                 .and_then(|m| m.as_str().map(str::to_string))
-                .filter(|m| catalog.iter().any(|c| c.id == *m))
+                .filter(|m| resolved.catalog.iter().any(|c| c.id == *m))
                 .unwrap_or(defaults.model),
             mode: field("mode")
                 .and_then(|m| serde_json::from_value(m).ok())
@@ -93,13 +93,13 @@ pub struct SessionState {
 }
 
 impl SessionState {
-    pub fn from_record(record: &SessionRecord, config: &Config, catalog: &[ModelInfo]) -> Self {
+    pub fn from_record(record: &SessionRecord, resolved: &Resolved) -> Self {
         SessionState {
             cwd: record.cwd.clone(),
             additional_dirs: record.additional_dirs.clone(),
             title: record.title.clone(),
             title_source: record.title_source,
-            settings: Settings::from_stored(&record.config, config, catalog),
+            settings: Settings::from_stored(&record.config, resolved),
             created_at: record.created_at.clone(),
             client_system_prompt: record.client_system_prompt.clone(),
         }
@@ -129,8 +129,8 @@ pub struct Project {
 impl Project {
     /// Reads the repository, the instructions and the custom commands of a session working
     /// in `cwd`.
-    pub fn read(cwd: &Path, config: &Config) -> Project {
-        let user_dir = config.user_config_dir();
+    pub fn read(cwd: &Path, resolved: &Resolved) -> Project {
+        let user_dir = &resolved.user_config_dir;
         Project {
             repo: git::find(cwd),
             instructions: Instructions::read(cwd, user_dir.as_deref()),

@@ -6,7 +6,6 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -24,6 +23,7 @@ mod glob;
 mod grep;
 mod html;
 mod input;
+mod limits;
 mod list;
 pub mod lsp;
 pub mod mcp;
@@ -39,6 +39,7 @@ mod todo;
 mod walk;
 mod write;
 
+pub use limits::Limits;
 pub use registry::{Registry, ToolDeps};
 
 /// ACP `ToolKind` values.
@@ -192,32 +193,6 @@ impl std::fmt::Display for ToolError {
 impl From<IoError> for ToolError {
     fn from(error: IoError) -> Self {
         ToolError(error.0)
-    }
-}
-
-/// Bounds on what tools read, keep and wait for.
-#[derive(Debug, Clone)]
-pub struct Limits {
-    pub read_max_lines: usize,
-    pub read_max_bytes: usize,
-    pub command_timeout: Duration,
-    pub output_limit: usize,
-    pub fetch_max_bytes: usize,
-    pub fetch_timeout: Duration,
-    pub search_max_results: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            read_max_lines: 2000,
-            read_max_bytes: 256 * 1024,
-            command_timeout: Duration::from_secs(120),
-            output_limit: 64 * 1024,
-            fetch_max_bytes: 512 * 1024,
-            fetch_timeout: Duration::from_secs(30),
-            search_max_results: 200,
-        }
     }
 }
 

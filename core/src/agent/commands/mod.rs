@@ -202,7 +202,7 @@ async fn mcp_prompt(
 /// Reads the custom command files again, and tells the client if the list changed.
 fn reread_custom(session: &Session, sink: &dyn EventSink) {
     let cwd = session.state().cwd.clone();
-    let user_dir = session.ctx().config().user_config_dir();
+    let user_dir = &session.ctx().resolved().user_config_dir;
     let custom = custom::read(Path::new(&cwd), user_dir.as_deref());
     session.commands().custom = custom;
     refresh(session, sink);
