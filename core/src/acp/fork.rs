@@ -21,7 +21,8 @@ use super::opening::{after_answer, check_dirs, connect_servers, path_string, pat
 use super::responder::Responder;
 use super::system_prompt::appended_text;
 use super::{errors, mcp, schedule};
-use crate::agent::{new_id, title};
+use crate::agent::title;
+use crate::ids::new_id;
 use crate::rpc::RpcError;
 use crate::rpc::envelope::Params;
 use crate::session::actor::{Job, Live, Unavailable};

@@ -11,7 +11,7 @@ use agent_client_protocol_schema::v1::{
 
 use super::responder::Responder;
 use super::{SessionParams, errors, images, on_session};
-use crate::agent::{Prompt, PromptBlock};
+use crate::chat::{Prompt, PromptBlock};
 use crate::context::EngineContext;
 use crate::rpc::RpcError;
 use crate::rpc::envelope::Params;

@@ -10,8 +10,9 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{checkpoint, new_id};
+use super::checkpoint;
 use crate::chat::ToolResult;
+use crate::ids::new_id;
 use crate::permissions::prompt::{self, PermissionAsk};
 use crate::permissions::{self, Decision, Roots, Rule};
 use crate::session::Session;

@@ -15,8 +15,9 @@ use futures::StreamExt;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::{StopReason, TurnError, new_id, request};
+use super::{StopReason, TurnError, request};
 use crate::chat::{AssistantPart, Message, ToolResult};
+use crate::ids::new_id;
 use crate::llm::{LlmError, Provider, StreamEvent};
 use crate::session::Session;
 use crate::session::events::{
@@ -132,7 +133,7 @@ pub async fn compact(
         };
         (compaction, summary)
     };
-    super::instructions::reread(session);
+    crate::session::project::instructions::reread(session);
     session.compact(&compaction);
     let tokens_after = session.history().estimate_tokens(|| fixed);
     notice.completed(

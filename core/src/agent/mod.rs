@@ -7,8 +7,6 @@ mod calls;
 mod checkpoint;
 pub mod commands;
 mod compaction;
-pub mod git;
-pub mod instructions;
 mod outcome;
 mod request;
 mod restore;
@@ -22,34 +20,20 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures::StreamExt;
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use self::commands::Ran;
 use self::compaction::Compacted;
-use self::instructions::instructions_changed;
 pub use self::outcome::{StopReason, TurnError};
-use crate::chat::Message;
+use crate::chat::{Message, Prompt};
 use crate::context::EngineContext;
+use crate::ids::new_id;
 use crate::llm::{ChatRequest, Provider};
 use crate::session::Session;
 use crate::session::events::{CompactionTrigger, EventSink, SessionEvent, Visibility};
+use crate::session::project::instructions::instructions_changed;
 use crate::store::{TitleSource, now};
 use crate::tools;
-
-/// What the user sent, as the turn needs it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Prompt {
-    pub blocks: Vec<PromptBlock>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct PromptBlock {
-    /// The block as the client sent it, logged as is (the model reads it back from the log).
-    pub content: Value,
-    /// The text of a plain text block (titles come from it).
-    pub text: Option<String>,
-}
 
 /// A prompt is a command (`commands.rs`) or a message to the model.
 pub async fn run_turn(
@@ -280,8 +264,4 @@ async fn stream_answer(
         _ => answer.tool_calls(),
     };
     Ok(Streamed { outcome, calls })
-}
-
-pub fn new_id(prefix: &str) -> String {
-    format!("{prefix}_{}", uuid::Uuid::new_v4().simple())
 }

@@ -4,9 +4,10 @@
 
 use futures::{FutureExt, StreamExt};
 
+use super::StopReason;
 use super::calls::ModelCall;
-use super::{StopReason, new_id};
 use crate::chat::{AssistantPart, Message};
+use crate::ids::new_id;
 use crate::llm::{EventStream, FinishReason, LlmError, StreamEvent, Usage};
 use crate::session::Session;
 use crate::session::events::{EventSink, SessionEvent, Visibility};

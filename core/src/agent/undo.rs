@@ -7,8 +7,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::restore::{self, Outcome};
-use super::{StopReason, TurnError, new_id};
+use super::{StopReason, TurnError};
 use crate::chat::Message;
+use crate::ids::new_id;
 use crate::session::Session;
 use crate::session::events::{EventSink, SessionEvent, Visibility};
 use crate::session::notice::notify;

@@ -11,11 +11,12 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::history::History;
+use super::project::Project;
 use super::registry::SessionHandle;
 use super::services::SessionServices;
 use super::turns::{OnTurnEnd, TurnOutcome, Turns};
-use super::{Project, Session, SessionState};
-use crate::agent::Prompt;
+use super::{Session, SessionState};
+use crate::chat::Prompt;
 use crate::context::EngineContext;
 use crate::store::StoreOp;
 use crate::tools::Registry;

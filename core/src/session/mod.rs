@@ -7,13 +7,13 @@ pub mod events;
 pub mod history;
 pub mod mcp;
 pub mod notice;
+pub mod project;
 pub mod recovery;
 pub mod registry;
 pub mod services;
 pub mod steering;
 pub mod turns;
 
-use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
@@ -21,11 +21,11 @@ use serde_json::{Value, json};
 
 use self::events::{EventSink, SessionEvent, Visibility};
 use self::history::{Compaction, History};
+use self::project::git::Repo;
+use self::project::instructions::Instructions;
+use self::project::{Commands, Project};
 use self::services::SessionServices;
 use self::steering::Steering;
-use crate::agent::commands::Commands;
-use crate::agent::git::{self, Repo};
-use crate::agent::instructions::Instructions;
 use crate::chat::{Message, ThoughtLevel};
 use crate::config::Resolved;
 use crate::context::EngineContext;
@@ -116,27 +116,6 @@ pub struct Session {
     services: Arc<SessionServices>,
     project: Project,
     steering: Steering,
-}
-
-/// What a session read of its workspace when it came up: for its system prompt, and its
-/// custom commands (read again on `/help`, with the list last told to the client).
-pub struct Project {
-    pub repo: Option<Repo>,
-    pub instructions: Instructions,
-    pub commands: Mutex<Commands>,
-}
-
-impl Project {
-    /// Reads the repository, the instructions and the custom commands of a session working
-    /// in `cwd`.
-    pub fn read(cwd: &Path, resolved: &Resolved) -> Project {
-        let user_dir = &resolved.user_config_dir;
-        Project {
-            repo: git::find(cwd),
-            instructions: Instructions::read(cwd, user_dir.as_deref()),
-            commands: Mutex::new(Commands::read(cwd, user_dir.as_deref())),
-        }
-    }
 }
 
 impl Session {

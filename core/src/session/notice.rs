@@ -7,7 +7,7 @@
 
 use super::Session;
 use super::events::{EventSink, SessionEvent, Visibility};
-use crate::agent::new_id;
+use crate::ids::new_id;
 
 /// Tells the user `title` (short) and `description` (why, or what to do) through `sink`.
 pub fn notify(session: &Session, sink: &dyn EventSink, title: &str, description: &str) {

@@ -5,7 +5,7 @@
 
 use std::sync::Mutex;
 
-use crate::agent::Prompt;
+use crate::chat::Prompt;
 
 #[derive(Default)]
 pub struct Steering {
