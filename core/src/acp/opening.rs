@@ -12,13 +12,13 @@ use crate::agent::commands;
 use crate::context::EngineContext;
 use crate::rpc::RpcError;
 use crate::session;
-use crate::session::actor::Live;
+use crate::session::actor::LiveSession;
 use crate::tools::mcp::{McpServerSpec, McpServers};
 
 /// Gives the session the config's servers and `requested`, started in its cwd (replacing
 /// the ones it had); their failures are reported once the session's response is out.
 pub fn connect_servers(
-    live: &Live,
+    live: &LiveSession,
     ctx: &EngineContext,
     requested: Vec<McpServerSpec>,
 ) -> (Option<Arc<McpServers>>, CancellationToken) {
@@ -31,7 +31,7 @@ pub fn connect_servers(
 /// What a session does once its response is out (never before: the client must know the
 /// session first): report its servers' failures and their prompts' changes from now on, and
 /// announce its current command list (the log holds no old lists).
-pub fn after_answer(live: &Live, servers: Option<&McpServers>, released: CancellationToken) {
+pub fn after_answer(live: &LiveSession, servers: Option<&McpServers>, released: CancellationToken) {
     if let Some(servers) = servers {
         session::mcp::watch(live.session.clone(), servers, released);
     }

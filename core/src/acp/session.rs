@@ -23,7 +23,7 @@ use crate::context::EngineContext;
 use crate::ids::new_id;
 use crate::rpc::RpcError;
 use crate::rpc::envelope::Params;
-use crate::session::actor::{Job, Live, Unavailable};
+use crate::session::actor::{Job, LiveSession, Unavailable};
 use crate::session::{SessionState, Settings, registry};
 use crate::store::{
     Cursor, ListPage, ListedSession, Reader, SessionRecord, StoreError, StoreOp, now,
@@ -262,7 +262,7 @@ impl CarriesSystemPrompt for ResumeSessionRequest {
 /// stored one stays), and the session gets the servers of the request that reopened it (and
 /// the config's), started in those roots.
 fn reopen(
-    live: &Live,
+    live: &LiveSession,
     ctx: &EngineContext,
     cwd: &Path,
     additional: &[PathBuf],
@@ -307,7 +307,7 @@ fn end(responder: Responder, raw: Params<'_>, delete: bool) {
     registry::route(&ctx, &id, Job::End { delete, done });
 }
 
-fn adopt_dirs(live: &Live, cwd: &Path, additional: &[PathBuf]) {
+fn adopt_dirs(live: &LiveSession, cwd: &Path, additional: &[PathBuf]) {
     live.session
         .adopt_dirs(path_string(cwd), path_strings(additional));
 }

@@ -234,7 +234,7 @@ async fn stream_answer(
         () = token.cancelled() => return Ok(Streamed { outcome: Step::Stopped(StopReason::Cancelled), calls: Vec::new() }),
         started = provider.stream(request) => started.map_err(TurnError::Provider)?,
     };
-    let mut answer = stream::Answer::new();
+    let mut answer = stream::Accumulator::new();
     // An event read ahead while merging deltas, to be handled next.
     let mut ahead = None;
     let outcome = loop {

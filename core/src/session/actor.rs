@@ -32,7 +32,7 @@ pub enum Unavailable {
 }
 
 /// Work to run on a live session (or be told why there is none).
-pub type Work = Box<dyn FnOnce(Result<Live, Unavailable>) -> BoxFuture<'static, ()> + Send>;
+pub type Work = Box<dyn FnOnce(Result<LiveSession, Unavailable>) -> BoxFuture<'static, ()> + Send>;
 
 pub enum Job {
     Run {
@@ -52,7 +52,7 @@ pub enum Job {
 impl Job {
     /// Work to run on the session; the epoch is filled in when it is queued.
     pub fn run(
-        work: impl FnOnce(Result<Live, Unavailable>) -> BoxFuture<'static, ()> + Send + 'static,
+        work: impl FnOnce(Result<LiveSession, Unavailable>) -> BoxFuture<'static, ()> + Send + 'static,
     ) -> Job {
         Job::Run {
             epoch: 0,
@@ -62,13 +62,13 @@ impl Job {
 }
 
 /// A live session, as a job sees it.
-pub struct Live {
+pub struct LiveSession {
     pub session: Arc<Session>,
     turns: Turns,
     epoch: u64,
 }
 
-impl Live {
+impl LiveSession {
     /// Queues a prompt behind the running turn; `done` is told how the turn ended. A cancel
     /// sent after the prompt was queued ends it `cancelled` without running it.
     pub fn prompt(
@@ -132,7 +132,7 @@ pub async fn run(
     while let Some(job) = jobs.recv().await {
         match job {
             Job::Run { epoch, work } => {
-                let live = Live {
+                let live = LiveSession {
                     session: session.clone(),
                     turns: turns.clone(),
                     epoch,
