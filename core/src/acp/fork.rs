@@ -13,6 +13,8 @@
 //! fork reached the store, the running turn included as far as it got. The fork then comes
 //! up as an interrupted session does — its open tool calls closed as failed, calls without
 //! results given a "not run" result in its context.
+//!
+//! Tests: end to end in `core/tests/fork.rs`.
 
 use agent_client_protocol_schema::v1::{ForkSessionRequest, ForkSessionResponse, Meta};
 use serde_json::{Value, json};

@@ -6,6 +6,8 @@
 //!
 //! The text recorded is the diff's old text: `prepare` read it through the workspace port
 //! (an editor's unsaved buffer counts), and the tool writes only if the file still holds it.
+//!
+//! Tests: end to end in `core/tests/undo.rs`.
 
 use sha2::{Digest, Sha256};
 

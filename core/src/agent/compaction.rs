@@ -8,6 +8,9 @@
 //! committed before the end: a cancel or a failed summary leaves the context as it was. The
 //! log keeps everything (replay shows the whole history with the compaction in its place);
 //! the compaction itself is logged as a rewrite a restart applies again.
+//!
+//! Tests: end to end in `core/tests/long_sessions.rs` (thresholds, `/compact`, overflow,
+//! restarts); the inline ones below cover the pure parts.
 
 use std::sync::Arc;
 

@@ -2,6 +2,9 @@
 //! model's answer as events to a sink (which logs them and tells the client), run the tools
 //! it asks for, compact the context when it outgrows the model's window, and say why it
 //! stopped. It returns a typed outcome, never a response.
+//!
+//! Tests: end to end in `core/tests/tool_turns.rs` (the tool loop), `prompt.rs`,
+//! `permissions.rs`, `cancel.rs`, `client_io.rs`, `providers.rs` and `steering.rs`.
 
 mod calls;
 mod checkpoint;

@@ -2,6 +2,8 @@
 //! yet (each `/undo` goes one turn further back), reports what it did as an agent message —
 //! logged, so a replay shows it — and tells the model, whose edits are gone. Only the
 //! `write` and `edit` tools' changes are checkpointed; the report says so.
+//!
+//! Tests: end to end in `core/tests/undo.rs`.
 
 use std::path::PathBuf;
 use std::sync::Arc;

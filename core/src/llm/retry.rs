@@ -10,6 +10,8 @@
 //! [`MAX_RETRY_AFTER`] so a client never sits silent for minutes, else an exponential backoff
 //! with jitter: about 0.5 s, 1 s, 2 s, … up to 8 s. Everything happens inside one future, so
 //! dropping it (a cancelled turn) stops the waiting and the request at once.
+//!
+//! Tests: inline; end to end in `core/tests/providers.rs`.
 
 use std::future::Future;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

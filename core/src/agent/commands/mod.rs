@@ -9,6 +9,8 @@
 //! others hand the model a text as the user's message (`/init`, custom commands, MCP
 //! prompts; remembered model-only, so a restart rebuilds the same context) or act on the
 //! context (`/compact`, `/undo`). An unknown `/word` is no command: it may be a path or prose.
+//!
+//! Tests: end to end in `core/tests/commands.rs`.
 
 mod builtin;
 mod list;

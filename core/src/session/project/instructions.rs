@@ -6,6 +6,8 @@
 //!
 //! The files are read from the local disk, not through the client: they configure the agent,
 //! and are needed before the client's file system could be asked.
+//!
+//! Tests: end to end in `core/tests/instructions.rs`.
 
 use std::hash::{Hash, Hasher};
 use std::io::Read;
