@@ -1,6 +1,6 @@
-//! The configuration resolved once, when the engine starts: the default model, the model
-//! catalog with every default filled in (the vision and thinking heuristics included), and the
-//! provider endpoints — the config first, then the environment. The engine holds the result
+//! The configuration resolved once, when the engine starts: the default model and mode, the
+//! model catalog with every default filled in (the vision and thinking heuristics included),
+//! the provider endpoints and the user's config dir — the config first, then the environment. The engine holds the result
 //! (`EngineContext::resolved`), so nothing reads the environment per session or per turn.
 
 use std::path::PathBuf;
