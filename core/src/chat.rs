@@ -114,3 +114,17 @@ pub enum ThoughtLevel {
     Medium,
     High,
 }
+
+/// What the user sent, as the turn needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prompt {
+    pub blocks: Vec<PromptBlock>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromptBlock {
+    /// The block as the client sent it, logged as is (the model reads it back from the log).
+    pub content: Value,
+    /// The text of a plain text block (titles come from it).
+    pub text: Option<String>,
+}

@@ -11,7 +11,7 @@ use std::sync::{Arc, RwLock};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::config::{Config, ModelInfo};
+use crate::config::{Config, ModelInfo, Resolved};
 use crate::io::Workspaces;
 use crate::io::process::Launcher;
 use crate::llm::Providers;
@@ -20,7 +20,7 @@ use crate::permissions::prompt::Approver;
 use crate::session::events::{Recorded, SessionEvent};
 use crate::session::registry::Sessions;
 use crate::store::{Reader, Store, StoreError, StoreOp};
-use crate::tools::ToolDeps;
+use crate::tools::{Limits, ToolDeps};
 
 /// What the protocol edge implements for the domain.
 pub struct Ports {
@@ -66,8 +66,11 @@ pub struct Connection {
 
 pub struct EngineContext {
     config: Config,
-    /// The models users can pick, with defaults resolved (see `Config::catalog`).
-    catalog: Vec<ModelInfo>,
+    /// The config resolved against the environment at start: the default model, the models
+    /// users can pick, the endpoints.
+    resolved: Resolved,
+    /// The tools' bounds, from the config's `tools`.
+    tool_limits: Limits,
     store: Arc<Store>,
     outbox: Outbox,
     providers: Providers,
@@ -84,7 +87,7 @@ pub struct EngineContext {
 impl EngineContext {
     pub fn new(
         config: Config,
-        catalog: Vec<ModelInfo>,
+        resolved: Resolved,
         store: Arc<Store>,
         outbox: Outbox,
         runtime: tokio::runtime::Handle,
@@ -92,8 +95,9 @@ impl EngineContext {
         launcher: Arc<Launcher>,
     ) -> Self {
         EngineContext {
-            catalog,
-            providers: Providers::new(&config),
+            providers: Providers::new(&resolved, config.stream_idle_timeout()),
+            tool_limits: Limits::from(&config.tools),
+            resolved,
             tool_deps: ToolDeps::create(&config, launcher),
             config,
             store,
@@ -111,26 +115,34 @@ impl EngineContext {
         &self.config
     }
 
+    pub fn resolved(&self) -> &Resolved {
+        &self.resolved
+    }
+
     pub fn catalog(&self) -> &[ModelInfo] {
-        &self.catalog
+        &self.resolved.catalog
     }
 
     pub fn model(&self, id: &str) -> Option<&ModelInfo> {
-        self.catalog.iter().find(|m| m.id == id)
+        self.catalog().iter().find(|m| m.id == id)
     }
 
     /// Whether `model` takes a thinking level.
     pub fn model_thinks(&self, model: &str) -> bool {
-        crate::config::model_thinks(&self.catalog, model)
+        crate::config::model_thinks(self.catalog(), model)
     }
 
     /// Whether `model` takes images.
     pub fn model_sees(&self, model: &str) -> bool {
-        crate::config::model_sees(&self.catalog, model)
+        crate::config::model_sees(self.catalog(), model)
     }
 
     pub fn providers(&self) -> &Providers {
         &self.providers
+    }
+
+    pub fn tool_limits(&self) -> &Limits {
+        &self.tool_limits
     }
 
     pub fn tool_deps(&self) -> &ToolDeps {

@@ -83,7 +83,8 @@ impl Engine {
             .map_err(|e| EngineError::Start(format!("cannot start the runtime: {e}")))?;
         let (outbox, delivery, delivery_thread) = Outbox::start(store.clone(), host)
             .map_err(|e| EngineError::Start(format!("cannot start the delivery thread: {e}")))?;
-        let catalog = config.catalog();
+        let resolved = config.resolve();
+        let catalog = resolved.catalog.clone();
         let outgoing = Arc::new(Outgoing::default());
         let client = Arc::new(AcpClient::new(outgoing.clone(), outbox.clone()));
         let launcher = Arc::new(launcher);
@@ -94,7 +95,7 @@ impl Engine {
         };
         let ctx = EngineContext::new(
             config,
-            catalog,
+            resolved,
             store,
             outbox,
             runtime.handle().clone(),

@@ -12,6 +12,7 @@ mod config;
 mod context;
 mod engine;
 mod error;
+mod ids;
 mod images;
 mod io;
 mod json_path;

@@ -13,18 +13,21 @@
 //! fork reached the store, the running turn included as far as it got. The fork then comes
 //! up as an interrupted session does — its open tool calls closed as failed, calls without
 //! results given a "not run" result in its context.
+//!
+//! Tests: end to end in `core/tests/fork.rs`.
 
 use agent_client_protocol_schema::v1::{ForkSessionRequest, ForkSessionResponse, Meta};
 use serde_json::{Value, json};
 
+use super::opening::{after_answer, check_dirs, connect_servers, path_string, path_strings};
 use super::responder::Responder;
-use super::session::{after_answer, check_dirs, connect_servers, path_string, path_strings};
 use super::system_prompt::appended_text;
 use super::{errors, mcp, schedule};
-use crate::agent::{new_id, title};
+use crate::agent::title;
+use crate::ids::new_id;
 use crate::rpc::RpcError;
 use crate::rpc::envelope::Params;
-use crate::session::actor::{Job, Live, Unavailable};
+use crate::session::actor::{Job, LiveSession, Unavailable};
 use crate::session::registry;
 use crate::store::{SessionRecord, StoreOp, TitleSource, now};
 use crate::tools::mcp::McpServerSpec;
@@ -33,7 +36,7 @@ use crate::tools::mcp::McpServerSpec;
 const CUT_POINTERS: [&str; 2] = ["/hearth/fork/messageId", "/jetbrains/air/fork/messageId"];
 
 /// What the fork's own actor needs to answer once the copy is in the store.
-struct Answer {
+struct ForkReply {
     responder: Responder,
     fork_id: String,
     requested: Vec<McpServerSpec>,
@@ -101,7 +104,7 @@ pub fn fork(responder: Responder, raw: Params<'_>) {
         ctx.write(StoreOp::Fork { fork, before });
         // Queued behind the copy, the fork's first job restores it from the store; the answer
         // comes from there, so a request naming the fork finds it up.
-        let answer = Answer {
+        let answer = ForkReply {
             responder,
             fork_id: fork_id.clone(),
             requested,
@@ -114,9 +117,9 @@ pub fn fork(responder: Responder, raw: Params<'_>) {
     });
 }
 
-impl Answer {
-    async fn give(self, fork: Result<Live, Unavailable>) {
-        let Answer {
+impl ForkReply {
+    async fn give(self, fork: Result<LiveSession, Unavailable>) {
+        let ForkReply {
             responder,
             fork_id,
             requested,
@@ -161,7 +164,7 @@ fn cut_point(meta: Option<Meta>) -> Result<Option<String>, RpcError> {
 }
 
 /// Where the prompt `message_id` begins in the parent's log, once its pending writes are in.
-async fn prompt_start(parent: &Live, message_id: &str) -> Result<Option<i64>, RpcError> {
+async fn prompt_start(parent: &LiveSession, message_id: &str) -> Result<Option<i64>, RpcError> {
     let (id, message_id) = (parent.session.id.clone(), message_id.to_string());
     let ctx = parent.session.ctx();
     ctx.read(move |log| log.prompt_start(&id, &message_id))

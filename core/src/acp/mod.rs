@@ -18,6 +18,7 @@ mod fork;
 mod images;
 mod initialize;
 mod mcp;
+mod opening;
 mod prompt;
 mod responder;
 mod rewind;
@@ -43,7 +44,7 @@ use crate::rpc::envelope::{self, Params};
 use crate::rpc::inflight::Inflight;
 use crate::rpc::outgoing::Outgoing;
 use crate::rpc::{Inbound, RequestId, RpcError};
-use crate::session::actor::{Job, Live};
+use crate::session::actor::{Job, LiveSession};
 use crate::session::registry;
 
 /// The protocol edge of one engine: the domain's context, the client's requests in flight,
@@ -164,7 +165,7 @@ fn notification(edge: &Edge, method: &str, params: Params<'_>) {
 fn on_session<P, F, Fut>(responder: Responder, raw: Params<'_>, work: F)
 where
     P: DeserializeOwned + SessionParams + Send + 'static,
-    F: FnOnce(Responder, P, Live) -> Fut + Send + 'static,
+    F: FnOnce(Responder, P, LiveSession) -> Fut + Send + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
     match params::<P>(raw).and_then(|p| p.validate().map(|()| p)) {
@@ -182,7 +183,7 @@ where
 /// for (`-32002` when there is none).
 fn schedule<F, Fut>(responder: Responder, id: String, work: F)
 where
-    F: FnOnce(Responder, Live) -> Fut + Send + 'static,
+    F: FnOnce(Responder, LiveSession) -> Fut + Send + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
     let ctx = responder.ctx().clone();

@@ -11,11 +11,11 @@ use agent_client_protocol_schema::v1::{
 
 use super::responder::Responder;
 use super::{SessionParams, errors, images, on_session};
-use crate::agent::{Prompt, PromptBlock};
+use crate::chat::{Prompt, PromptBlock};
 use crate::context::EngineContext;
 use crate::rpc::RpcError;
 use crate::rpc::envelope::Params;
-use crate::session::actor::Live;
+use crate::session::actor::LiveSession;
 
 /// Queues the prompt behind the session's running turn and answers when its turn ends.
 pub fn prompt(responder: Responder, raw: Params<'_>) {
@@ -46,7 +46,10 @@ pub fn cancel(ctx: &EngineContext, session_id: &str) {
 
 /// The blocks as they will be logged: images prepared for the model (read, checked,
 /// downscaled). Refused when the session's current model takes no images — never dropped.
-pub async fn accept(live: &Live, blocks: Vec<ContentBlock>) -> Result<Vec<ContentBlock>, RpcError> {
+pub async fn accept(
+    live: &LiveSession,
+    blocks: Vec<ContentBlock>,
+) -> Result<Vec<ContentBlock>, RpcError> {
     let Some(first) = blocks
         .iter()
         .position(|b| matches!(b, ContentBlock::Image(_)))

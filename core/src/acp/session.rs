@@ -14,15 +14,16 @@ use serde::de::DeserializeOwned;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use super::opening::{after_answer, check_dirs, connect_servers, path_string, path_strings};
 use super::responder::{Responder, params};
 use super::system_prompt::appended_text;
 use super::{SessionParams, errors, mcp, schedule};
-use crate::agent::{commands, new_id};
 use crate::context::EngineContext;
+use crate::ids::new_id;
 use crate::rpc::RpcError;
 use crate::rpc::envelope::Params;
-use crate::session::actor::{Job, Live, Unavailable};
-use crate::session::{self, SessionState, Settings, registry};
+use crate::session::actor::{Job, LiveSession, Unavailable};
+use crate::session::{SessionState, Settings, registry};
 use crate::store::{
     Cursor, ListPage, ListedSession, Reader, SessionRecord, StoreError, StoreOp, now,
 };
@@ -44,7 +45,7 @@ pub fn new(responder: Responder, raw: Params<'_>) {
         Err(e) => return responder.respond(Err(e)),
     };
     let ctx = responder.ctx().clone();
-    if let Err(e) = crate::agent::check_credential(&ctx, &ctx.config().default_model()) {
+    if let Err(e) = crate::agent::check_credential(&ctx, &ctx.resolved().default_model) {
         return responder.respond(Err(errors::turn_error(e)));
     }
     let id: Arc<str> = Arc::from(new_id("sess"));
@@ -54,7 +55,7 @@ pub fn new(responder: Responder, raw: Params<'_>) {
         additional_dirs: path_strings(&request.additional_directories),
         title: None,
         title_source: None,
-        settings: Settings::defaults(ctx.config()),
+        settings: Settings::defaults(ctx.resolved()),
         created_at: at.clone(),
         client_system_prompt,
     };
@@ -260,7 +261,7 @@ impl CarriesSystemPrompt for ResumeSessionRequest {
 /// stored one stays), and the session gets the servers of the request that reopened it (and
 /// the config's), started in those roots.
 fn reopen(
-    live: &Live,
+    live: &LiveSession,
     ctx: &EngineContext,
     cwd: &Path,
     additional: &[PathBuf],
@@ -272,29 +273,6 @@ fn reopen(
         live.session.set_client_system_prompt(text);
     }
     connect_servers(live, ctx, requested)
-}
-
-/// Gives the session the config's servers and `requested`, started in its cwd (replacing
-/// the ones it had); their failures are reported once the session's response is out.
-pub(super) fn connect_servers(
-    live: &Live,
-    ctx: &EngineContext,
-    requested: Vec<McpServerSpec>,
-) -> (Option<Arc<McpServers>>, CancellationToken) {
-    let cwd = live.session.state().cwd.clone();
-    let servers = mcp::connect(ctx, requested, &cwd);
-    let released = live.session.services().set_mcp(servers.clone());
-    (servers, released)
-}
-
-/// What a session does once its response is out (never before: the client must know the
-/// session first): report its servers' failures and their prompts' changes from now on, and
-/// announce its current command list (the log holds no old lists).
-pub(super) fn after_answer(live: &Live, servers: Option<&McpServers>, released: CancellationToken) {
-    if let Some(servers) = servers {
-        session::mcp::watch(live.session.clone(), servers, released);
-    }
-    commands::announce(&live.session, &*live.session);
 }
 
 #[derive(Deserialize)]
@@ -328,33 +306,9 @@ fn end(responder: Responder, raw: Params<'_>, delete: bool) {
     registry::route(&ctx, &id, Job::End { delete, done });
 }
 
-fn adopt_dirs(live: &Live, cwd: &Path, additional: &[PathBuf]) {
+fn adopt_dirs(live: &LiveSession, cwd: &Path, additional: &[PathBuf]) {
     live.session
         .adopt_dirs(path_string(cwd), path_strings(additional));
-}
-
-pub(super) fn check_dirs(cwd: &Path, additional: &[PathBuf]) -> Result<(), RpcError> {
-    if !cwd.is_absolute() {
-        return Err(RpcError::invalid_params(format!(
-            "`cwd` must be an absolute path, got `{}`",
-            cwd.display()
-        )));
-    }
-    match additional.iter().position(|d| !d.is_absolute()) {
-        Some(i) => Err(RpcError::invalid_params(format!(
-            "`additionalDirectories[{i}]` must be an absolute path, got `{}`",
-            additional[i].display()
-        ))),
-        None => Ok(()),
-    }
-}
-
-pub(super) fn path_string(path: impl AsRef<Path>) -> String {
-    path.as_ref().to_string_lossy().into_owned()
-}
-
-pub(super) fn path_strings(paths: &[PathBuf]) -> Vec<String> {
-    paths.iter().map(path_string).collect()
 }
 
 impl SessionParams for LoadSessionRequest {

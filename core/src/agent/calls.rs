@@ -9,9 +9,10 @@ use futures::future::join_all;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{checkpoint, new_id};
+use super::checkpoint;
 use crate::access::{Access, Diff};
 use crate::chat::ToolResult;
+use crate::ids::new_id;
 use crate::permissions::prompt::{self, PermissionAsk};
 use crate::permissions::{self, Decision, Roots, Rule};
 use crate::session::Session;
@@ -99,9 +100,9 @@ async fn execute(turn: &Turn<'_>, id: &str, call: &ModelCall) -> Result<Output, 
         return Err(message);
     }
     turn.emit(SessionEvent::ToolCallRunning { id: id.to_string() });
-    let changes = checkpoint::before(turn, &prepared);
+    let changes = checkpoint::before(turn.session, &turn.prompt_id, &prepared);
     let output = run(turn, id, prepared).await;
-    checkpoint::after(turn, &changes, output.is_ok());
+    checkpoint::after(turn.session, &turn.prompt_id, &changes, output.is_ok());
     let output = match output {
         Ok(_) if turn.token.is_cancelled() => Err("Cancelled by the user.".to_string()),
         other => other,

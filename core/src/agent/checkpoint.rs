@@ -6,11 +6,13 @@
 //!
 //! The text recorded is the diff's old text: `prepare` read it through the workspace port
 //! (an editor's unsaved buffer counts), and the tool writes only if the file still holds it.
+//!
+//! Tests: end to end in `core/tests/undo.rs`.
 
 use sha2::{Digest, Sha256};
 
-use super::calls::Turn;
 use crate::access::{Access, Diff};
+use crate::session::Session;
 use crate::tools::Ready;
 
 /// How a file's text is known again: `sha256:` and the hex digest.
@@ -20,35 +22,28 @@ pub fn hash(text: &str) -> String {
     format!("sha256:{hex}")
 }
 
-/// Records the files `prepared` will change, as they are now, and returns their diffs for
-/// [`after`]. The prompt's first record of a file is the one kept.
-pub fn before(turn: &Turn<'_>, prepared: &Ready) -> Vec<Diff> {
+/// Records the files `prepared` will change, as they are now, under the prompt `prompt_id`,
+/// and returns their diffs for [`after`]. The prompt's first record of a file is the one kept.
+pub fn before(session: &Session, prompt_id: &str, prepared: &Ready) -> Vec<Diff> {
     let Access::Edit(diffs) = &prepared.access else {
         return Vec::new();
     };
     for diff in diffs {
         let content_hash = diff.old_text.as_deref().map(hash);
-        let session = turn.session;
-        session.record_checkpoint(
-            &turn.prompt_id,
-            &diff.path,
-            diff.old_text.clone(),
-            content_hash,
-        );
+        session.record_checkpoint(prompt_id, &diff.path, diff.old_text.clone(), content_hash);
     }
     diffs.clone()
 }
 
 /// Records what a call that ran left: its diffs' new text. A call that failed wrote nothing
 /// (the tools write last), so the checkpoint keeps what it had.
-pub fn after(turn: &Turn<'_>, diffs: &[Diff], succeeded: bool) {
+pub fn after(session: &Session, prompt_id: &str, diffs: &[Diff], succeeded: bool) {
     if !succeeded {
         return;
     }
     for diff in diffs {
         let after = Some(hash(&diff.new_text));
-        turn.session
-            .record_checkpoint_after(&turn.prompt_id, &diff.path, after);
+        session.record_checkpoint_after(prompt_id, &diff.path, after);
     }
 }
 

@@ -8,14 +8,18 @@
 //! committed before the end: a cancel or a failed summary leaves the context as it was. The
 //! log keeps everything (replay shows the whole history with the compaction in its place);
 //! the compaction itself is logged as a rewrite a restart applies again.
+//!
+//! Tests: end to end in `core/tests/long_sessions.rs` (thresholds, `/compact`, overflow,
+//! restarts); the inline ones below cover the pure parts.
 
 use std::sync::Arc;
 
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use super::{StopReason, TurnError, new_id, request};
+use super::{StopReason, TurnError, request};
 use crate::chat::{AssistantPart, Message, ToolResult};
+use crate::ids::new_id;
 use crate::llm::{LlmError, Provider, StreamEvent};
 use crate::session::Session;
 use crate::session::events::{
@@ -130,7 +134,7 @@ pub async fn compact(
         };
         (compaction, summary)
     };
-    super::instructions::reread(session);
+    crate::session::project::instructions::reread(session);
     session.compact(&compaction);
     let tokens_after = session.history().estimate_tokens(|| fixed);
     report.completed(

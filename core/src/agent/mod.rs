@@ -2,14 +2,15 @@
 //! model's answer as events to a sink (which logs them and tells the client), run the tools
 //! it asks for, compact the context when it outgrows the model's window, and say why it
 //! stopped. It returns a typed outcome, never a response.
+//!
+//! Tests: end to end in `core/tests/tool_turns.rs` (the tool loop), `prompt.rs`,
+//! `permissions.rs`, `cancel.rs`, `client_io.rs`, `providers.rs` and `steering.rs`.
 
 mod calls;
 mod checkpoint;
 mod child;
 pub mod commands;
 mod compaction;
-pub mod git;
-pub mod instructions;
 mod outcome;
 mod request;
 mod restore;
@@ -23,34 +24,20 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures::StreamExt;
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use self::commands::Ran;
 use self::compaction::Compacted;
-use self::instructions::instructions_changed;
 pub use self::outcome::{StopReason, TurnError};
-use crate::chat::Message;
+use crate::chat::{Message, Prompt};
 use crate::context::EngineContext;
+use crate::ids::new_id;
 use crate::llm::{ChatRequest, Provider};
 use crate::session::Session;
 use crate::session::events::{CompactionTrigger, EventSink, SessionEvent, Visibility};
+use crate::session::project::instructions::instructions_changed;
 use crate::store::{TitleSource, now};
 use crate::tools;
-
-/// What the user sent, as the turn needs it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Prompt {
-    pub blocks: Vec<PromptBlock>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct PromptBlock {
-    /// The block as the client sent it, logged as is (the model reads it back from the log).
-    pub content: Value,
-    /// The text of a plain text block (titles come from it).
-    pub text: Option<String>,
-}
 
 /// A prompt is a command (`commands.rs`) or a message to the model.
 pub async fn run_turn(
@@ -191,7 +178,7 @@ fn tool_context(session: &Arc<Session>, token: &CancellationToken) -> tools::Con
         cwd,
         roots,
         io: session.services().workspace(&*ctx.workspaces(), token),
-        limits: ctx.config().tool_limits(),
+        limits: ctx.tool_limits().clone(),
         cancel: token.clone(),
         vision: ctx.model_sees(&model),
         lsp: session.services().lsp(),
@@ -253,7 +240,7 @@ async fn stream_answer(
         () = token.cancelled() => return Ok(Streamed { outcome: Step::Stopped(StopReason::Cancelled), calls: Vec::new() }),
         started = provider.stream(request) => started.map_err(TurnError::Provider)?,
     };
-    let mut answer = stream::Answer::new();
+    let mut answer = stream::Accumulator::new();
     // An event read ahead while merging deltas, to be handled next.
     let mut ahead = None;
     let outcome = loop {
@@ -283,8 +270,4 @@ async fn stream_answer(
         _ => answer.tool_calls(),
     };
     Ok(Streamed { outcome, calls })
-}
-
-pub fn new_id(prefix: &str) -> String {
-    format!("{prefix}_{}", uuid::Uuid::new_v4().simple())
 }

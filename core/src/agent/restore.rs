@@ -1,6 +1,8 @@
 //! Putting files back as their checkpoints recorded them, for `/undo` and rewind: working out
 //! what each file goes back to — and which ones someone changed after the agent did, which
 //! are left alone — then doing it through the workspace port.
+//!
+//! Tests: end to end in `core/tests/undo.rs`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

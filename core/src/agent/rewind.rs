@@ -1,6 +1,8 @@
 //! Rewinding a session's files (not its conversation) to before one of its prompts: every
 //! later turn's file changes are undone, newest first, as `/undo` undoes one turn. A dry run
 //! says what would happen and touches nothing.
+//!
+//! Tests: end to end in `core/tests/undo.rs`.
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -4,14 +4,17 @@
 
 use futures::{FutureExt, StreamExt};
 
+use super::StopReason;
 use super::calls::ModelCall;
-use super::{StopReason, new_id};
 use crate::chat::{AssistantPart, Message};
+use crate::ids::new_id;
 use crate::llm::{EventStream, FinishReason, LlmError, StreamEvent, Usage};
 use crate::session::Session;
 use crate::session::events::{EventSink, SessionEvent, Visibility};
 
-pub struct Answer {
+/// One model call's answer as it streams in: the text and thinking so far, the tool calls,
+/// why it finished and its usage.
+pub struct Accumulator {
     message_id: String,
     thought_id: String,
     parts: Vec<AssistantPart>,
@@ -19,9 +22,9 @@ pub struct Answer {
     pub usage: Option<Usage>,
 }
 
-impl Answer {
+impl Accumulator {
     pub fn new() -> Self {
-        Answer {
+        Accumulator {
             message_id: new_id("msg"),
             thought_id: new_id("msg"),
             parts: Vec::new(),

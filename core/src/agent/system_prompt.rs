@@ -9,9 +9,9 @@
 
 use std::fmt::Write;
 
-use super::git::{Head, Repo};
-use super::instructions::{Shown, tagged};
 use crate::session::Session;
+use crate::session::project::git::{Head, Repo};
+use crate::session::project::instructions::{Shown, tagged};
 
 const GUIDE: &str = include_str!("system_prompt.md");
 

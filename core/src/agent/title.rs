@@ -1,7 +1,7 @@
 //! A session's title: the agent's, taken from its first prompt; the user's, normalised; a
 //! fork's, inherited from its parent.
 
-use super::Prompt;
+use crate::chat::Prompt;
 
 /// The longest title the agent makes, in characters.
 const MAX_CHARS: usize = 80;
@@ -59,7 +59,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::agent::PromptBlock;
+    use crate::chat::PromptBlock;
 
     fn text(t: &str) -> Prompt {
         let content = json!({ "type": "text", "text": t });

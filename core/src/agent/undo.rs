@@ -2,13 +2,16 @@
 //! yet (each `/undo` goes one turn further back), reports what it did as an agent message —
 //! logged, so a replay shows it — and tells the model, whose edits are gone. Only the
 //! `write` and `edit` tools' changes are checkpointed; the report says so.
+//!
+//! Tests: end to end in `core/tests/undo.rs`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::restore::{self, Outcome};
-use super::{StopReason, TurnError, new_id};
+use super::{StopReason, TurnError};
 use crate::chat::Message;
+use crate::ids::new_id;
 use crate::session::Session;
 use crate::session::events::{EventSink, SessionEvent, Visibility};
 use crate::session::notice::notify;

@@ -9,8 +9,8 @@ use futures::future::BoxFuture;
 use reqwest::header::CONTENT_TYPE;
 use serde_json::{Value, json};
 
+use super::error::Failure;
 use super::http::Transport;
-use super::retry::Failure;
 use super::sse::{self, Decode, Flow};
 use super::wire::{self, Encoded};
 use super::{ChatRequest, EventStream, FinishReason, LlmError, Provider, StreamEvent, Usage};

@@ -7,7 +7,8 @@ use futures::future::BoxFuture;
 use reqwest::{Client, RequestBuilder, Response};
 use serde_json::Value;
 
-use super::retry::{self, Failure};
+use super::error::{Failure, root_cause};
+use super::retry;
 use super::sse::{self, Decode};
 use super::{EventStream, LlmError};
 use crate::net::LazyClient;
@@ -91,15 +92,6 @@ async fn send(request: RequestBuilder, timeout: Duration) -> Result<Response, Fa
         retryable: retry::retryable_status(status.as_u16()),
         retry_after,
     })
-}
-
-/// The innermost cause: reqwest's outer message ("error sending request") says little.
-pub fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut cause = error;
-    while let Some(next) = cause.source() {
-        cause = next;
-    }
-    cause.to_string()
 }
 
 /// The provider's own message from an error body — OpenAI `{"error":{"message"}}`, Anthropic

@@ -2,6 +2,7 @@
 //! leaf vocabulary in `chat.rs`.
 
 pub mod anthropic;
+mod error;
 mod http;
 pub mod openai;
 mod providers;

@@ -5,9 +5,11 @@ use std::sync::Arc;
 use super::Provider;
 use super::anthropic::Anthropic;
 use super::openai::OpenAi;
-use crate::config::Config;
+use std::time::Duration;
 
-/// One instance of each provider, built from the config; their HTTP clients are built on
+use crate::config::Resolved;
+
+/// One instance of each provider, built from the resolved endpoints; their HTTP clients are built on
 /// first use, so an unused provider costs nothing.
 pub struct Providers {
     openai: Arc<dyn Provider>,
@@ -15,11 +17,10 @@ pub struct Providers {
 }
 
 impl Providers {
-    pub fn new(config: &Config) -> Self {
-        let idle_timeout = config.stream_idle_timeout();
+    pub fn new(resolved: &Resolved, idle_timeout: Duration) -> Self {
         Providers {
-            openai: Arc::new(OpenAi::new(config.openai_endpoint(), idle_timeout)),
-            anthropic: Arc::new(Anthropic::new(config.anthropic_endpoint(), idle_timeout)),
+            openai: Arc::new(OpenAi::new(resolved.openai.clone(), idle_timeout)),
+            anthropic: Arc::new(Anthropic::new(resolved.anthropic.clone(), idle_timeout)),
         }
     }
 

@@ -10,6 +10,8 @@
 //! [`MAX_RETRY_AFTER`] so a client never sits silent for minutes, else an exponential backoff
 //! with jitter: about 0.5 s, 1 s, 2 s, … up to 8 s. Everything happens inside one future, so
 //! dropping it (a cancelled turn) stops the waiting and the request at once.
+//!
+//! Tests: inline; end to end in `core/tests/providers.rs`.
 
 use std::future::Future;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -17,6 +19,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use futures::stream::{self, StreamExt};
 use reqwest::header::HeaderMap;
 
+use super::error::Failure;
 use super::sse::RawEvents;
 use super::{EventStream, LlmError};
 
@@ -24,35 +27,6 @@ use super::{EventStream, LlmError};
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
 const MAX_BACKOFF: Duration = Duration::from_secs(8);
-
-/// Why an attempt failed, and whether trying again may help.
-#[derive(Debug)]
-pub struct Failure {
-    pub error: LlmError,
-    pub retryable: bool,
-    /// The wait the server asked for.
-    pub retry_after: Option<Duration>,
-}
-
-impl Failure {
-    pub fn retryable(error: LlmError) -> Self {
-        Failure {
-            error,
-            retryable: true,
-            retry_after: None,
-        }
-    }
-}
-
-impl From<LlmError> for Failure {
-    fn from(error: LlmError) -> Self {
-        Failure {
-            error,
-            retryable: false,
-            retry_after: None,
-        }
-    }
-}
 
 /// Whether an HTTP status is worth another attempt.
 pub fn retryable_status(status: u16) -> bool {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures::stream::{self, BoxStream, StreamExt};
 
-use super::retry::Failure;
+use super::error::Failure;
 use super::{LlmError, StreamEvent};
 
 /// Model events whose failures still say whether a retry may help (see `retry.rs`).
@@ -98,7 +98,7 @@ impl<D: Decode> Decoding<D> {
                 self.decoder.end(&mut self.pending)
             }
             Some(Err(EventStreamError::Transport(e))) => Err(Failure::retryable(LlmError::new(
-                format!("the model stream broke: {}", super::http::root_cause(&e)),
+                format!("the model stream broke: {}", super::error::root_cause(&e)),
             ))),
             Some(Err(e)) => {
                 Err(LlmError::new(format!("the model stream is malformed: {e}")).into())

@@ -10,7 +10,7 @@ use futures::StreamExt;
 use hearth_mock_llm::{MockLlm, Script};
 use serde_json::Value;
 
-use super::retry::Failure;
+use super::error::Failure;
 use super::sse::{Decode, Flow};
 use super::{ChatRequest, LlmError, Provider, StreamEvent};
 use crate::chat::Message;

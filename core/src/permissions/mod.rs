@@ -1,6 +1,8 @@
 //! Who decides whether a tool call may run: the session's mode, the workspace's stored
 //! "always" rules, and two checks no rule can waive — paths outside the workspace and
 //! dangerous commands.
+//!
+//! Tests: the decisions inline; end to end in `core/tests/permissions.rs`.
 
 use std::path::{Path, PathBuf};
 

@@ -11,11 +11,12 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::history::History;
+use super::project::Project;
 use super::registry::SessionHandle;
 use super::services::SessionServices;
 use super::turns::{OnTurnEnd, TurnOutcome, Turns};
-use super::{Project, Session, SessionState};
-use crate::agent::Prompt;
+use super::{Session, SessionState};
+use crate::chat::Prompt;
 use crate::context::EngineContext;
 use crate::store::StoreOp;
 use crate::tools::Registry;
@@ -31,7 +32,7 @@ pub enum Unavailable {
 }
 
 /// Work to run on a live session (or be told why there is none).
-pub type Work = Box<dyn FnOnce(Result<Live, Unavailable>) -> BoxFuture<'static, ()> + Send>;
+pub type Work = Box<dyn FnOnce(Result<LiveSession, Unavailable>) -> BoxFuture<'static, ()> + Send>;
 
 pub enum Job {
     Run {
@@ -51,7 +52,7 @@ pub enum Job {
 impl Job {
     /// Work to run on the session; the epoch is filled in when it is queued.
     pub fn run(
-        work: impl FnOnce(Result<Live, Unavailable>) -> BoxFuture<'static, ()> + Send + 'static,
+        work: impl FnOnce(Result<LiveSession, Unavailable>) -> BoxFuture<'static, ()> + Send + 'static,
     ) -> Job {
         Job::Run {
             epoch: 0,
@@ -61,13 +62,13 @@ impl Job {
 }
 
 /// A live session, as a job sees it.
-pub struct Live {
+pub struct LiveSession {
     pub session: Arc<Session>,
     turns: Turns,
     epoch: u64,
 }
 
-impl Live {
+impl LiveSession {
     /// Queues a prompt behind the running turn; `done` is told how the turn ended. A cancel
     /// sent after the prompt was queued ends it `cancelled` without running it.
     pub fn prompt(
@@ -110,7 +111,7 @@ pub async fn run(
     handle.set_services(services.clone());
     // Read once, whichever way the session came up (new, load, resume, a restart): its
     // system prompt shows them for the session's life.
-    let project = Project::read(Path::new(&state.cwd), ctx.config());
+    let project = Project::read(Path::new(&state.cwd), ctx.resolved());
     let session = Arc::new(Session::new(
         handle.id.clone(),
         state,
@@ -126,7 +127,7 @@ pub async fn run(
     while let Some(job) = jobs.recv().await {
         match job {
             Job::Run { epoch, work } => {
-                let live = Live {
+                let live = LiveSession {
                     session: session.clone(),
                     turns: turns.clone(),
                     epoch,
@@ -166,7 +167,7 @@ async fn restore(
         .map_err(|e| e.0)?;
     Ok(found.map(|(record, events)| {
         (
-            SessionState::from_record(&record, ctx.config(), ctx.catalog()),
+            SessionState::from_record(&record, ctx.resolved()),
             History::rebuild(&events, ctx.log()),
             record.turn_running,
         )

@@ -11,7 +11,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::Session;
 use super::events::{EventSink, SessionEvent, Visibility};
-use crate::agent::{commands, new_id};
+use crate::agent::commands;
+use crate::ids::new_id;
 use crate::tools::mcp::{McpServers, ServerState};
 
 /// Watches `servers` until `released` fires (they were replaced, or the session ended).

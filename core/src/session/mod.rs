@@ -7,13 +7,13 @@ pub mod events;
 pub mod history;
 pub mod mcp;
 pub mod notice;
+pub mod project;
 pub mod recovery;
 pub mod registry;
 pub mod services;
 pub mod steering;
 pub mod turns;
 
-use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
@@ -21,13 +21,13 @@ use serde_json::{Value, json};
 
 use self::events::{EventSink, SessionEvent, Visibility};
 use self::history::{Compaction, History};
+use self::project::git::Repo;
+use self::project::instructions::Instructions;
+use self::project::{Commands, Project};
 use self::services::SessionServices;
 use self::steering::Steering;
-use crate::agent::commands::Commands;
-use crate::agent::git::{self, Repo};
-use crate::agent::instructions::Instructions;
 use crate::chat::{Message, ThoughtLevel};
-use crate::config::{Config, ModelInfo};
+use crate::config::Resolved;
 use crate::context::EngineContext;
 use crate::permissions::{Mode, Rule};
 use crate::store::{Event, RuleRow, SessionRecord, StoreOp, TitleSource, now};
@@ -44,23 +44,23 @@ pub struct Settings {
 }
 
 impl Settings {
-    pub fn defaults(config: &Config) -> Settings {
+    pub fn defaults(resolved: &Resolved) -> Settings {
         Settings {
-            model: config.default_model(),
-            mode: config.permission_mode.unwrap_or_default(),
+            model: resolved.default_model.clone(),
+            mode: resolved.default_mode,
             thought_level: ThoughtLevel::Medium,
         }
     }
 
     /// Stored values, each falling back to its default when missing, invalid or (for the
     /// model) no longer in the catalog.
-    pub fn from_stored(stored: &Value, config: &Config, catalog: &[ModelInfo]) -> Settings {
-        let defaults = Settings::defaults(config);
+    pub fn from_stored(stored: &Value, resolved: &Resolved) -> Settings {
+        let defaults = Settings::defaults(resolved);
         let field = |name: &str| stored.get(name).cloned();
         Settings {
             model: field("model")
                 .and_then(|m| m.as_str().map(str::to_string))
-                .filter(|m| catalog.iter().any(|c| c.id == *m))
+                .filter(|m| resolved.catalog.iter().any(|c| c.id == *m))
                 .unwrap_or(defaults.model),
             mode: field("mode")
                 .and_then(|m| serde_json::from_value(m).ok())
@@ -93,13 +93,13 @@ pub struct SessionState {
 }
 
 impl SessionState {
-    pub fn from_record(record: &SessionRecord, config: &Config, catalog: &[ModelInfo]) -> Self {
+    pub fn from_record(record: &SessionRecord, resolved: &Resolved) -> Self {
         SessionState {
             cwd: record.cwd.clone(),
             additional_dirs: record.additional_dirs.clone(),
             title: record.title.clone(),
             title_source: record.title_source,
-            settings: Settings::from_stored(&record.config, config, catalog),
+            settings: Settings::from_stored(&record.config, resolved),
             created_at: record.created_at.clone(),
             client_system_prompt: record.client_system_prompt.clone(),
         }
@@ -116,27 +116,6 @@ pub struct Session {
     services: Arc<SessionServices>,
     project: Project,
     steering: Steering,
-}
-
-/// What a session read of its workspace when it came up: for its system prompt, and its
-/// custom commands (read again on `/help`, with the list last told to the client).
-pub struct Project {
-    pub repo: Option<Repo>,
-    pub instructions: Instructions,
-    pub commands: Mutex<Commands>,
-}
-
-impl Project {
-    /// Reads the repository, the instructions and the custom commands of a session working
-    /// in `cwd`.
-    pub fn read(cwd: &Path, config: &Config) -> Project {
-        let user_dir = config.user_config_dir();
-        Project {
-            repo: git::find(cwd),
-            instructions: Instructions::read(cwd, user_dir.as_deref()),
-            commands: Mutex::new(Commands::read(cwd, user_dir.as_deref())),
-        }
-    }
 }
 
 impl Session {

@@ -1,7 +1,8 @@
-//! What one live session owns beyond its state: its tool registry (the built-in tools now; MCP
-//! and language-server tools join it) and the way to its workspace (made per turn, since a
-//! new `initialize` may change what the client serves and the turn's token withdraws its
-//! requests). `shutdown`
+//! What one live session owns beyond its state: its tool registry (the built-in tools, the
+//! `lsp_*` ones among them), its MCP servers (whose tools are looked up beside the registry:
+//! [`SessionServices::tool`]), its hold on the language servers, and the way to its workspace
+//! (made per turn, since a new `initialize` may change what the client serves and the turn's
+//! token withdraws its requests). `shutdown`
 //! releases what the tools started, once: when the session is closed or deleted, when its
 //! actor is replaced after a crash, and when the engine closes.
 

@@ -2,10 +2,12 @@
 //! next model request, which carries them after the current tool results — never aborting a
 //! tool mid-flight. What a turn did not get to send is handed back when it ends, so the
 //! caller logs it and the next prompt's context has it: a steered message is never lost.
+//!
+//! Tests: end to end in `core/tests/steering.rs`.
 
 use std::sync::Mutex;
 
-use crate::agent::Prompt;
+use crate::chat::Prompt;
 
 #[derive(Default)]
 pub struct Steering {

@@ -13,7 +13,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::Session;
 use super::registry::SessionHandle;
-use crate::agent::{Prompt, StopReason, TurnError};
+use crate::agent::{StopReason, TurnError};
+use crate::chat::Prompt;
 
 pub type TurnOutcome = Result<StopReason, TurnError>;
 

@@ -8,6 +8,8 @@
 mod checkpoints;
 mod event;
 mod fork;
+mod ops;
+mod rules;
 mod schema;
 mod sessions;
 
@@ -21,7 +23,8 @@ use crate::config::StoreLocation;
 pub use checkpoints::{CheckpointOp, CheckpointRecord, CheckpointRow};
 pub use event::Event;
 use event::{Merge, Stored, coalesce};
-pub use sessions::{Cursor, ListPage, ListedSession, RuleRow, SessionRecord, TitleSource};
+pub use rules::RuleRow;
+pub use sessions::{Cursor, ListPage, ListedSession, SessionRecord, TitleSource};
 
 /// One write, applied by the outbox thread in order.
 #[derive(Debug)]
@@ -188,7 +191,7 @@ impl Store {
         let mut conn = lock(&self.writer);
         let tx = conn.as_mut().ok_or_else(closed)?.transaction()?;
         for op in ops {
-            if let Err(e) = sessions::apply(&tx, &op) {
+            if let Err(e) = ops::apply(&tx, &op) {
                 tracing::error!(error = %e, op = op_name(&op), "store write failed");
             }
         }
@@ -244,7 +247,7 @@ impl Reader<'_> {
 
     /// The "always" rules stored for `workspace`.
     pub fn rules(&self, workspace: &str) -> Result<Vec<RuleRow>, StoreError> {
-        self.read(|conn| sessions::rules(conn, workspace))
+        self.read(|conn| rules::read(conn, workspace))
     }
 
     pub fn list(

@@ -1,9 +1,9 @@
-//! Rows of the `sessions` and `events` tables.
+//! Rows of the `sessions` and `events` tables, and their reads. The writes are `ops.rs`.
 
-use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde_json::Value;
 
-use super::{Event, StoreOp, Stored};
+use super::{Event, Stored};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionRecord {
@@ -51,15 +51,6 @@ impl TitleSource {
             _ => TitleSource::User,
         }
     }
-}
-
-/// A stored "always" answer: allow or reject calls of `tool` matching `pattern` in one
-/// workspace.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RuleRow {
-    pub tool: String,
-    pub pattern: String,
-    pub allow: bool,
 }
 
 /// What `session/list` shows of a session: its row without the config and flags, which a
@@ -116,89 +107,6 @@ fn listed(row: &Row<'_>) -> rusqlite::Result<ListedSession> {
     })
 }
 
-pub fn apply(tx: &Transaction<'_>, op: &StoreOp) -> rusqlite::Result<()> {
-    match op {
-        StoreOp::CreateSession(s) => {
-            tx.prepare_cached(
-                "INSERT INTO sessions (id, cwd, additional_dirs, title, created_at, updated_at, parent_id, config, client_system_prompt, title_source)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            )?
-            .execute(params![
-                s.id,
-                s.cwd,
-                dirs_json(&s.additional_dirs),
-                s.title,
-                s.created_at,
-                s.updated_at,
-                s.parent_id,
-                s.config.to_string(),
-                s.client_system_prompt,
-                s.title_source.map(TitleSource::as_str),
-            ])?;
-        }
-        StoreOp::Fork { fork, before } => super::fork::apply(tx, fork, *before)?,
-        StoreOp::Append {
-            session_id,
-            event,
-            at,
-        } => {
-            let json = |v: &Option<Value>| v.as_ref().map(Value::to_string);
-            tx.prepare_cached(
-                "INSERT INTO events (session_id, kind, at, update_json, model_json) VALUES (?1, ?2, ?3, ?4, ?5)",
-            )?
-            .execute(params![&**session_id, event.kind(), at, json(&event.update), json(&event.model)])?;
-            tx.prepare_cached(
-                "UPDATE sessions SET updated_at = ?2 WHERE id = ?1 AND updated_at < ?2",
-            )?
-            .execute(params![&**session_id, at])?;
-        }
-        StoreOp::SetTitle {
-            session_id,
-            title,
-            source,
-        } => {
-            tx.prepare_cached("UPDATE sessions SET title = ?2, title_source = ?3 WHERE id = ?1")?
-                .execute(params![&**session_id, title, source.as_str()])?;
-        }
-        StoreOp::SetDirs {
-            session_id,
-            cwd,
-            additional_dirs,
-        } => {
-            tx.prepare_cached("UPDATE sessions SET cwd = ?2, additional_dirs = ?3 WHERE id = ?1")?
-                .execute(params![&**session_id, cwd, dirs_json(additional_dirs)])?;
-        }
-        StoreOp::SetTurnRunning {
-            session_id,
-            running,
-        } => {
-            tx.prepare_cached("UPDATE sessions SET turn_running = ?2 WHERE id = ?1")?
-                .execute(params![&**session_id, running])?;
-        }
-        StoreOp::SetClientSystemPrompt { session_id, text } => {
-            tx.prepare_cached("UPDATE sessions SET client_system_prompt = ?2 WHERE id = ?1")?
-                .execute(params![&**session_id, text])?;
-        }
-        StoreOp::SetConfig { session_id, config } => {
-            tx.prepare_cached("UPDATE sessions SET config = ?2 WHERE id = ?1")?
-                .execute(params![&**session_id, config.to_string()])?;
-        }
-        StoreOp::AddRule { workspace, rule } => {
-            tx.prepare_cached(
-                "INSERT OR REPLACE INTO permission_rules (workspace, tool, pattern, allow, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-            )?
-            .execute(params![workspace, rule.tool, rule.pattern, rule.allow, super::now()])?;
-        }
-        StoreOp::Checkpoint(op) => super::checkpoints::apply(tx, op)?,
-        StoreOp::DeleteSession { session_id } => {
-            tx.prepare_cached("DELETE FROM sessions WHERE id = ?1")?
-                .execute(params![&**session_id])?;
-        }
-    }
-    Ok(())
-}
-
 /// The additional directories as the `additional_dirs` column keeps them.
 pub fn dirs_json(dirs: &[String]) -> String {
     serde_json::to_string(dirs).unwrap_or_else(|_| "[]".into())
@@ -250,20 +158,6 @@ pub fn stored_updates(conn: &Connection, id: &str) -> rusqlite::Result<Vec<Store
         stored.push(Stored::read(kind, update, row.get(2)?));
     }
     Ok(stored)
-}
-
-pub fn rules(conn: &Connection, workspace: &str) -> rusqlite::Result<Vec<RuleRow>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT tool, pattern, allow FROM permission_rules WHERE workspace = ?1 ORDER BY created_at",
-    )?;
-    stmt.query_map([workspace], |row| {
-        Ok(RuleRow {
-            tool: row.get(0)?,
-            pattern: row.get(1)?,
-            allow: row.get(2)?,
-        })
-    })?
-    .collect()
 }
 
 /// Newest first; the cursor is the last row's `(updated_at, id)`, opaque to the client.

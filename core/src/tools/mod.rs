@@ -8,7 +8,6 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -26,6 +25,7 @@ mod glob;
 mod grep;
 mod html;
 mod input;
+mod limits;
 mod list;
 pub mod lsp;
 pub mod mcp;
@@ -45,6 +45,7 @@ mod write;
 pub use crate::access::{Access, Diff};
 pub use child::{ChildPrompt, ChildTurns};
 pub use contract::{AnyTool, Planned, Ready, Tool, erase};
+pub use limits::Limits;
 pub use registry::{Registry, ToolDeps};
 pub use report::CallReport;
 
@@ -132,32 +133,6 @@ impl std::fmt::Display for ToolError {
 impl From<IoError> for ToolError {
     fn from(error: IoError) -> Self {
         ToolError(error.0)
-    }
-}
-
-/// Bounds on what tools read, keep and wait for.
-#[derive(Debug, Clone)]
-pub struct Limits {
-    pub read_max_lines: usize,
-    pub read_max_bytes: usize,
-    pub command_timeout: Duration,
-    pub output_limit: usize,
-    pub fetch_max_bytes: usize,
-    pub fetch_timeout: Duration,
-    pub search_max_results: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            read_max_lines: 2000,
-            read_max_bytes: 256 * 1024,
-            command_timeout: Duration::from_secs(120),
-            output_limit: 64 * 1024,
-            fetch_max_bytes: 512 * 1024,
-            fetch_timeout: Duration::from_secs(30),
-            search_max_results: 200,
-        }
     }
 }
 

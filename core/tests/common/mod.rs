@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each test file uses a different part
 
+pub mod tools;
+
 use std::path::Path;
 
 use hearth_mock_llm::{MockLlm, Script};

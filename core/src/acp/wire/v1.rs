@@ -17,8 +17,8 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::agent::new_id;
 use crate::context::Wire;
+use crate::ids::new_id;
 use crate::session::events::{CompactionTrigger, SessionEvent, ToolCallStart, ToolOutcome};
 use crate::tools::{Kind, ToolContent};
 

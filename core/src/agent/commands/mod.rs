@@ -1,6 +1,6 @@
 //! Commands: a prompt of one text block that starts with `/name` runs a command rather than
 //! going to the model as it is. The built-ins (`builtin.rs`), the session's custom command
-//! files (`custom.rs`) and its MCP servers' prompts (`mcp.rs`) make the list the client is
+//! files (read by `session/project/custom_commands.rs`) and its MCP servers' prompts (`mcp.rs`) make the list the client is
 //! told (`list.rs`).
 //!
 //! Every command's prompt is replayed as the user typed it but marked, so the model never
@@ -9,9 +9,10 @@
 //! others hand the model a text as the user's message (`/init`, custom commands, MCP
 //! prompts; remembered model-only, so a restart rebuilds the same context) or act on the
 //! context (`/compact`, `/undo`). An unknown `/word` is no command: it may be a path or prose.
+//!
+//! Tests: end to end in `core/tests/commands.rs`.
 
 mod builtin;
-mod custom;
 mod list;
 mod mcp;
 
@@ -20,31 +21,12 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-pub use self::custom::CustomCommand;
 pub use self::list::{announce, available, refresh};
-use super::{Prompt, StopReason, TurnError, check_credential, compaction};
+use super::{StopReason, TurnError, check_credential, compaction};
+use crate::chat::Prompt;
 use crate::session::Session;
-use crate::session::events::{
-    AvailableCommand, CompactionTrigger, EventSink, SessionEvent, Visibility,
-};
-
-/// What a session knows of its commands: the custom ones read when it came up (and on
-/// `/help`), and the list it last told the client.
-#[derive(Debug, Default)]
-pub struct Commands {
-    pub custom: Vec<CustomCommand>,
-    pub announced: Option<Vec<AvailableCommand>>,
-}
-
-impl Commands {
-    /// The custom commands of a session working in `cwd`; nothing told yet.
-    pub fn read(cwd: &Path, user_config_dir: Option<&Path>) -> Commands {
-        Commands {
-            custom: custom::read(cwd, user_config_dir),
-            announced: None,
-        }
-    }
-}
+use crate::session::events::{CompactionTrigger, EventSink, SessionEvent, Visibility};
+use crate::session::project::custom_commands;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
@@ -202,15 +184,15 @@ async fn mcp_prompt(
 /// Reads the custom command files again, and tells the client if the list changed.
 fn reread_custom(session: &Session, sink: &dyn EventSink) {
     let cwd = session.state().cwd.clone();
-    let user_dir = session.ctx().config().user_config_dir();
-    let custom = custom::read(Path::new(&cwd), user_dir.as_deref());
+    let user_dir = &session.ctx().resolved().user_config_dir;
+    let custom = custom_commands::read(Path::new(&cwd), user_dir.as_deref());
     session.commands().custom = custom;
     refresh(session, sink);
 }
 
 /// A command's answer, as one agent message (logged: the replay shows it after the command).
 fn say(sink: &dyn EventSink, text: String) {
-    let message_id = super::new_id("msg");
+    let message_id = crate::ids::new_id("msg");
     sink.emit(
         SessionEvent::MessageChunk { message_id, text },
         Visibility::Live,

@@ -1,4 +1,6 @@
-//! The one configuration object every host passes (JSON, camelCase keys).
+//! The one configuration object every host passes (JSON, camelCase keys), and its validation.
+//! What it means once the environment is read — the default model, the catalog, the
+//! endpoints — is `resolve.rs`, resolved once when the engine starts.
 //!
 //! Unknown keys and wrong types are errors that name the offending key, so a typo never
 //! silently falls back to a default. Credentials live only in memory: [`Secret`] never
@@ -9,19 +11,12 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-/// The model used when neither the config nor `HEARTH_MODEL` names one.
-pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
-/// The OpenAI-compatible endpoint used when neither the config nor `OPENAI_BASE_URL` names one.
-pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
-/// The environment variable that carries the OpenAI-compatible API key.
-pub const OPENAI_API_KEY_ENV: &str = "OPENAI_API_KEY";
-/// Environment variables holding provider credentials, kept away from every child process the
-/// engine starts (commands, MCP and language servers) unless an MCP entry names one.
-pub const CREDENTIAL_ENV: [&str; 2] = [OPENAI_API_KEY_ENV, ANTHROPIC_API_KEY_ENV];
-/// The Anthropic Messages endpoint used when neither the config nor `ANTHROPIC_BASE_URL` names one.
-pub const DEFAULT_ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";
-/// The environment variable that carries the Anthropic API key.
-pub const ANTHROPIC_API_KEY_ENV: &str = "ANTHROPIC_API_KEY";
+mod resolve;
+
+pub use resolve::{
+    ANTHROPIC_API_KEY_ENV, CREDENTIAL_ENV, Endpoint, ModelInfo, OPENAI_API_KEY_ENV, Resolved,
+    model_sees, model_thinks,
+};
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -35,10 +30,10 @@ pub struct Config {
     pub config_dir: Option<String>,
     /// Threads of the engine's tokio runtime. Default 2.
     pub worker_threads: Option<usize>,
-    /// The default model id. Default: `HEARTH_MODEL`, else [`DEFAULT_MODEL`].
+    /// The default model id. Default: `HEARTH_MODEL`, else `resolve::DEFAULT_MODEL`.
     pub model: Option<String>,
     #[serde(default)]
-    pub providers: Providers,
+    pub providers: ProvidersConfig,
     /// Longest silence tolerated inside a model stream before the turn fails, in seconds.
     pub stream_idle_timeout_secs: Option<u64>,
     /// The models users can pick (the `model` config option). Default: just `model`.
@@ -123,7 +118,7 @@ pub struct ModelConfig {
     /// Tokens of context, for `usage_update`. Default: 200000 for Claude, else 128000.
     pub context_window: Option<u64>,
     /// Whether the model takes images (prompt images, `read` of an image file). Default:
-    /// see [`sees_by_default`].
+    /// see `resolve.rs` `sees_by_default`.
     pub vision: Option<bool>,
 }
 
@@ -139,40 +134,6 @@ impl ProviderName {
         match self {
             ProviderName::Openai => "openai",
             ProviderName::Anthropic => "anthropic",
-        }
-    }
-}
-
-/// A catalog entry with every default filled in.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ModelInfo {
-    pub id: String,
-    pub provider: ProviderName,
-    pub name: String,
-    pub thinking: bool,
-    pub context_window: u64,
-    pub vision: bool,
-}
-
-impl ModelInfo {
-    fn from_config(model: &ModelConfig) -> ModelInfo {
-        let claude = model.id.starts_with("claude");
-        let reasoning = ["o1", "o3", "o4", "gpt-5"]
-            .iter()
-            .any(|p| model.id.starts_with(p));
-        ModelInfo {
-            id: model.id.clone(),
-            provider: model.provider.unwrap_or(if claude {
-                ProviderName::Anthropic
-            } else {
-                ProviderName::Openai
-            }),
-            name: model.name.clone().unwrap_or_else(|| model.id.clone()),
-            thinking: model.thinking.unwrap_or(claude || reasoning),
-            context_window: model
-                .context_window
-                .unwrap_or(if claude { 200_000 } else { 128_000 }),
-            vision: model.vision.unwrap_or_else(|| sees_by_default(&model.id)),
         }
     }
 }
@@ -193,7 +154,7 @@ pub struct ToolsConfig {
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Providers {
+pub struct ProvidersConfig {
     pub openai: Option<ProviderConfig>,
     pub anthropic: Option<ProviderConfig>,
 }
@@ -233,16 +194,6 @@ impl fmt::Debug for Secret {
 pub enum StoreLocation {
     Memory,
     File(PathBuf),
-}
-
-/// A provider endpoint, once resolved against the environment.
-#[derive(Debug, Clone)]
-pub struct Endpoint {
-    pub base_url: String,
-    pub api_key: Option<Secret>,
-    /// Whether `base_url` is the provider's own default (a custom one may need no key).
-    pub default_base_url: bool,
-    pub max_retries: u32,
 }
 
 /// A config error; the message names the key at fault.
@@ -370,50 +321,8 @@ impl Config {
         Ok(())
     }
 
-    /// The model catalog: the configured one, else the default model alone. The default
-    /// model is always in it.
-    pub fn catalog(&self) -> Vec<ModelInfo> {
-        let default = self.default_model();
-        let mut catalog: Vec<ModelInfo> = self
-            .models
-            .iter()
-            .flatten()
-            .map(ModelInfo::from_config)
-            .collect();
-        if !catalog.iter().any(|m| m.id == default) {
-            let entry = ModelConfig {
-                id: default,
-                provider: None,
-                name: None,
-                thinking: None,
-                context_window: None,
-                vision: None,
-            };
-            catalog.insert(0, ModelInfo::from_config(&entry));
-        }
-        catalog
-    }
-
     pub fn max_turn_requests(&self) -> u32 {
         self.max_turn_requests.unwrap_or(50)
-    }
-
-    pub fn tool_limits(&self) -> crate::tools::Limits {
-        let mut limits = crate::tools::Limits::default();
-        let t = &self.tools;
-        if let Some(secs) = t.command_timeout_secs {
-            limits.command_timeout = std::time::Duration::from_secs(secs);
-        }
-        if let Some(bytes) = t.output_limit_bytes {
-            limits.output_limit = bytes;
-        }
-        if let Some(lines) = t.read_max_lines {
-            limits.read_max_lines = lines;
-        }
-        if let Some(bytes) = t.fetch_max_bytes {
-            limits.fetch_max_bytes = bytes;
-        }
-        limits
     }
 
     pub fn worker_threads(&self) -> usize {
@@ -451,87 +360,6 @@ impl Config {
                 }),
         }
     }
-
-    /// Where the user's own files live (`configDir`, else the platform config dir's
-    /// `hearth`); `None` when the platform has no config dir.
-    pub fn user_config_dir(&self) -> Option<PathBuf> {
-        match self.config_dir.as_deref() {
-            Some(dir) => Some(PathBuf::from(dir)),
-            None => dirs::config_dir().map(|d| d.join("hearth")),
-        }
-    }
-
-    /// The default model: config, else `HEARTH_MODEL`, else [`DEFAULT_MODEL`].
-    pub fn default_model(&self) -> String {
-        self.model
-            .clone()
-            .or_else(|| non_empty_env("HEARTH_MODEL"))
-            .unwrap_or_else(|| DEFAULT_MODEL.to_string())
-    }
-
-    /// The OpenAI-compatible endpoint: config first, then `OPENAI_BASE_URL` / `OPENAI_API_KEY`.
-    pub fn openai_endpoint(&self) -> Endpoint {
-        endpoint(
-            self.providers.openai.as_ref(),
-            ("OPENAI_BASE_URL", DEFAULT_OPENAI_BASE_URL),
-            OPENAI_API_KEY_ENV,
-        )
-    }
-
-    /// The Anthropic endpoint: config first, then `ANTHROPIC_BASE_URL` / `ANTHROPIC_API_KEY`.
-    pub fn anthropic_endpoint(&self) -> Endpoint {
-        endpoint(
-            self.providers.anthropic.as_ref(),
-            ("ANTHROPIC_BASE_URL", DEFAULT_ANTHROPIC_BASE_URL),
-            ANTHROPIC_API_KEY_ENV,
-        )
-    }
-}
-
-fn endpoint(
-    configured: Option<&ProviderConfig>,
-    (url_env, default_url): (&str, &str),
-    key_env: &str,
-) -> Endpoint {
-    let configured = configured.cloned().unwrap_or_default();
-    let base_url = configured
-        .base_url
-        .or_else(|| non_empty_env(url_env))
-        .unwrap_or_else(|| default_url.to_string());
-    Endpoint {
-        default_base_url: base_url.trim_end_matches('/') == default_url,
-        base_url,
-        api_key: configured
-            .api_key
-            .or_else(|| non_empty_env(key_env).map(Secret)),
-        max_retries: configured.max_retries.unwrap_or(3),
-    }
-}
-
-fn non_empty_env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-}
-
-/// Whether `model` takes a thinking level.
-pub fn model_thinks(catalog: &[ModelInfo], model: &str) -> bool {
-    catalog.iter().any(|m| m.id == model && m.thinking)
-}
-
-/// Whether `model` takes images: as its catalog entry says, else by its id.
-pub fn model_sees(catalog: &[ModelInfo], model: &str) -> bool {
-    catalog
-        .iter()
-        .find(|m| m.id == model)
-        .map_or_else(|| sees_by_default(model), |m| m.vision)
-}
-
-/// The families known to take images: GPT-4o, GPT-4.1, GPT-5, the o-series and Claude.
-/// Any other model (a local one behind an OpenAI-compatible server, say) is assumed not to
-/// until its catalog entry says `vision: true`.
-fn sees_by_default(id: &str) -> bool {
-    ["gpt-4o", "gpt-4.1", "gpt-5", "o1", "o3", "o4", "claude"]
-        .iter()
-        .any(|family| id.starts_with(family))
 }
 
 #[cfg(test)]
@@ -562,65 +390,6 @@ mod tests {
         assert!(err.0.contains("providers.openai.baseUrl"), "{err}");
         let err = Config::from_json(r#"{"workerThreads":0}"#).unwrap_err();
         assert!(err.0.contains("workerThreads"), "{err}");
-    }
-
-    #[test]
-    fn secrets_never_print() {
-        let c = Config::from_json(r#"{"providers":{"openai":{"apiKey":"sk-live-123"}}}"#).unwrap();
-        let printed = format!("{c:?} {:?}", c.openai_endpoint());
-        assert!(!printed.contains("sk-live-123"), "{printed}");
-        assert_eq!(c.openai_endpoint().api_key.unwrap().expose(), "sk-live-123");
-    }
-
-    #[test]
-    fn catalog_defaults() {
-        let c = Config::from_json(r#"{"model":"claude-sonnet-4-5","models":[{"id":"gpt-4.1"},{"id":"o3","name":"o3 (reasoning)"}]}"#).unwrap();
-        let catalog = c.catalog();
-        assert_eq!(
-            catalog.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(),
-            ["claude-sonnet-4-5", "gpt-4.1", "o3"]
-        );
-        assert_eq!(
-            (catalog[0].provider, catalog[0].thinking),
-            (ProviderName::Anthropic, true)
-        );
-        assert_eq!(
-            (catalog[1].provider, catalog[1].thinking),
-            (ProviderName::Openai, false)
-        );
-        assert!(catalog[2].thinking);
-        assert!(
-            catalog.iter().all(|m| m.vision),
-            "Claude, GPT-4.1 and o3 see"
-        );
-        let err = Config::from_json(r#"{"permissionMode":"yolo"}"#).unwrap_err();
-        assert!(err.0.contains("permissionMode"), "{err}");
-    }
-
-    #[test]
-    fn the_user_config_dir_can_be_moved() {
-        let c = Config::from_json(r#"{"configDir":"/tmp/hearth-user"}"#).unwrap();
-        assert_eq!(c.user_config_dir(), Some(PathBuf::from("/tmp/hearth-user")));
-        let default = Config::from_json("{}").unwrap().user_config_dir();
-        assert_eq!(default, dirs::config_dir().map(|d| d.join("hearth")));
-        let err = Config::from_json(r#"{"configDir":""}"#).unwrap_err();
-        assert_eq!(err.0, "invalid config key `configDir`: must not be empty");
-    }
-
-    #[test]
-    fn vision_is_known_for_the_families_that_have_it_and_configurable() {
-        let c = Config::from_json(
-            r#"{"model":"llama3","models":[{"id":"gpt-4o-mini"},{"id":"qwen-vl","vision":true},{"id":"gpt-4o","vision":false}]}"#,
-        )
-        .unwrap();
-        let catalog = c.catalog();
-        let sees = |id| model_sees(&catalog, id);
-        assert!(!sees("llama3"));
-        assert!(sees("gpt-4o-mini"));
-        assert!(sees("qwen-vl"));
-        assert!(!sees("gpt-4o"));
-        // Not in the catalog: known by its id.
-        assert!(sees("claude-opus-4") && sees("gpt-5-mini") && !sees("mistral-large"));
     }
 
     #[test]

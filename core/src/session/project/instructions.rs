@@ -6,6 +6,8 @@
 //!
 //! The files are read from the local disk, not through the client: they configure the agent,
 //! and are needed before the client's file system could be asked.
+//!
+//! Tests: end to end in `core/tests/instructions.rs`.
 
 use std::hash::{Hash, Hasher};
 use std::io::Read;
@@ -81,7 +83,7 @@ impl Instructions {
 /// show the files as they are.
 pub fn reread(session: &Session) {
     let cwd = PathBuf::from(&session.state().cwd);
-    let fresh = Instructions::read(&cwd, session.ctx().config().user_config_dir().as_deref());
+    let fresh = Instructions::read(&cwd, session.ctx().resolved().user_config_dir.as_deref());
     let Instructions { files, seen } = fresh;
     let instructions = session.instructions();
     *instructions.files.lock().unwrap_or_else(|p| p.into_inner()) =
@@ -95,7 +97,7 @@ pub fn reread(session: &Session) {
 /// and remembers what it saw.
 pub fn instructions_changed(session: &Session) -> Option<Message> {
     let cwd = PathBuf::from(&session.state().cwd);
-    let raw = read_all(&cwd, session.ctx().config().user_config_dir().as_deref());
+    let raw = read_all(&cwd, session.ctx().resolved().user_config_dir.as_deref());
     let now: Vec<(PathBuf, u64)> = raw.iter().map(Raw::fingerprint).collect();
     let before = {
         let mut seen = session

@@ -1,0 +1,254 @@
+//! The configuration resolved once, when the engine starts: the default model and mode, the
+//! model catalog with every default filled in (the vision and thinking heuristics included),
+//! the provider endpoints and the user's config dir — the config first, then the environment. The engine holds the result
+//! (`EngineContext::resolved`), so nothing reads the environment per session or per turn.
+
+use std::path::PathBuf;
+
+use super::{Config, ModelConfig, ProviderConfig, ProviderName, Secret};
+use crate::permissions::Mode;
+
+/// The model used when neither the config nor `HEARTH_MODEL` names one.
+pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
+/// The OpenAI-compatible endpoint used when neither the config nor `OPENAI_BASE_URL` names one.
+pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+/// The environment variable that carries the OpenAI-compatible API key.
+pub const OPENAI_API_KEY_ENV: &str = "OPENAI_API_KEY";
+/// Environment variables holding provider credentials, kept away from every child process the
+/// engine starts (commands, MCP and language servers) unless an MCP entry names one.
+pub const CREDENTIAL_ENV: [&str; 2] = [OPENAI_API_KEY_ENV, ANTHROPIC_API_KEY_ENV];
+/// The Anthropic Messages endpoint used when neither the config nor `ANTHROPIC_BASE_URL` names one.
+pub const DEFAULT_ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";
+/// The environment variable that carries the Anthropic API key.
+pub const ANTHROPIC_API_KEY_ENV: &str = "ANTHROPIC_API_KEY";
+
+/// What the engine runs with, resolved from the config and the environment at start.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The default model of new sessions: the config, else `HEARTH_MODEL`, else
+    /// [`DEFAULT_MODEL`].
+    pub default_model: String,
+    /// The permission mode of new sessions.
+    pub default_mode: Mode,
+    /// The models users can pick; the default model is always among them.
+    pub catalog: Vec<ModelInfo>,
+    /// The OpenAI-compatible endpoint: the config first, then `OPENAI_BASE_URL` /
+    /// `OPENAI_API_KEY`.
+    pub openai: Endpoint,
+    /// The Anthropic endpoint: the config first, then `ANTHROPIC_BASE_URL` /
+    /// `ANTHROPIC_API_KEY`.
+    pub anthropic: Endpoint,
+    /// Where the user's own files live (`configDir`, else the platform config dir's
+    /// `hearth`); `None` when the platform has no config dir.
+    pub user_config_dir: Option<PathBuf>,
+}
+
+impl Config {
+    /// Resolves the config against the environment; the engine does it once, at start.
+    pub fn resolve(&self) -> Resolved {
+        let default_model = self
+            .model
+            .clone()
+            .or_else(|| non_empty_env("HEARTH_MODEL"))
+            .unwrap_or_else(|| DEFAULT_MODEL.to_string());
+        Resolved {
+            catalog: catalog(self, &default_model),
+            default_model,
+            default_mode: self.permission_mode.unwrap_or_default(),
+            user_config_dir: match self.config_dir.as_deref() {
+                Some(dir) => Some(PathBuf::from(dir)),
+                None => dirs::config_dir().map(|d| d.join("hearth")),
+            },
+            openai: endpoint(
+                self.providers.openai.as_ref(),
+                ("OPENAI_BASE_URL", DEFAULT_OPENAI_BASE_URL),
+                OPENAI_API_KEY_ENV,
+            ),
+            anthropic: endpoint(
+                self.providers.anthropic.as_ref(),
+                ("ANTHROPIC_BASE_URL", DEFAULT_ANTHROPIC_BASE_URL),
+                ANTHROPIC_API_KEY_ENV,
+            ),
+        }
+    }
+}
+
+/// A catalog entry with every default filled in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelInfo {
+    pub id: String,
+    pub provider: ProviderName,
+    pub name: String,
+    pub thinking: bool,
+    pub context_window: u64,
+    pub vision: bool,
+}
+
+impl ModelInfo {
+    fn from_config(model: &ModelConfig) -> ModelInfo {
+        let claude = model.id.starts_with("claude");
+        let reasoning = ["o1", "o3", "o4", "gpt-5"]
+            .iter()
+            .any(|p| model.id.starts_with(p));
+        ModelInfo {
+            id: model.id.clone(),
+            provider: model.provider.unwrap_or(if claude {
+                ProviderName::Anthropic
+            } else {
+                ProviderName::Openai
+            }),
+            name: model.name.clone().unwrap_or_else(|| model.id.clone()),
+            thinking: model.thinking.unwrap_or(claude || reasoning),
+            context_window: model
+                .context_window
+                .unwrap_or(if claude { 200_000 } else { 128_000 }),
+            vision: model.vision.unwrap_or_else(|| sees_by_default(&model.id)),
+        }
+    }
+}
+
+/// The model catalog: the configured one, else the default model alone. The default model
+/// is always in it.
+fn catalog(config: &Config, default: &str) -> Vec<ModelInfo> {
+    let mut catalog: Vec<ModelInfo> = config
+        .models
+        .iter()
+        .flatten()
+        .map(ModelInfo::from_config)
+        .collect();
+    if !catalog.iter().any(|m| m.id == default) {
+        let entry = ModelConfig {
+            id: default.to_string(),
+            provider: None,
+            name: None,
+            thinking: None,
+            context_window: None,
+            vision: None,
+        };
+        catalog.insert(0, ModelInfo::from_config(&entry));
+    }
+    catalog
+}
+
+/// A provider endpoint, once resolved against the environment.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    pub base_url: String,
+    pub api_key: Option<Secret>,
+    /// Whether `base_url` is the provider's own default (a custom one may need no key).
+    pub default_base_url: bool,
+    pub max_retries: u32,
+}
+
+fn endpoint(
+    configured: Option<&ProviderConfig>,
+    (url_env, default_url): (&str, &str),
+    key_env: &str,
+) -> Endpoint {
+    let configured = configured.cloned().unwrap_or_default();
+    let base_url = configured
+        .base_url
+        .or_else(|| non_empty_env(url_env))
+        .unwrap_or_else(|| default_url.to_string());
+    Endpoint {
+        default_base_url: base_url.trim_end_matches('/') == default_url,
+        base_url,
+        api_key: configured
+            .api_key
+            .or_else(|| non_empty_env(key_env).map(Secret)),
+        max_retries: configured.max_retries.unwrap_or(3),
+    }
+}
+
+fn non_empty_env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// Whether `model` takes a thinking level.
+pub fn model_thinks(catalog: &[ModelInfo], model: &str) -> bool {
+    catalog.iter().any(|m| m.id == model && m.thinking)
+}
+
+/// Whether `model` takes images: as its catalog entry says, else by its id.
+pub fn model_sees(catalog: &[ModelInfo], model: &str) -> bool {
+    catalog
+        .iter()
+        .find(|m| m.id == model)
+        .map_or_else(|| sees_by_default(model), |m| m.vision)
+}
+
+/// The families known to take images: GPT-4o, GPT-4.1, GPT-5, the o-series and Claude.
+/// Any other model (a local one behind an OpenAI-compatible server, say) is assumed not to
+/// until its catalog entry says `vision: true`.
+fn sees_by_default(id: &str) -> bool {
+    ["gpt-4o", "gpt-4.1", "gpt-5", "o1", "o3", "o4", "claude"]
+        .iter()
+        .any(|family| id.starts_with(family))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_never_print() {
+        let c = Config::from_json(r#"{"providers":{"openai":{"apiKey":"sk-live-123"}}}"#).unwrap();
+        let printed = format!("{c:?} {:?}", c.resolve().openai);
+        assert!(!printed.contains("sk-live-123"), "{printed}");
+        assert_eq!(c.resolve().openai.api_key.unwrap().expose(), "sk-live-123");
+    }
+
+    #[test]
+    fn catalog_defaults() {
+        let c = Config::from_json(r#"{"model":"claude-sonnet-4-5","models":[{"id":"gpt-4.1"},{"id":"o3","name":"o3 (reasoning)"}]}"#).unwrap();
+        let catalog = c.resolve().catalog;
+        assert_eq!(
+            catalog.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(),
+            ["claude-sonnet-4-5", "gpt-4.1", "o3"]
+        );
+        assert_eq!(
+            (catalog[0].provider, catalog[0].thinking),
+            (ProviderName::Anthropic, true)
+        );
+        assert_eq!(
+            (catalog[1].provider, catalog[1].thinking),
+            (ProviderName::Openai, false)
+        );
+        assert!(catalog[2].thinking);
+        assert!(
+            catalog.iter().all(|m| m.vision),
+            "Claude, GPT-4.1 and o3 see"
+        );
+        let err = Config::from_json(r#"{"permissionMode":"yolo"}"#).unwrap_err();
+        assert!(err.0.contains("permissionMode"), "{err}");
+    }
+
+    #[test]
+    fn the_user_config_dir_can_be_moved() {
+        let c = Config::from_json(r#"{"configDir":"/tmp/hearth-user"}"#).unwrap();
+        assert_eq!(
+            c.resolve().user_config_dir,
+            Some(PathBuf::from("/tmp/hearth-user"))
+        );
+        let default = Config::from_json("{}").unwrap().resolve().user_config_dir;
+        assert_eq!(default, dirs::config_dir().map(|d| d.join("hearth")));
+        let err = Config::from_json(r#"{"configDir":""}"#).unwrap_err();
+        assert_eq!(err.0, "invalid config key `configDir`: must not be empty");
+    }
+
+    #[test]
+    fn vision_is_known_for_the_families_that_have_it_and_configurable() {
+        let c = Config::from_json(
+            r#"{"model":"llama3","models":[{"id":"gpt-4o-mini"},{"id":"qwen-vl","vision":true},{"id":"gpt-4o","vision":false}]}"#,
+        )
+        .unwrap();
+        let catalog = c.resolve().catalog;
+        let sees = |id| model_sees(&catalog, id);
+        assert!(!sees("llama3"));
+        assert!(sees("gpt-4o-mini"));
+        assert!(sees("qwen-vl"));
+        assert!(!sees("gpt-4o"));
+        // Not in the catalog: known by its id.
+        assert!(sees("claude-opus-4") && sees("gpt-5-mini") && !sees("mistral-large"));
+    }
+}

@@ -1,0 +1,139 @@
+//! `session/cancel` in each phase of a tool call, with real processes: while a command runs
+//! (its process tree is killed), while a permission request is pending, and while a request
+//! to the client's file system is pending (it is withdrawn).
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::tools::{final_status, session, workspace};
+use common::{Setup, call, start, text, tool_results};
+use hearth_testkit::{AcpClient, InProcess};
+use serde_json::json;
+
+fn process_gone(marker: &str) -> bool {
+    let out = std::process::Command::new("pgrep")
+        .args(["-f", marker])
+        .output()
+        .unwrap();
+    out.stdout.is_empty()
+}
+
+#[test]
+fn cancel_while_a_command_runs_kills_its_process_tree() {
+    let marker = format!("sleep 7{}", std::process::id() % 1000);
+    let command = format!("{marker} & {marker}; echo never");
+    let setup = Setup::new(
+        json!({"responses": [call("c", "run_command", json!({"command": command})), text(&["unused"])]}),
+    );
+    let cwd = workspace(&setup);
+    let mut client = start(&setup, json!({"permissionMode": "bypass"}));
+    let session = session(&mut client, &cwd);
+    let prompt = client.start_request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
+    );
+    client
+        .wait_for(Duration::from_secs(10), |f| {
+            f["params"]["update"]["status"] == "in_progress"
+        })
+        .expect("running");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while process_gone(&marker) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!process_gone(&marker), "the command started");
+    client.notify("session/cancel", json!({"sessionId": session}));
+    assert_eq!(
+        client.response(&prompt)["result"]["stopReason"],
+        "cancelled"
+    );
+    assert!(
+        process_gone(&marker),
+        "no process of the tree survives the cancel"
+    );
+    assert_eq!(
+        final_status(&client, &session),
+        ["failed"],
+        "the open tool call got a final status"
+    );
+    // The next prompt works and its context is valid (the call has a result).
+    client.respond_with(|_, _| None);
+}
+
+#[test]
+fn cancel_while_permission_is_pending_answers_cancelled() {
+    let setup = Setup::new(
+        json!({"responses": [call("w", "write", json!({"path": "x.txt", "content": "x"})), text(&["after"])]}),
+    );
+    let cwd = workspace(&setup);
+    let mut client = start(&setup, json!({}));
+    let session = session(&mut client, &cwd);
+    let prompt = client.start_request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
+    );
+    let request = client
+        .wait_for(Duration::from_secs(10), |f| {
+            f["method"] == "session/request_permission"
+        })
+        .expect("asked");
+    client.notify("session/cancel", json!({"sessionId": session}));
+    // The client answers its pending permission request as cancelled, as the spec requires.
+    client.answer(&request, json!({"outcome": {"outcome": "cancelled"}}));
+    assert_eq!(
+        client.response(&prompt)["result"]["stopReason"],
+        "cancelled"
+    );
+    assert!(!cwd.join("x.txt").exists());
+    assert_eq!(final_status(&client, &session), ["failed"]);
+    // The conversation stays valid: the next turn's context carries a result for the call.
+    assert_eq!(
+        client.prompt(&session, "again")["result"]["stopReason"],
+        "end_turn"
+    );
+    assert_eq!(tool_results(&setup, 1).len(), 1);
+}
+
+#[test]
+fn cancel_while_a_client_fs_request_is_pending_withdraws_it() {
+    let setup = Setup::new(
+        json!({"responses": [call("r", "read", json!({"path": "slow.txt"})), text(&["after"])]}),
+    );
+    let cwd = workspace(&setup);
+    let mut client = AcpClient::new(InProcess::start(&setup.config()));
+    client.call(
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": true}}}),
+    );
+    let session = session(&mut client, &cwd);
+    let prompt = client.start_request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
+    );
+    let read = client
+        .wait_for(Duration::from_secs(10), |f| {
+            f["method"] == "fs/read_text_file"
+        })
+        .expect("the agent asked the editor");
+    client.notify("session/cancel", json!({"sessionId": session}));
+    assert_eq!(
+        client.response(&prompt)["result"]["stopReason"],
+        "cancelled"
+    );
+    let withdrawn = client
+        .received
+        .iter()
+        .any(|f| f["method"] == "$/cancel_request" && f["params"]["requestId"] == read["id"]);
+    assert!(
+        withdrawn,
+        "the pending fs request was withdrawn with $/cancel_request"
+    );
+    assert_eq!(final_status(&client, &session), ["failed"]);
+    // The late answer is harmless.
+    client.answer(&read, json!({"content": "too late"}));
+    assert_eq!(
+        client.prompt(&session, "again")["result"]["stopReason"],
+        "end_turn"
+    );
+}

@@ -1,0 +1,59 @@
+//! What the tool-turn tests share: a workspace in the setup's temp dir, a session in it, the
+//! tool-call updates a session saw, and permission answers.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use hearth_testkit::{AcpClient, InProcess};
+use serde_json::{Value, json};
+
+use super::Setup;
+
+/// A workspace inside the setup's temp dir (the store lives beside it).
+pub fn workspace(setup: &Setup) -> std::path::PathBuf {
+    let dir = setup.dir.path().join("project");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+pub fn session(client: &mut AcpClient<InProcess>, cwd: &Path) -> String {
+    client.new_session(cwd.to_str().unwrap())
+}
+
+pub fn tool_updates(client: &AcpClient<InProcess>, session: &str) -> Vec<Value> {
+    client
+        .updates(session)
+        .into_iter()
+        .filter(|u| u["sessionUpdate"] == "tool_call" || u["sessionUpdate"] == "tool_call_update")
+        .filter(|u| u.get("_meta").is_none())
+        .collect()
+}
+
+pub fn final_status(client: &AcpClient<InProcess>, session: &str) -> Vec<String> {
+    tool_updates(client, session)
+        .iter()
+        .filter_map(|u| u["status"].as_str())
+        .filter(|s| *s == "completed" || *s == "failed")
+        .map(str::to_string)
+        .collect()
+}
+
+pub fn permission_answer(option: &str) -> Value {
+    json!({"outcome": {"outcome": "selected", "optionId": option}})
+}
+
+/// Answers every permission request with `option` and counts them.
+pub fn always_answer(
+    client: &mut AcpClient<InProcess>,
+    option: &'static str,
+) -> Arc<Mutex<Vec<Value>>> {
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let seen = asked.clone();
+    client.respond_with(move |method, params| {
+        (method == "session/request_permission").then(|| {
+            seen.lock().unwrap().push(params.clone());
+            permission_answer(option)
+        })
+    });
+    asked
+}

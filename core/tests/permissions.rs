@@ -1,0 +1,233 @@
+//! Permissions in tool turns, end to end: each mode (`ask`, `accept_edits`, `plan`, `bypass`)
+//! and outcome (allow once, reject, "always" rules, which survive a restart), and the
+//! dangerous commands that ask whatever the rules say. The decisions themselves are unit-tested
+//! in `core/src/permissions/`.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use common::tools::{
+    always_answer, final_status, permission_answer, session, tool_updates, workspace,
+};
+use common::{Setup, call, start, text, tool_results};
+use hearth_testkit::agent_text;
+use serde_json::json;
+
+#[test]
+fn an_edit_asks_with_its_diff_and_allow_once_applies_it() {
+    let setup = Setup::new(json!({"responses": [
+        call("e1", "edit", json!({"path": "a.txt", "edits": [{"old_text": "one", "new_text": "uno"}]})),
+        text(&["Done."]),
+    ]}));
+    let cwd = workspace(&setup);
+    std::fs::write(cwd.join("a.txt"), "one two\n").unwrap();
+    let mut client = start(&setup, json!({}));
+    let asked = always_answer(&mut client, "allow_once");
+    let session = session(&mut client, &cwd);
+    assert_eq!(
+        client.prompt(&session, "translate")["result"]["stopReason"],
+        "end_turn"
+    );
+    assert_eq!(
+        std::fs::read_to_string(cwd.join("a.txt")).unwrap(),
+        "uno two\n"
+    );
+    let asked = asked.lock().unwrap();
+    assert_eq!(asked.len(), 1);
+    let diff = &asked[0]["toolCall"]["content"][0];
+    assert_eq!(
+        (
+            diff["type"].as_str(),
+            diff["oldText"].as_str(),
+            diff["newText"].as_str()
+        ),
+        (Some("diff"), Some("one two\n"), Some("uno two\n"))
+    );
+    let options: Vec<&str> = asked[0]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["optionId"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        options,
+        ["allow_once", "allow_always", "reject_once", "reject_always"]
+    );
+    let call = &tool_updates(&client, &session)[0];
+    assert_eq!(call["kind"], "edit");
+    assert_eq!(
+        call["content"][0]["type"], "diff",
+        "the tool call carries the diff too"
+    );
+    assert_eq!(final_status(&client, &session), ["completed"]);
+}
+
+#[test]
+fn a_rejection_is_a_tool_error_and_the_turn_goes_on() {
+    let setup = Setup::new(json!({"responses": [
+        call("w1", "write", json!({"path": "new.txt", "content": "x"})),
+        text(&["OK, I won't."]),
+    ]}));
+    let cwd = workspace(&setup);
+    let mut client = start(&setup, json!({}));
+    always_answer(&mut client, "reject_once");
+    let session = session(&mut client, &cwd);
+    assert_eq!(
+        client.prompt(&session, "write it")["result"]["stopReason"],
+        "end_turn"
+    );
+    assert!(!cwd.join("new.txt").exists());
+    assert_eq!(final_status(&client, &session), ["failed"]);
+    assert!(
+        tool_results(&setup, 1)[0].contains("rejected"),
+        "{:?}",
+        tool_results(&setup, 1)
+    );
+    assert_eq!(agent_text(&client.updates(&session)), "OK, I won't.");
+}
+
+#[test]
+fn always_answers_are_remembered_across_a_restart() {
+    let write = |id: &str, file: &str| call(id, "write", json!({"path": file, "content": "x"}));
+    let setup = Setup::new(json!({"responses": [
+        write("a", "one.txt"), text(&["1"]),
+        write("b", "two.txt"), text(&["2"]),
+        call("c", "run_command", json!({"command": "echo hi"})), text(&["3"]),
+        call("d", "run_command", json!({"command": "echo hi again"})), text(&["4"]),
+    ]}));
+    let cwd = workspace(&setup);
+    {
+        let mut client = start(&setup, json!({}));
+        let asked = Arc::new(Mutex::new(0));
+        let count = asked.clone();
+        client.respond_with(move |method, params| {
+            (method == "session/request_permission").then(|| {
+                *count.lock().unwrap() += 1;
+                let choice = if params["toolCall"]["title"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("echo")
+                {
+                    "reject_always"
+                } else {
+                    "allow_always"
+                };
+                permission_answer(choice)
+            })
+        });
+        let session = session(&mut client, &cwd);
+        client.prompt(&session, "first");
+        client.prompt(&session, "second");
+        client.prompt(&session, "third");
+        assert_eq!(*asked.lock().unwrap(), 2, "the second write did not ask");
+        assert!(cwd.join("one.txt").exists() && cwd.join("two.txt").exists());
+    }
+    // A new engine on the same store and workspace: the rules still hold.
+    let mut client = start(&setup, json!({}));
+    let asked = always_answer(&mut client, "allow_once");
+    let session = session(&mut client, &cwd);
+    client.prompt(&session, "fourth");
+    assert!(
+        asked.lock().unwrap().is_empty(),
+        "the stored reject rule answered"
+    );
+    assert_eq!(final_status(&client, &session), ["failed"]);
+}
+
+#[test]
+fn plan_mode_refuses_edits_and_commands_without_asking() {
+    let setup = Setup::new(json!({"responses": [
+        call("w", "write", json!({"path": "x.txt", "content": "x"})),
+        call("r", "run_command", json!({"command": "touch y.txt"})),
+        text(&["I'll describe it instead."]),
+    ]}));
+    let cwd = workspace(&setup);
+    let mut client = start(&setup, json!({"permissionMode": "plan"}));
+    let asked = always_answer(&mut client, "allow_once");
+    let session = session(&mut client, &cwd);
+    assert_eq!(
+        client.prompt(&session, "do it")["result"]["stopReason"],
+        "end_turn"
+    );
+    assert!(asked.lock().unwrap().is_empty());
+    assert!(!cwd.join("x.txt").exists() && !cwd.join("y.txt").exists());
+    assert_eq!(final_status(&client, &session), ["failed", "failed"]);
+    assert!(tool_results(&setup, 1)[0].contains("Plan mode"));
+}
+
+#[test]
+fn accept_edits_edits_inside_but_asks_outside_and_for_commands() {
+    let setup = Setup::new(json!({"responses": [
+        call("in", "write", json!({"path": "inside.txt", "content": "x"})),
+        call("out", "write", json!({"path": "../outside.txt", "content": "x"})),
+        call("cmd", "run_command", json!({"command": "echo hi"})),
+        text(&["done"]),
+    ]}));
+    let cwd = workspace(&setup);
+    let mut client = start(&setup, json!({"permissionMode": "accept_edits"}));
+    let asked = always_answer(&mut client, "reject_once");
+    let session = session(&mut client, &cwd);
+    client.prompt(&session, "go");
+    assert!(cwd.join("inside.txt").exists());
+    assert!(!setup.dir.path().join("outside.txt").exists());
+    let asked = asked.lock().unwrap();
+    assert_eq!(
+        asked.len(),
+        2,
+        "outside the workspace and the command asked"
+    );
+    let outside_options: Vec<&str> = asked[0]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        outside_options,
+        ["allow_once", "reject_once"],
+        "no 'always' for a path outside the workspace"
+    );
+}
+
+#[test]
+fn bypass_runs_everything_but_still_asks_outside_the_workspace() {
+    let setup = Setup::new(json!({"responses": [
+        call("cmd", "run_command", json!({"command": "echo bypassed > made.txt"})),
+        call("out", "write", json!({"path": "../escape.txt", "content": "x"})),
+        text(&["done"]),
+    ]}));
+    let cwd = workspace(&setup);
+    let mut client = start(&setup, json!({"permissionMode": "bypass"}));
+    let asked = always_answer(&mut client, "reject_once");
+    let session = session(&mut client, &cwd);
+    client.prompt(&session, "go");
+    assert_eq!(
+        std::fs::read_to_string(cwd.join("made.txt"))
+            .unwrap()
+            .trim(),
+        "bypassed"
+    );
+    assert_eq!(asked.lock().unwrap().len(), 1);
+    assert!(!setup.dir.path().join("escape.txt").exists());
+}
+
+#[test]
+fn dangerous_commands_ask_even_with_an_allow_rule() {
+    let setup = Setup::new(json!({"responses": [
+        call("a", "run_command", json!({"command": "sudo true"})),
+        text(&["ok"]),
+    ]}));
+    let cwd = workspace(&setup);
+    let mut client = start(&setup, json!({"permissionMode": "accept_edits"}));
+    let asked = always_answer(&mut client, "reject_once");
+    let session = session(&mut client, &cwd);
+    client.prompt(&session, "go");
+    let asked = asked.lock().unwrap();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(
+        asked[0]["options"].as_array().unwrap().len(),
+        2,
+        "no 'always' for a dangerous command"
+    );
+}
