@@ -24,8 +24,9 @@ pub enum ChildKind {
     LanguageServer,
 }
 
-/// One child about to be started: what a confinement policy sees and may rewrite.
-#[derive(Debug, Clone)]
+/// One child about to be started: what a confinement policy sees and may rewrite. Not
+/// `Debug`: its environment may hold a key an MCP entry named, which must not reach the log.
+#[derive(Clone)]
 pub struct Launch {
     pub kind: ChildKind,
     pub program: OsString,
