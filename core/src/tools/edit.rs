@@ -50,11 +50,11 @@ impl Tool for Edit {
 
     fn description(&self) -> String {
         "Change parts of an existing file by exact text replacement. Each \
-                edit replaces `old_text` with `new_text`; edits apply in order, each to the \
-                result of the previous ones. `old_text` must match the file exactly, \
-                whitespace and indentation included, and only once: include enough \
-                surrounding lines to make it unique, or set `replace_all` to change every \
-                occurrence. Read the file first. Use `write` to create a file."
+            edit replaces `old_text` with `new_text`; edits apply in order, each to the \
+            result of the previous ones. `old_text` must match the file exactly, \
+            whitespace and indentation included, and only once: include enough \
+            surrounding lines to make it unique, or set `replace_all` to change every \
+            occurrence. Read the file first. Use `write` to create a file."
             .into()
     }
 

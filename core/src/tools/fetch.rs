@@ -43,9 +43,9 @@ impl Tool for Fetch {
 
     fn description(&self) -> String {
         "Fetch a web page or text resource with an HTTP GET: documentation, \
-                a JSON API response, a raw file. HTML is returned as plain text (no scripts, \
-                styles or markup); JSON and other text as is. Binary content (images, PDFs, \
-                archives) is refused. Large responses are cut."
+            a JSON API response, a raw file. HTML is returned as plain text (no scripts, \
+            styles or markup); JSON and other text as is. Binary content (images, PDFs, \
+            archives) is refused. Large responses are cut."
             .into()
     }
 

@@ -39,10 +39,10 @@ impl Tool for Glob {
 
     fn description(&self) -> String {
         "Find files by path pattern, e.g. `**/*.rs`, `src/**/test_*.py`, \
-                `*.{json,toml}`. The pattern matches paths relative to `path`: `*` stays \
-                within one directory, `**` crosses directories. Files ignored by .gitignore \
-                are left out. Returns matching file paths (relative to the working \
-                directory), sorted."
+            `*.{json,toml}`. The pattern matches paths relative to `path`: `*` stays \
+            within one directory, `**` crosses directories. Files ignored by .gitignore \
+            are left out. Returns matching file paths (relative to the working \
+            directory), sorted."
             .into()
     }
 

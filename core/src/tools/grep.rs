@@ -53,9 +53,9 @@ impl Tool for Grep {
 
     fn description(&self) -> String {
         "Search file contents for a regular expression (Rust regex syntax, \
-                like ripgrep: `fn\\s+main`, `TODO|FIXME`, `\\bfoo\\b`). Returns matching lines \
-                as `path:line: text`, paths relative to the working directory. Files ignored by \
-                .gitignore and binary files are skipped. Matches one line at a time."
+            like ripgrep: `fn\\s+main`, `TODO|FIXME`, `\\bfoo\\b`). Returns matching lines \
+            as `path:line: text`, paths relative to the working directory. Files ignored by \
+            .gitignore and binary files are skipped. Matches one line at a time."
             .into()
     }
 

@@ -42,8 +42,8 @@ impl Tool for List {
 
     fn description(&self) -> String {
         "List a directory's files and subdirectories (directories end with \
-                `/`), a few levels deep, sorted. Files ignored by .gitignore and the .git \
-                directory are left out. Paths are shown relative to the working directory."
+            `/`), a few levels deep, sorted. Files ignored by .gitignore and the .git \
+            directory are left out. Paths are shown relative to the working directory."
             .into()
     }
 

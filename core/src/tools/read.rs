@@ -42,10 +42,10 @@ impl Tool for Read {
 
     fn description(&self) -> String {
         "Read a text file. Returns its lines numbered like `cat -n` \
-                (line number, tab, text). Long files come a window at a time: the answer says \
-                which lines it shows and the `offset` to read on from. Reads what the editor \
-                has, including unsaved changes. An image file (PNG, JPEG, GIF, WebP) comes \
-                back as the image, to look at. Other binary files are refused."
+            (line number, tab, text). Long files come a window at a time: the answer says \
+            which lines it shows and the `offset` to read on from. Reads what the editor \
+            has, including unsaved changes. An image file (PNG, JPEG, GIF, WebP) comes \
+            back as the image, to look at. Other binary files are refused."
             .into()
     }
 

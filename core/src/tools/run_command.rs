@@ -45,11 +45,11 @@ impl Tool for RunCommand {
 
     fn description(&self) -> String {
         "Run a shell command (`sh -c`) in the working directory: builds, \
-                tests, git, scripts. stdout and stderr come back merged, with the exit code. \
-                There is no stdin, so interactive prompts fail: pass flags like `--yes`. Long \
-                output keeps its beginning and end. The command and everything it starts are \
-                stopped at the timeout or when the user cancels, and nothing keeps running in \
-                the background after the command returns."
+            tests, git, scripts. stdout and stderr come back merged, with the exit code. \
+            There is no stdin, so interactive prompts fail: pass flags like `--yes`. Long \
+            output keeps its beginning and end. The command and everything it starts are \
+            stopped at the timeout or when the user cancels, and nothing keeps running in \
+            the background after the command returns."
             .into()
     }
 

@@ -40,9 +40,9 @@ impl Tool for Todo {
 
     fn description(&self) -> String {
         "Keep a visible plan for a task of several steps. Send the whole \
-                list every time: it replaces the previous one. Mark a step `in_progress` \
-                when you start it (one at a time) and `completed` as soon as it is done; add \
-                steps you discover. Skip it for a single simple step."
+            list every time: it replaces the previous one. Mark a step `in_progress` \
+            when you start it (one at a time) and `completed` as soon as it is done; add \
+            steps you discover. Skip it for a single simple step."
             .into()
     }
 

@@ -29,8 +29,8 @@ impl Tool for Write {
 
     fn description(&self) -> String {
         "Create a file, or replace the whole text of an existing one. Missing \
-                parent directories are created. To change part of an existing file, prefer \
-                `edit`, which does not need the whole text."
+            parent directories are created. To change part of an existing file, prefer \
+            `edit`, which does not need the whole text."
             .into()
     }
 
