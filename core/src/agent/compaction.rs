@@ -32,8 +32,8 @@
 //! What is logged and shown: the rewrite is a model row `{"compaction": {id, pruned, summary,
 //! keepFrom}}` that `History::apply` replays on a restart; a failure is reported (a notice)
 //! and the session goes on. This module emits `CompactionStarted` / `CompactionChunk` /
-//! `CompactionCompleted` (figures: trigger, preTokens, postTokens) / `CompactionEnded`, then a
-//! `usage_update`; the v1 wire (`acp/wire/v1.rs`) shows them as `compaction_update` /
+//! `CompactionCompleted` (figures: trigger, preTokens, postTokens) / `CompactionEnded`, then the
+//! new fill (`usage_update`); the v1 wire (`acp/wire/v1.rs`) shows them as `compaction_update` /
 //! `compaction_summary_chunk` when the client advertised `session.compaction`, otherwise as a
 //! tool call of kind `think` titled "Compacting conversation".
 //!
