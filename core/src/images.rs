@@ -8,6 +8,12 @@
 //! long edge is over [`MAX_EDGE`] is downscaled to it. Anthropic bills an image at about
 //! w×h/750 tokens and refuses sides over 2000 px in many-image requests; 1568 px is the long
 //! edge it recommends, and OpenAI's high-detail tiling gains nothing past it either.
+//!
+//! [`prepare`]: the format is sniffed from the bytes (a declared `mimeType` must agree); the
+//! whole image is decoded, so a corrupt one is refused here, not by the provider (decoding may
+//! allocate at most 256 MiB); one over the edge is downscaled (Lanczos3, aspect kept) and
+//! re-encoded — PNG as PNG, JPEG as JPEG (quality 85), GIF and WebP as PNG. One within bounds
+//! is sent byte for byte.
 
 use std::io::Cursor;
 

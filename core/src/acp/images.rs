@@ -1,6 +1,12 @@
 //! Prompt images: where an ACP `image` block's bytes come from — its base64 `data`, else its
 //! `uri` when that is a local `file://` path or a `data:` URL — and the block that is logged
 //! in its place: the prepared image (`crate::images`), with the `uri` it came with.
+//!
+//! `acp/prompt.rs` checks a prompt's shape first (`check`), then, on the live session, that the
+//! current model has `vision` (`EngineContext::model_sees`), and prepares each image here off the
+//! async workers. Any failure is `-32602` before the prompt is queued, so nothing is logged.
+//! The log keeps the prepared block; `acp/updates.rs` decodes it back to `UserPart::Image`, so
+//! the model's context and `session/load` see what was sent.
 
 use std::io::Read;
 

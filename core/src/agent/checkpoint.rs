@@ -7,6 +7,13 @@
 //! The text recorded is the diff's old text: `prepare` read it through the workspace port
 //! (an editor's unsaved buffer counts), and the tool writes only if the file still holds it.
 //!
+//! Around each call in `agent/calls.rs` `execute`: a call whose `Ready::access` is
+//! `Access::Edit` has its diffs' files recorded before it runs, under the turn's user message
+//! id (`log_prompt`'s): the old text, or its absence, with its SHA-256 (`sha256:<hex>`); after
+//! a successful run, the hash of the new text. The store keeps one row per prompt and path
+//! (`checkpoints`, migration 5; `StoreOp::Checkpoint`, through the outbox): the first record
+//! wins, the after-hash follows the last change. `tools/` stays unaware of all this.
+//!
 //! Tests: end to end in `core/tests/undo.rs`.
 
 use sha2::{Digest, Sha256};

@@ -9,6 +9,34 @@
 //! log keeps everything (replay shows the whole history with the compaction in its place);
 //! the compaction itself is logged as a rewrite a restart applies again.
 //!
+//! When: before a request whose estimated prompt passes `compaction.threshold` (default 0.8)
+//! of the model's `contextWindow`; once after a provider's "context length exceeded"
+//! (`LlmError::is_context_overflow`, then the request is retried); and on `/compact [focus]`
+//! (`agent/commands/`: the command is replayed but marked, so the model never reads it). The
+//! estimate is the provider's last prompt count plus the bytes added since ÷ 4
+//! (`History::calibrate`), or bytes ÷ 4 before any count.
+//!
+//! How:
+//! 1. Clear the bodies of old results of tools that only read (read, search, fetch kinds; the
+//!    newest three and those under 512 bytes stay). For the threshold's compaction that is
+//!    enough when it brings the estimate under half the window.
+//! 2. Otherwise (and always for `/compact` and an overflow), ask the model for a structured
+//!    summary (`compaction.md`: goal, decisions, files, open items, current state) of the
+//!    context as step 1 left it, with the session's own system prompt and tools, so the
+//!    provider's cache still serves the prefix up to the first cleared result. The context
+//!    becomes the summary, the todo list if it was left behind, and the newest messages
+//!    verbatim (at most 20% of the window and 30% of the context; mid-turn, at least the
+//!    turn's prompt or its newest round of calls). The system prompt is rendered anew, with
+//!    the project instructions read again.
+//!
+//! What is logged and shown: the rewrite is a model row `{"compaction": {id, pruned, summary,
+//! keepFrom}}` that `History::apply` replays on a restart; a failure is reported (a notice)
+//! and the session goes on. This module emits `CompactionStarted` / `CompactionChunk` /
+//! `CompactionCompleted` (figures: trigger, preTokens, postTokens) / `CompactionEnded`, then the
+//! new fill (`usage_update`); the v1 wire (`acp/wire/v1.rs`) shows them as `compaction_update` /
+//! `compaction_summary_chunk` when the client advertised `session.compaction`, otherwise as a
+//! tool call of kind `think` titled "Compacting conversation".
+//!
 //! Tests: end to end in `core/tests/long_sessions.rs` (thresholds, `/compact`, overflow,
 //! restarts); the inline ones below cover the pure parts.
 

@@ -2,6 +2,13 @@
 //! what each file goes back to — and which ones someone changed after the agent did, which
 //! are left alone — then doing it through the workspace port.
 //!
+//! For each path, its rows are walked newest first: a file as the turn left it (current hash =
+//! after-hash) goes back to the row's old text, or is deleted if the agent created it; a file
+//! removed since is recreated (that overwrites nothing); a file already as it was is left;
+//! anything else — someone changed it — stops the walk there and is reported as a conflict.
+//! Files are read, written and removed through the session's `Io` (`remove_file` is local even
+//! for the client backend: ACP has no delete).
+//!
 //! Tests: end to end in `core/tests/undo.rs`.
 
 use std::path::{Path, PathBuf};

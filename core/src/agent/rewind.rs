@@ -1,6 +1,8 @@
 //! Rewinding a session's files (not its conversation) to before one of its prompts: every
 //! later turn's file changes are undone, newest first, as `/undo` undoes one turn. A dry run
-//! says what would happen and touches nothing.
+//! says what would happen and touches nothing (`dryRun`). The prompts' order is the log's
+//! (`Session::prompt_ids`); the ACP method is `_hearth/session/rewind` (`acp/rewind.rs`), run
+//! after the turns queued before it.
 //!
 //! Tests: end to end in `core/tests/undo.rs`.
 

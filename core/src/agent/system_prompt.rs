@@ -6,6 +6,17 @@
 //! it stays byte-identical for the life of a session and the provider's cached prefix
 //! survives: the date is the session's creation date, the repository and the instructions
 //! are what the session read when it came up.
+//!
+//! In order: the guide (edit it as prose); the environment — OS, shell, the session's creation
+//! date from its row, the workspace roots, the git repository and branch
+//! (`session/project/git.rs`: read from `.git/HEAD`, following a worktree's `gitdir:` file);
+//! the project instructions (`session/project/instructions.rs`); the MCP servers that failed;
+//! and the client's ACP `systemPrompt` (`append` only; validated in `acp/system_prompt.rs`,
+//! stored in the session row's `client_system_prompt` column, kept by a `load`/`resume`
+//! without one, replaced by one with it). The repository and instructions come from
+//! `session::project::Project`, built in `session/actor.rs` `run` — new, load, resume and
+//! restore alike. `agent/request.rs` renders it at the session's first request and keeps it
+//! until its inputs change or a compaction.
 
 use std::fmt::Write;
 

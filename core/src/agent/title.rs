@@ -1,5 +1,10 @@
 //! A session's title: the agent's, taken from its first prompt; the user's, normalised; a
 //! fork's, inherited from its parent.
+//!
+//! Each title carries its source (`title_source`: `agent`, `user`, `fork`), so the rule of
+//! `Session::set_title` holds across restarts: the agent names a session once, from the first
+//! prompt that yields a title — a fork, whose inherited "<parent's title> (fork)" is only a
+//! placeholder, from its own first prompt — and never replaces a title the user set.
 
 use crate::chat::Prompt;
 

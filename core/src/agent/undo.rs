@@ -1,7 +1,8 @@
 //! `/undo`: puts back the files changed by the latest turn whose file changes are not undone
 //! yet (each `/undo` goes one turn further back), reports what it did as an agent message —
 //! logged, so a replay shows it — and tells the model, whose edits are gone. Only the
-//! `write` and `edit` tools' changes are checkpointed; the report says so.
+//! `write` and `edit` tools' changes are checkpointed (not `run_command`'s); the report says so.
+//! The rows it put back are marked undone, so the next `/undo` starts before them.
 //!
 //! Tests: end to end in `core/tests/undo.rs`.
 

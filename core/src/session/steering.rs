@@ -3,6 +3,11 @@
 //! tool mid-flight. What a turn did not get to send is handed back when it ends, so the
 //! caller logs it and the next prompt's context has it: a steered message is never lost.
 //!
+//! The request that carries them logs each as a prompt of its own (replayed in place), after
+//! the current tool results; one that arrives while the model writes its final answer gets one
+//! more step (`agent/mod.rs`). What a cancelled or failed turn did not send is logged when it
+//! ends (`session/turns.rs`).
+//!
 //! Tests: end to end in `core/tests/steering.rs`.
 
 use std::sync::Mutex;

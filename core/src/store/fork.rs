@@ -4,6 +4,12 @@
 //! own: the fork's row and its events appear together or not at all, and they are the
 //! parent's log as committed at that point of the write order — every append queued before
 //! the fork, none after it.
+//!
+//! The fork is a session row with `parent_id` (`ON DELETE SET NULL`: deleting the parent leaves
+//! the fork, without lineage) and `fork_event_id` (the parent's last event copied); its events
+//! are `INSERT INTO events SELECT … WHERE session_id = parent AND id < cut`. The cut is the
+//! first logged block of the prompt the request names (`prompt_start`, by its `messageId`), or
+//! none: the whole log. `History::rebuild` over the copied rows gives the fork its context.
 
 use rusqlite::{Connection, Transaction, params};
 

@@ -1,6 +1,11 @@
 //! `read` of an image file: the image itself for a model that sees (prepared like a prompt
 //! image, `crate::images`), else a plain statement of what the file is — never its bytes as
 //! text.
+//!
+//! An image file is one by its magic number (a `.png` holding anything else is a binary file).
+//! When `tools::Context::vision`, the result carries `Output.images` (→ `ToolResult.images`,
+//! which the providers send) and `ToolContent::Image` for the client. The bytes come from
+//! `Io::read_bytes`, always local: ACP's `fs/*` carry only text.
 
 use std::path::Path;
 

@@ -2,6 +2,13 @@
 //! prompts — and telling the client (`available_commands_update`). The list is state, not
 //! history: it is sent (`Transient`), never logged, and a `session/load` sends the current
 //! one after its replay rather than replaying old ones.
+//!
+//! Order: the built-ins, then the custom commands (the workspace's winning a clash), then each
+//! connected server's prompts as `mcp:<server>:<prompt>` (listed at connect time when the
+//! server has the prompts capability). [`announce`] sends it after the response of `new`,
+//! `load` (after the replay) and `resume` — a handler that opens a session calls it after its
+//! own response — and [`refresh`] again when it changes (`session/mcp.rs` watches the
+//! servers; `/help` re-reads the files).
 
 use super::builtin::BUILTINS;
 use super::mcp::{prompt_command, prompt_hint};

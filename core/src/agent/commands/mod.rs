@@ -1,14 +1,24 @@
 //! Commands: a prompt of one text block that starts with `/name` runs a command rather than
 //! going to the model as it is. The built-ins (`builtin.rs`), the session's custom command
-//! files (read by `session/project/custom_commands.rs`) and its MCP servers' prompts (`mcp.rs`) make the list the client is
-//! told (`list.rs`).
+//! files (read by `session/project/custom_commands.rs`) and its MCP servers' prompts
+//! (`mcp.rs`) make the list the client is told (`list.rs`).
 //!
-//! Every command's prompt is replayed as the user typed it but marked, so the model never
-//! reads it (`SessionEvent::UserChunk { for_model: false }`). Some answer without the model
-//! (`/help`, `/mcp`, `/model`, `/mode`: agent message chunks, logged, then `end_turn`); the
-//! others hand the model a text as the user's message (`/init`, custom commands, MCP
-//! prompts; remembered model-only, so a restart rebuilds the same context) or act on the
-//! context (`/compact`, `/undo`). An unknown `/word` is no command: it may be a path or prose.
+//! Every command's prompt is replayed as the user typed it but marked (`_meta.hearth.command`),
+//! so the model never reads it (`SessionEvent::UserChunk { for_model: false }`). An unknown
+//! `/word` is no command: it may be a path or prose, and a command that takes no input followed
+//! by text (`/help me`) is prose too. Three kinds:
+//!
+//! - **Answered by the engine** (`/help`, `/mcp [reconnect [server]]`, `/model`, `/mode`): agent
+//!   message chunks, logged, then `end_turn`; no model request and no credential needed.
+//!   `/model` and `/mode` go through `Session::apply_settings`, the path of
+//!   `session/set_config_option`; `/mcp reconnect` restarts servers on their board
+//!   (`McpServers::reconnect`, with the specs the session was given) and answers once they are
+//!   up or failed.
+//! - **For the model** (`/init`, custom commands, MCP prompts): the command's text (`init.md`,
+//!   the file's body with `$ARGUMENTS`, the prompt's messages from `prompts/get`) is remembered
+//!   model-only right after the marked prompt, so the model reads it as the user's message and
+//!   `History::rebuild` puts it at the same place after a restart; then the turn goes on as any.
+//! - **On the context**: `/compact [focus]` (`agent/compaction.rs`), `/undo` (`agent/undo.rs`).
 //!
 //! Tests: end to end in `core/tests/commands.rs`.
 

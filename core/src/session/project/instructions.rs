@@ -7,6 +7,16 @@
 //! The files are read from the local disk, not through the client: they configure the agent,
 //! and are needed before the client's file system could be asked.
 //!
+//! Where: the cwd and each parent up to the repository root (only the cwd outside a
+//! repository), after the user's own `<configDir>/AGENTS.md` (config key `configDir`, default
+//! the platform config dir's `hearth`, e.g. `~/.config/hearth`; tests point it at a temp dir).
+//! Order: the user's, then outermost to innermost — the innermost wins, and the prompt says so.
+//! Bounds: 32 KiB a file, 64 KiB in all, spent from the innermost file outward; a cut is at a
+//! char boundary with a marker naming the bytes left out and the path, and a non-UTF-8 file is
+//! decoded lossily with a marker too. When a turn begins, [`instructions_changed`] reads them
+//! again: a changed, new or removed file reaches the model as a user message, remembered in the
+//! log.
+//!
 //! Tests: end to end in `core/tests/instructions.rs`.
 
 use std::hash::{Hash, Hasher};
