@@ -27,6 +27,36 @@ const RULES: &[(&str, &[&str], &str)] = &[
         "tools/ know no model, protocol, store or turn",
     ),
     (
+        "mcp",
+        &[
+            "tools",
+            "llm",
+            "acp",
+            "rpc",
+            "store",
+            "agent",
+            "session",
+            "permissions",
+            SCHEMA,
+        ],
+        "mcp/ is the MCP client stack: it serves the tools (tools/mcp/ wraps what it lists) and knows no tool, model, store, turn or protocol",
+    ),
+    (
+        "lsp",
+        &[
+            "tools",
+            "llm",
+            "acp",
+            "rpc",
+            "store",
+            "agent",
+            "session",
+            "permissions",
+            SCHEMA,
+        ],
+        "lsp/ is the language-server client stack: it serves the tools (a call opens files as an lsp::Caller) and knows no tool, model, store, turn or protocol",
+    ),
+    (
         "store",
         &[
             "acp",
@@ -79,7 +109,15 @@ const RULES: &[(&str, &[&str], &str)] = &[
 ];
 
 /// Modules that import nothing else of the crate.
-const LEAVES: &[&str] = &["access", "chat", "ids", "images", "json_path", "net"];
+const LEAVES: &[&str] = &[
+    "access",
+    "chat",
+    "ids",
+    "images",
+    "json_path",
+    "net",
+    "text",
+];
 
 /// Where the protocol may be named: the edge itself, and the engine that wires it in.
 const PROTOCOL: &[(&str, &[&str])] = &[

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use super::diagnostics::{self, Diagnostic, introduced};
-use super::session::Opened;
+use crate::lsp::Opened;
+use crate::lsp::diagnostics::{self, Diagnostic, introduced};
 use crate::tools::Context;
 use crate::tools::bounds::plural;
 
@@ -94,10 +94,7 @@ fn render(
     out
 }
 
-async fn ask(
-    ctx: &Context,
-    opened: &Opened,
-) -> Result<Vec<Diagnostic>, super::exchange::CallError> {
+async fn ask(ctx: &Context, opened: &Opened) -> Result<Vec<Diagnostic>, crate::lsp::CallError> {
     diagnostics::current(
         &opened.connection,
         &opened.uri,

@@ -41,7 +41,7 @@ pub struct Server {
 }
 
 /// A running server, and whether it is started again should it end.
-pub struct Live {
+pub struct RunningServer {
     pub connection: Arc<Connection>,
     pub may_restart: bool,
 }
@@ -77,14 +77,14 @@ impl Server {
     /// The running server, started (or restarted, once) if it is not; the error says why
     /// there is none. A caller waiting for another's start, or starting it, stops waiting when
     /// `cancel` fires; an abandoned start stops its process and counts for nothing.
-    pub async fn connection(&self, cancel: &CancellationToken) -> Result<Live, String> {
+    pub async fn connection(&self, cancel: &CancellationToken) -> Result<RunningServer, String> {
         let mut state = tokio::select! {
             state = self.state.lock() => state,
             _ = cancel.cancelled() => return Err(CANCELLED.into()),
         };
         let starts = match &*state {
             State::Running { connection, starts } => match connection.ended() {
-                None => return Ok(live(connection, *starts)),
+                None => return Ok(running(connection, *starts)),
                 Some(reason) if *starts >= MAX_STARTS => {
                     let reason = format!("{CRASHED_AGAIN}: {reason}");
                     *state = State::Unavailable(reason.clone());
@@ -124,12 +124,12 @@ impl Server {
         }
         match initialized {
             Ok(()) => {
-                let live = live(&connection, starts + 1);
+                let started = running(&connection, starts + 1);
                 *state = State::Running {
                     connection,
                     starts: starts + 1,
                 };
-                Ok(live)
+                Ok(started)
             }
             Err(reason) => {
                 *state = State::Unavailable(reason.clone());
@@ -162,8 +162,8 @@ impl Server {
     }
 }
 
-fn live(connection: &Arc<Connection>, starts: u32) -> Live {
-    Live {
+fn running(connection: &Arc<Connection>, starts: u32) -> RunningServer {
+    RunningServer {
         connection: connection.clone(),
         may_restart: starts < MAX_STARTS,
     }
