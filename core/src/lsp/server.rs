@@ -1,5 +1,14 @@
 //! One language server for one workspace root, across its restarts: started on first use,
 //! restarted once if it ends, then reported as unavailable.
+//!
+//! A server is spawned through the launcher as the leader of a process group (`tsc` is a Node
+//! wrapper around a Go binary) and `initialize`d within `lsp.startupTimeoutSecs`, with its root
+//! as the one workspace folder and Hearth's pid as `processId`. When its output ends (it
+//! crashed, or was killed), the next call starts it again — once; after that, and after a
+//! failed start, calls answer "unavailable: …" with the reason (a default that cannot start
+//! names its install command: missing, or an old `tsc` without `--lsp`, whose stdout is not
+//! LSP). A call waiting for a start — its own or another session's — gives up when its turn is
+//! cancelled; an abandoned start stops its process and counts for nothing.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};

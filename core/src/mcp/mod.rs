@@ -12,6 +12,22 @@
 //! line, with the server's name in the `server` field), goes to the target `hearth::mcp`
 //! ([`LOG_TARGET`]). rmcp itself logs every notification it receives at INFO under the target
 //! `rmcp`; hosts should filter it with `rmcp=warn`.
+//!
+//! This is the MCP client stack; it serves the tools and knows none of them: `tools()` lists
+//! each connected server's tools as [`ServerTool`]s, and `tools/mcp/` makes each one a Hearth
+//! tool (`McpTool`, and the mapping of its results). The files:
+//!
+//! - `spec.rs`: what a session is asked to connect (ACP's `McpServer` entries, turned into
+//!   these by `acp/mcp.rs`);
+//! - `connect.rs`: one server's connection from start to end (a stdio process group started
+//!   through the launcher, or a streamable-HTTP client), and every way it can end as a reason;
+//! - `board.rs`: every server's state behind one lock, restarts included; `handler.rs`:
+//!   Hearth's side of the connection;
+//! - `names.rs`: the names the model calls the tools by; `prompts.rs`: the servers' prompts;
+//!   `blocks.rs`: a content block as text.
+//!
+//! Tests: `tools/mcp/tests.rs` (real stdio and HTTP servers, through their tools),
+//! `core/tests/mcp.rs` (through the whole engine); pure parts test themselves inline.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

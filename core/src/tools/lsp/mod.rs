@@ -3,6 +3,10 @@
 //! the diagnostics an edit's result gains. The servers behind them are the client stack of
 //! `crate::lsp`; a call reaches them through `Context::lsp`.
 //!
+//! Definitions and references show the lines around places inside the session's roots;
+//! places elsewhere (libraries, typeshed) are shown as places, since reading them is `read`'s,
+//! with its permission check.
+//!
 //! Tests: `tests.rs` (the tools against real servers), `core/tests/lsp.rs`,
 //! `core/tests/lsp_processes.rs`.
 
