@@ -17,12 +17,15 @@ mod images;
 mod io;
 mod json_path;
 mod llm;
+mod lsp;
+mod mcp;
 mod net;
 mod outbox;
 mod permissions;
 mod rpc;
 mod session;
 mod store;
+mod text;
 mod tools;
 
 pub use config::{Config, ConfigError};

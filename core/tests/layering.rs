@@ -8,6 +8,20 @@ use std::path::{Path, PathBuf};
 /// The ACP schema crate, named like a module in the rules.
 const SCHEMA: &str = "agent_client_protocol_schema";
 
+/// What a client stack (`mcp`, `lsp`) must not import: it serves the tools, so it knows none
+/// of them, and no model, store, turn or protocol.
+const CLIENT_STACK: &[&str] = &[
+    "tools",
+    "llm",
+    "acp",
+    "rpc",
+    "store",
+    "agent",
+    "session",
+    "permissions",
+    SCHEMA,
+];
+
 /// `(module, what it must not import, why)`. A module is a top-level file or folder of
 /// `core/src`; an import is a `crate::<module>` path or the schema crate.
 const RULES: &[(&str, &[&str], &str)] = &[
@@ -25,6 +39,16 @@ const RULES: &[(&str, &[&str], &str)] = &[
         "tools",
         &["llm", "acp", "rpc", "store", "agent", "session", SCHEMA],
         "tools/ know no model, protocol, store or turn",
+    ),
+    (
+        "mcp",
+        CLIENT_STACK,
+        "mcp/ is the MCP client stack: it serves the tools (tools/mcp/ wraps what it lists) and knows no tool, model, store, turn or protocol",
+    ),
+    (
+        "lsp",
+        CLIENT_STACK,
+        "lsp/ is the language-server client stack: it serves the tools (a call opens files as an lsp::Caller) and knows no tool, model, store, turn or protocol",
     ),
     (
         "store",
@@ -79,7 +103,15 @@ const RULES: &[(&str, &[&str], &str)] = &[
 ];
 
 /// Modules that import nothing else of the crate.
-const LEAVES: &[&str] = &["access", "chat", "ids", "images", "json_path", "net"];
+const LEAVES: &[&str] = &[
+    "access",
+    "chat",
+    "ids",
+    "images",
+    "json_path",
+    "net",
+    "text",
+];
 
 /// Where the protocol may be named: the edge itself, and the engine that wires it in.
 const PROTOCOL: &[(&str, &[&str])] = &[
@@ -305,7 +337,7 @@ fn sibling_edges(files: &[(String, String)]) -> Edges {
         let (Some((parent, child)), Some(code)) = (child_of(rel), without_tests(rel, text)) else {
             continue;
         };
-        // How many `super::` reach the parent: `store/fork.rs` → 1, `tools/lsp/client.rs` → 2.
+        // How many `super::` reach the parent: `store/fork.rs` → 1, `tools/lsp/check.rs` → 2.
         let depth = rel.split('/').filter(|part| *part != "mod.rs").count() - 1;
         for import in paths_from(code, &format!("crate::{parent}::"), depth) {
             if import != child && children.contains(&(parent.clone(), import.clone())) {

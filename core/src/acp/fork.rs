@@ -25,12 +25,12 @@ use super::system_prompt::appended_text;
 use super::{errors, mcp, schedule};
 use crate::agent::title;
 use crate::ids::new_id;
+use crate::mcp::McpServerSpec;
 use crate::rpc::RpcError;
 use crate::rpc::envelope::Params;
 use crate::session::actor::{Job, LiveSession, Unavailable};
 use crate::session::registry;
 use crate::store::{SessionRecord, StoreOp, TitleSource, now};
-use crate::tools::mcp::McpServerSpec;
 
 /// Where a client may name the prompt to cut before, in the order they are read.
 const CUT_POINTERS: [&str; 2] = ["/hearth/fork/messageId", "/jetbrains/air/fork/messageId"];

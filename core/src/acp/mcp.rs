@@ -13,9 +13,9 @@ use serde_json::{Value, json};
 
 use super::responder::params;
 use crate::context::EngineContext;
+use crate::mcp::{McpServerSpec, McpServers, Options, ServerState, ServerStatus, Transport};
 use crate::rpc::RpcError;
 use crate::rpc::envelope::Params;
-use crate::tools::mcp::{McpServerSpec, McpServers, Options, ServerState, ServerStatus, Transport};
 
 /// The request's params without its `mcpServers` entries, typed, and those entries as specs.
 /// The list itself stays (empty) so a request that lacks it is refused as before.

@@ -10,10 +10,10 @@ use tokio_util::sync::CancellationToken;
 use super::mcp;
 use crate::agent::commands;
 use crate::context::EngineContext;
+use crate::mcp::{McpServerSpec, McpServers};
 use crate::rpc::RpcError;
 use crate::session;
 use crate::session::actor::LiveSession;
-use crate::tools::mcp::{McpServerSpec, McpServers};
 
 /// Gives the session the config's servers and `requested`, started in its cwd (replacing
 /// the ones it had); their failures are reported once the session's response is out.

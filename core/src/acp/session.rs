@@ -20,6 +20,7 @@ use super::system_prompt::appended_text;
 use super::{SessionParams, errors, mcp, schedule};
 use crate::context::EngineContext;
 use crate::ids::new_id;
+use crate::mcp::{McpServerSpec, McpServers};
 use crate::rpc::RpcError;
 use crate::rpc::envelope::Params;
 use crate::session::actor::{Job, LiveSession, Unavailable};
@@ -27,7 +28,6 @@ use crate::session::{SessionState, Settings, registry};
 use crate::store::{
     Cursor, ListPage, ListedSession, Reader, SessionRecord, StoreError, StoreOp, now,
 };
-use crate::tools::mcp::{McpServerSpec, McpServers};
 
 /// Sessions per `session/list` page.
 pub const LIST_PAGE: usize = 50;

@@ -18,9 +18,9 @@ use super::turns::{OnTurnEnd, TurnOutcome, Turns};
 use super::{Session, SessionState};
 use crate::chat::Prompt;
 use crate::context::EngineContext;
+use crate::lsp::Lsp;
 use crate::store::StoreOp;
 use crate::tools::Registry;
-use crate::tools::lsp::Lsp;
 
 /// Why a job found no live session.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,7 +13,7 @@ use super::Session;
 use super::events::{EventSink, SessionEvent, Visibility};
 use crate::agent::commands;
 use crate::ids::new_id;
-use crate::tools::mcp::{McpServers, ServerState};
+use crate::mcp::{McpServers, ServerState};
 
 /// Watches `servers` until `released` fires (they were replaced, or the session ended).
 pub fn watch(session: Arc<Session>, servers: &McpServers, released: CancellationToken) {

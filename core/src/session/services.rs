@@ -13,8 +13,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::chat::ToolSpec;
 use crate::io::{Io, Workspaces};
-use crate::tools::lsp::Lsp;
-use crate::tools::mcp::{McpServers, ServerState, Stopping};
+use crate::lsp::Lsp;
+use crate::mcp::{McpServers, ServerState, Stopping};
 use crate::tools::{AnyTool, Registry};
 
 pub struct SessionServices {
@@ -57,7 +57,7 @@ impl SessionServices {
 
     fn mcp_tools(&self) -> Vec<Arc<dyn AnyTool>> {
         self.mcp()
-            .map(|servers| servers.tools())
+            .map(|servers| crate::tools::mcp::tools(&servers))
             .unwrap_or_default()
     }
 

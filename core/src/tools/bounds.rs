@@ -27,14 +27,8 @@ pub fn fence(text: &str) -> String {
     format!("{ticks}\n{text}{newline}{ticks}")
 }
 
-/// "1 line", "2 lines".
-pub fn plural(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
+/// Counts are worded the same by the language-server stack, so the words live in a leaf.
+pub(crate) use crate::text::plural;
 
 /// Appends the list `items` to `out`, one a line, with a closing "… N more <what>" when
 /// `total` is larger than what was shown.

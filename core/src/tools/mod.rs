@@ -149,7 +149,7 @@ pub struct Context {
     /// Whether the session's model takes images (`read` of an image file).
     pub vision: bool,
     /// The session's language servers (the `lsp_*` tools, and the diagnostics of edits).
-    pub lsp: Arc<lsp::Lsp>,
+    pub lsp: Arc<crate::lsp::Lsp>,
     /// Runs a child turn for a tool that delegates (`None` where no model is at hand).
     #[expect(
         dead_code,

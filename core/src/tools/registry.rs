@@ -7,7 +7,6 @@ use super::fetch::Fetch;
 use super::glob::Glob;
 use super::grep::Grep;
 use super::list::List;
-use super::lsp::Servers;
 use super::read::Read;
 use super::run_command::RunCommand;
 use super::todo::Todo;
@@ -16,6 +15,7 @@ use super::{AnyTool, erase};
 use crate::chat::ToolSpec;
 use crate::config::Config;
 use crate::io::process::Launcher;
+use crate::lsp::Servers;
 use crate::net::LazyClient;
 
 /// What the built-in tools are built with: made once per engine and handed to the registry
@@ -36,7 +36,7 @@ impl ToolDeps {
     pub fn create(config: &Config, launcher: Arc<Launcher>) -> Self {
         ToolDeps {
             http: Arc::new(super::fetch::http_client()),
-            mcp_http: Arc::new(super::mcp::http_client()),
+            mcp_http: Arc::new(crate::mcp::http_client()),
             lsp: Arc::new(Servers::new(config, launcher.clone())),
             launcher,
         }

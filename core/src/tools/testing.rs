@@ -20,7 +20,7 @@ pub fn context(cwd: &Path) -> Context {
         limits: Limits::default(),
         cancel: CancellationToken::new(),
         vision: true,
-        lsp: super::lsp::Lsp::none(),
+        lsp: crate::lsp::Lsp::none(),
         children: None,
     }
 }

@@ -4,6 +4,9 @@
 //! otherwise. A method the client did not advertise is never called. What the client cannot
 //! serve at all — stat, walks, canonicalization, deletes — is always local (ACP has no method
 //! for them). `workspaces.rs` says which backend a connection's sessions get.
+//!
+//! Tests: `acp/client_io/tests.rs` (against a fake client), `core/tests/client_io.rs` (through
+//! the whole engine).
 
 mod terminal;
 mod workspaces;

@@ -2,6 +2,9 @@
 //! forward only what is new, race its exit against the timeout and the cancel token, kill it
 //! when needed, and always release it — the spec requires that every created terminal is
 //! released, on every path, including a dropped future.
+//!
+//! Tests: `acp/client_io/tests.rs` (against a fake client), `core/tests/client_io.rs` (through
+//! the whole engine).
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,5 +1,8 @@
 //! Which backend serves a session's workspace on an ACP v1 connection: local when the client
 //! advertised neither files nor a terminal, else the client's backend for what it advertised.
+//!
+//! Tests: `acp/client_io/tests.rs` (against a fake client), `core/tests/client_io.rs` (through
+//! the whole engine).
 
 use std::sync::Arc;
 

@@ -3,8 +3,8 @@
 
 use tokio_util::sync::CancellationToken;
 
+use crate::mcp::{McpPrompt, ServerState, ServerStatus};
 use crate::session::Session;
-use crate::tools::mcp::{McpPrompt, ServerState, ServerStatus};
 
 /// The command name of an MCP prompt.
 pub fn prompt_command(prompt: &McpPrompt) -> String {

@@ -63,7 +63,7 @@ pub enum Command {
     },
     /// An MCP prompt and what the user typed after it.
     McpPrompt {
-        prompt: crate::tools::mcp::McpPrompt,
+        prompt: crate::mcp::McpPrompt,
         arguments: String,
     },
 }
@@ -176,7 +176,7 @@ async fn compact(
 /// The text of an MCP prompt got with what the user typed as its arguments.
 async fn mcp_prompt(
     session: &Session,
-    prompt: &crate::tools::mcp::McpPrompt,
+    prompt: &crate::mcp::McpPrompt,
     typed: &str,
 ) -> Result<String, String> {
     let command = mcp::prompt_command(prompt);

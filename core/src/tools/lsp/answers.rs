@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use super::exchange::CallError;
-use super::session::Opened;
+use crate::lsp::CallError;
+use crate::lsp::Opened;
 use crate::tools::{Context, Output, ToolError};
 
 /// A failed call, in the model's words.

@@ -1,10 +1,18 @@
 //! The diagnostics part of an edit's result: the errors the agent's own `write` or `edit`
 //! introduced in the file, so the model sees what it broke without running anything.
+//!
+//! `tools/diffs.rs` `apply_and_report` (used by `edit` and `write`) writes the approved diff
+//! first, then `report` sends the file's server the old text and asks for its diagnostics,
+//! then the new text and asks again — the file's own diagnostics come from the text Hearth
+//! sends, not the disk — and appends to the result the errors that are new (matched by
+//! severity, source, code and message, not position, since an edit moves lines; at most 20,
+//! with a line saying how many more), or that there are none. A file no server is configured
+//! for costs nothing; an unavailable server leaves the result as it was.
 
 use std::path::Path;
 
-use super::diagnostics::{self, Diagnostic, introduced};
-use super::session::Opened;
+use crate::lsp::Opened;
+use crate::lsp::diagnostics::{self, Diagnostic, introduced};
 use crate::tools::Context;
 use crate::tools::bounds::plural;
 
@@ -94,10 +102,7 @@ fn render(
     out
 }
 
-async fn ask(
-    ctx: &Context,
-    opened: &Opened,
-) -> Result<Vec<Diagnostic>, super::exchange::CallError> {
+async fn ask(ctx: &Context, opened: &Opened) -> Result<Vec<Diagnostic>, crate::lsp::CallError> {
     diagnostics::current(
         &opened.connection,
         &opened.uri,

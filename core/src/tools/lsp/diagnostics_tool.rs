@@ -7,8 +7,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::answers::{readable_text, server_error, text_output};
-use super::diagnostics::{self, Diagnostic, DiagnosticsReport};
-use super::session::Opened;
+use crate::lsp::Opened;
+use crate::lsp::diagnostics::{self, Diagnostic, DiagnosticsReport};
 use crate::tools::paths::{resolve, shown};
 use crate::tools::{Access, CallReport, Context, Kind, Location, Output, Planned, Tool, ToolError};
 
@@ -118,7 +118,7 @@ async fn other_files(
         if uri == opened.uri {
             continue;
         }
-        let Some(path) = super::path_of(&uri) else {
+        let Some(path) = crate::lsp::path_of(&uri) else {
             continue;
         };
         let synced = opened.connection.sync(&uri, "", &text).await;
@@ -129,7 +129,7 @@ async fn other_files(
     }
     let open: Vec<PathBuf> = files.iter().map(|(path, _, _)| path.clone()).collect();
     for (uri, published) in opened.connection.pushed() {
-        let Some(path) = super::path_of(&uri) else {
+        let Some(path) = crate::lsp::path_of(&uri) else {
             continue;
         };
         if uri == opened.uri || open.contains(&path) {

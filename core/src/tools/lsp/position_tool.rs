@@ -9,8 +9,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::answers::{readable_text, server_error, text_output};
-use super::position::{from_lsp, line_text, to_lsp};
-use super::session::Opened;
+use crate::lsp::Opened;
+use crate::lsp::position::{from_lsp, line_text, to_lsp};
 use crate::tools::bounds::{MAX_LINE_CHARS, cut_line, plural};
 use crate::tools::paths::{resolve, shown};
 use crate::tools::{Access, CallReport, Context, Kind, Location, Output, Planned, Tool, ToolError};
@@ -236,7 +236,7 @@ impl Files {
             let text = if uri == opened.uri {
                 Some(opened.text.clone())
             } else {
-                match super::path_of(uri) {
+                match crate::lsp::path_of(uri) {
                     Some(path) => readable_text(ctx, &path).await,
                     None => None,
                 }
@@ -335,7 +335,7 @@ async fn references(ctx: &Context, opened: &Opened, here: &str, found: Vec<Place
 
 /// A place's file as the model reads paths (relative to the working directory when inside).
 fn display(ctx: &Context, uri: &str) -> String {
-    match super::path_of(uri) {
+    match crate::lsp::path_of(uri) {
         Some(path) => shown(ctx, Path::new(&path)),
         None => uri.to_owned(),
     }

@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::{Lsp, Servers, tools};
+use super::tools;
 use crate::config::Config;
+use crate::lsp::{Lsp, Servers};
 use crate::tools::testing::{call_any, context};
 use crate::tools::{AnyTool, Context, ToolError};
 

@@ -3,9 +3,10 @@
 //! a placeholder for what cannot be shown as text (images, audio, binary resources) — the
 //! model takes no images yet; the client gets the images themselves too.
 
-use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 
+use crate::mcp::block_text;
 use crate::tools::bounds::cap;
 use crate::tools::{Output, ToolContent, ToolError};
 
@@ -60,40 +61,6 @@ fn text(result: &CallToolResult) -> String {
     parts.join("\n")
 }
 
-pub(super) fn block_text(block: &ContentBlock) -> String {
-    match block {
-        ContentBlock::Text(text) => text.text.clone(),
-        ContentBlock::Image(image) => placeholder("image", &image.mime_type, &image.data),
-        ContentBlock::Audio(audio) => placeholder("audio", &audio.mime_type, &audio.data),
-        ContentBlock::Resource(embedded) => match &embedded.resource {
-            ResourceContents::TextResourceContents { text, .. } => text.clone(),
-            ResourceContents::BlobResourceContents {
-                uri,
-                mime_type,
-                blob,
-                ..
-            } => {
-                let mime = mime_type.as_deref().unwrap_or("application/octet-stream");
-                format!("[resource {uri}: {mime}, {} bytes]", decoded_len(blob))
-            }
-            _ => "[a resource of a kind Hearth does not know]".into(),
-        },
-        ContentBlock::ResourceLink(link) => format!("[{}]({})", link.name, link.uri),
-        _ => "[content of a kind Hearth does not know]".into(),
-    }
-}
-
-/// `[image: image/png, 68 bytes]`.
-fn placeholder(what: &str, mime: &str, base64: &str) -> String {
-    format!("[{what}: {mime}, {} bytes]", decoded_len(base64))
-}
-
-/// The size of what `base64` encodes, without decoding it.
-fn decoded_len(base64: &str) -> usize {
-    let data = base64.trim_end().trim_end_matches('=');
-    data.len() * 3 / 4
-}
-
 /// What the client's raw output shows: the kinds of the blocks, not their bytes.
 fn summary(result: &CallToolResult, truncated: bool) -> Value {
     let kinds: Vec<&str> = result
@@ -117,7 +84,7 @@ fn summary(result: &CallToolResult, truncated: bool) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use rmcp::model::{EmbeddedResource, ImageContent, Resource, TextContent};
+    use rmcp::model::{EmbeddedResource, ImageContent, Resource, ResourceContents, TextContent};
 
     use super::*;
 

@@ -13,6 +13,7 @@ use tokio::process::{Child, Command};
 
 use super::*;
 use crate::io::testing::{group_is_gone, live_group_members};
+use crate::mcp::*;
 use crate::tools::testing::{call_any, context};
 use crate::tools::{Access, AnyTool, Context, Kind, ToolError};
 
@@ -102,8 +103,7 @@ async fn connected(specs: Vec<McpServerSpec>) -> McpServers {
 }
 
 fn tool(servers: &McpServers, name: &str) -> Arc<dyn AnyTool> {
-    servers
-        .tools()
+    tools(servers)
         .into_iter()
         .find(|tool| tool.spec().name == name)
         .unwrap_or_else(|| panic!("no tool {name}"))
@@ -156,8 +156,7 @@ async fn stdio_tools_carry_their_schemas_and_annotations() {
         servers.status()[0].state,
         ServerState::Connected { tools: 10 }
     );
-    let names: Vec<String> = servers
-        .tools()
+    let names: Vec<String> = tools(&servers)
         .iter()
         .map(|t| t.spec().name.clone())
         .collect();
@@ -415,8 +414,7 @@ async fn a_server_that_dies_is_reported_and_its_sibling_lives_on() {
         "{reason}"
     );
     assert!(
-        servers
-            .tools()
+        tools(&servers)
             .iter()
             .all(|t| !t.spec().name.starts_with("mcp__c__"))
     );
@@ -622,10 +620,8 @@ async fn measure() {
 
     let servers = connected(vec![test_server("files", &[])]).await;
     let echo = tool(&servers, "mcp__files__echo");
-    let peer = match &servers.board.lives()[0] {
-        Live::Connected { peer, .. } => peer.clone(),
-        _ => unreachable!("connected above"),
-    };
+    // Every tool of a server is called on the server's one connection.
+    let peer = servers.tools().remove(0).peer;
     let ctx = ctx();
     let mut through_tool = Vec::new();
     let mut raw = Vec::new();

@@ -11,9 +11,8 @@ use rmcp::model::{
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
 use serde_json::Value;
 
-use super::board::ServerRef;
-use super::connect::{lost, service_error, unavailable};
 use super::content::output;
+use crate::mcp::{ServerRef, lost, service_error, unavailable};
 use crate::tools::{Access, CallReport, Context, Kind, Output, Planned, Tool, ToolError};
 
 type McpToolInfo = rmcp::model::Tool;

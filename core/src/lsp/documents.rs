@@ -1,6 +1,9 @@
 //! The documents open in a language server: each synced with the content the agent sees
 //! (`didOpen`, then `didChange` with the whole text), at most `MAX_OPEN_DOCUMENTS` of them,
 //! the least recently used closed first.
+//!
+//! Tests: `tools/lsp/tests.rs` (against `tests/lsp/fake_server.py`), `core/tests/lsp.rs`
+//! (the real servers).
 
 use std::collections::HashMap;
 

@@ -7,16 +7,40 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use tokio_util::sync::CancellationToken;
+
 use super::connection::Connection;
 use super::server::{Server, Timeouts};
 use super::servers::Servers;
 use super::spec::ServerSpec;
-use crate::tools::{Context, ToolError};
+use crate::io::{Io, IoError};
 
+/// A session's hold on the engine's language servers.
 pub struct Lsp {
     servers: Arc<Servers>,
     held: Mutex<Vec<Arc<Server>>>,
     released: AtomicBool,
+}
+
+/// What opening a file needs of the call that asks: where the file is read (the workspace
+/// port), the session's roots and working directory (which server root serves it), and the
+/// turn's token (a wait for a start gives up with it). The tools build it from their call's
+/// context.
+pub struct Caller<'a> {
+    pub io: &'a dyn Io,
+    pub roots: &'a [PathBuf],
+    pub cwd: &'a Path,
+    pub cancel: &'a CancellationToken,
+}
+
+/// Why a file could not be opened in its server, written for the model.
+#[derive(Debug)]
+pub struct OpenError(pub String);
+
+impl From<IoError> for OpenError {
+    fn from(error: IoError) -> Self {
+        OpenError(error.0)
+    }
 }
 
 /// A file open in its running server.
@@ -61,31 +85,37 @@ impl Lsp {
     }
 
     /// Opens `path` with its current content in its server (started if needed).
-    pub async fn open(&self, ctx: &Context, path: &Path) -> Result<Opened, ToolError> {
-        let text = ctx.io.read_text(path).await?;
-        self.open_with(ctx, path, &text).await
+    pub async fn open<'a>(
+        &self,
+        caller: impl Into<Caller<'a>>,
+        path: &Path,
+    ) -> Result<Opened, OpenError> {
+        let caller = caller.into();
+        let text = caller.io.read_text(path).await?;
+        self.open_with(caller, path, &text).await
     }
 
     /// Opens `path` in its server with `text` as its content.
-    pub async fn open_with(
+    pub async fn open_with<'a>(
         &self,
-        ctx: &Context,
+        caller: impl Into<Caller<'a>>,
         path: &Path,
         text: &str,
-    ) -> Result<Opened, ToolError> {
+    ) -> Result<Opened, OpenError> {
+        let ctx = caller.into();
         let spec = self.servers.spec_for(path).ok_or_else(|| no_server(path))?;
         let server = self
-            .hold(spec, &root_of(ctx, path))
-            .ok_or_else(|| ToolError("unavailable: the engine is closing".into()))?;
-        let live = server
-            .connection(&ctx.cancel)
+            .hold(spec, &root_of(&ctx, path))
+            .ok_or_else(|| OpenError("unavailable: the engine is closing".into()))?;
+        let running = server
+            .connection(ctx.cancel)
             .await
             .map_err(|reason| unavailable(spec, &reason))?;
-        let connection = live.connection;
+        let connection = running.connection;
         let uri = super::uri(path);
         let turn = tokio::select! {
             turn = connection.take_turn() => turn,
-            _ = ctx.cancel.cancelled() => return Err(ToolError("cancelled".into())),
+            _ = ctx.cancel.cancelled() => return Err(OpenError("cancelled".into())),
         };
         let synced = connection.sync(&uri, &spec.language_id(path), text).await;
         Ok(Opened {
@@ -95,7 +125,7 @@ impl Lsp {
             text: text.to_owned(),
             synced,
             timeouts: server.timeouts,
-            may_restart: live.may_restart,
+            may_restart: running.may_restart,
             _turn: turn,
         })
     }
@@ -138,26 +168,26 @@ impl Drop for Lsp {
 
 /// The session root `path` lies in (the innermost), else the working directory: one server
 /// per root.
-fn root_of(ctx: &Context, path: &Path) -> PathBuf {
+fn root_of(ctx: &Caller<'_>, path: &Path) -> PathBuf {
     ctx.roots
         .iter()
         .filter(|root| path.starts_with(root))
         .max_by_key(|root| root.components().count())
-        .unwrap_or(&ctx.cwd)
-        .clone()
+        .map_or(ctx.cwd, PathBuf::as_path)
+        .to_path_buf()
 }
 
-fn no_server(path: &Path) -> ToolError {
+fn no_server(path: &Path) -> OpenError {
     let what = match path.extension() {
         Some(extension) => format!(".{} files", extension.to_string_lossy()),
         None => format!("{} (it has no extension)", path.display()),
     };
-    ToolError(format!(
+    OpenError(format!(
         "unavailable: no language server is configured for {what} (config `lsp.servers`)"
     ))
 }
 
-fn unavailable(spec: &ServerSpec, reason: &str) -> ToolError {
+fn unavailable(spec: &ServerSpec, reason: &str) -> OpenError {
     // A default that cannot start is most often missing or too old (TypeScript 5's `tsc` has
     // no `--lsp`): say how to install the right one. A server that kept crashing is not.
     let hint = spec
@@ -165,7 +195,7 @@ fn unavailable(spec: &ServerSpec, reason: &str) -> ToolError {
         .filter(|_| !reason.starts_with(super::server::CRASHED_AGAIN))
         .map(|hint| format!(" — {hint}"))
         .unwrap_or_default();
-    ToolError(format!(
+    OpenError(format!(
         "unavailable: the {} language server (`{}`) cannot be used: {reason}{hint}",
         spec.name, spec.command
     ))

@@ -2,6 +2,9 @@
 //! for its configuration never stalls a call): the configuration, the workspace folders, and
 //! an empty success for registrations, progress and refreshes; anything else is "method not
 //! found".
+//!
+//! The configuration is null for every item, except that TypeScript's automatic type
+//! acquisition is turned off, so the server never runs `npm install`.
 
 use std::path::Path;
 

@@ -6,8 +6,8 @@ use rmcp::model::{GetPromptRequestParams, GetPromptResponse, JsonObject, Prompt 
 use rmcp::service::Peer;
 use serde_json::Value;
 
+use super::blocks::block_text;
 use super::connect::service_error;
-use super::content::block_text;
 
 /// One prompt of one connected server.
 #[derive(Debug, Clone, PartialEq, Eq)]

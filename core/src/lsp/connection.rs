@@ -3,6 +3,16 @@
 //! it and read from it. The exchange (`exchange.rs`), the open documents (`documents.rs`),
 //! the pushed diagnostics (`pushed.rs`) and the answers to its own requests (`requests.rs`)
 //! each have a file of their own.
+//!
+//! Stopping a server that finished its handshake sends LSP's `shutdown` and `exit` and gives it
+//! a second to leave (pyright exits 0; tsc exits by itself too); then, and at once for a server
+//! that never finished starting or already ended, SIGTERM goes to the group, SIGKILL after
+//! another second (`Group::stop_after`). A `Connection` dropped for any reason (a restart
+//! replacing it, an abandoned start, the engine's runtime going down) stops its group, and so
+//! does the end of its output (a crashed leader's children go too).
+//!
+//! Tests: `tools/lsp/tests.rs` (against `tests/lsp/fake_server.py`), `core/tests/lsp.rs` and
+//! `core/tests/lsp_processes.rs` (the real servers).
 
 use std::collections::HashMap;
 use std::path::Path;

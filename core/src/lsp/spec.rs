@@ -1,5 +1,12 @@
 //! Which language server serves a file: the defaults (pyright, TypeScript 7's `tsc --lsp`,
 //! rust-analyzer) merged with `lsp.servers` of the config, looked up by file extension.
+//!
+//! The defaults: `python` → `pyright-langserver --stdio`, `typescript` → `tsc --lsp --stdio`
+//! for `.ts/.tsx/.mts/.cts/.js/.jsx/.mjs/.cjs`, `rust` → `rust-analyzer`. A config entry
+//! replaces the default of its name and `null` turns one off; the user's entries are looked up
+//! first (an extension they give a server of their own is theirs). rust-analyzer is
+//! initialised without build scripts, proc macros or check on save: the tools are reads,
+//! allowed in plan mode, and must not run the project's code.
 
 use std::path::Path;
 

@@ -41,7 +41,7 @@ pub enum ServerState {
 }
 
 /// What the engine holds of a server, beyond its status.
-pub(super) enum Live {
+pub(super) enum Link {
     Connecting,
     Connected {
         peer: Peer<RoleClient>,
@@ -52,12 +52,12 @@ pub(super) enum Live {
     Failed(String),
 }
 
-impl Live {
+impl Link {
     fn state(&self) -> ServerState {
         match self {
-            Live::Connecting => ServerState::Connecting,
-            Live::Connected { tools, .. } => ServerState::Connected { tools: tools.len() },
-            Live::Failed(reason) => ServerState::Failed {
+            Link::Connecting => ServerState::Connecting,
+            Link::Connected { tools, .. } => ServerState::Connected { tools: tools.len() },
+            Link::Failed(reason) => ServerState::Failed {
                 reason: reason.clone(),
             },
         }
@@ -66,7 +66,7 @@ impl Live {
 
 pub(super) struct Board {
     names: Vec<String>,
-    lives: Mutex<Vec<Live>>,
+    links: Mutex<Vec<Link>>,
     groups: Mutex<Vec<Option<Arc<Group>>>>,
     /// One per server, for its current start: cancelled when that start is done with
     /// (failed, restarted, or shut down).
@@ -87,7 +87,7 @@ impl Board {
             })
             .collect();
         Board {
-            lives: Mutex::new(names.iter().map(|_| Live::Connecting).collect()),
+            links: Mutex::new(names.iter().map(|_| Link::Connecting).collect()),
             groups: Mutex::new(names.iter().map(|_| None).collect()),
             stops: Mutex::new(names.iter().map(|_| closing.child_token()).collect()),
             names,
@@ -100,8 +100,8 @@ impl Board {
         &self.names
     }
 
-    pub fn lives(&self) -> MutexGuard<'_, Vec<Live>> {
-        self.lives.lock().unwrap_or_else(|e| e.into_inner())
+    pub fn links(&self) -> MutexGuard<'_, Vec<Link>> {
+        self.links.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub fn subscribe(&self) -> watch::Receiver<Vec<ServerStatus>> {
@@ -144,7 +144,7 @@ impl Board {
     /// `Connecting` again, for a new start through the returned ref; `None` once the session
     /// is closing.
     pub fn restart(self: &Arc<Self>, index: usize) -> Option<ServerRef> {
-        let mut lives = self.lives();
+        let mut links = self.links();
         if self.closing.is_cancelled() {
             return None;
         }
@@ -158,7 +158,7 @@ impl Board {
         if let Some(group) = group {
             group.stop();
         }
-        lives[index] = Live::Connecting;
+        links[index] = Link::Connecting;
         self.status
             .send_modify(|status| status[index].state = ServerState::Connecting);
         Some(ServerRef {
@@ -170,17 +170,17 @@ impl Board {
 
     /// Changes the state of `server`'s start unless it already failed, was let go, or the
     /// session is closing; `false` when it did not.
-    fn set(&self, server: &ServerRef, live: Live) -> bool {
+    fn set(&self, server: &ServerRef, link: Link) -> bool {
         let index = server.index;
-        let mut lives = self.lives();
+        let mut links = self.links();
         if self.closing.is_cancelled()
             || server.stop.is_cancelled()
-            || matches!(lives[index], Live::Failed(_))
+            || matches!(links[index], Link::Failed(_))
         {
             return false;
         }
-        lives[index] = live;
-        let state = lives[index].state();
+        links[index] = link;
+        let state = links[index].state();
         self.status
             .send_modify(|status| status[index].state = state);
         true
@@ -189,7 +189,7 @@ impl Board {
 
 /// One start of one server of a board: what its connection task and its tools act through.
 #[derive(Clone)]
-pub(super) struct ServerRef {
+pub struct ServerRef {
     board: Arc<Board>,
     index: usize,
     /// This start's stop token (`Board::stops` holds the current start's).
@@ -221,7 +221,7 @@ impl ServerRef {
         let tools = tools.into();
         self.board.set(
             self,
-            Live::Connected {
+            Link::Connected {
                 peer,
                 tools,
                 prompts,
@@ -232,7 +232,7 @@ impl ServerRef {
     /// The server is gone for this session (until a restart): its state says why, and its
     /// connection ends.
     pub fn fail(&self, reason: String) {
-        if self.board.set(self, Live::Failed(reason.clone())) {
+        if self.board.set(self, Link::Failed(reason.clone())) {
             tracing::warn!(target: super::LOG_TARGET, server = %self.name(), "{reason}");
         }
         self.stop.cancel();
@@ -255,8 +255,8 @@ impl ServerRef {
 
     /// Why the server failed, if it did; a start that was let go for a new one says so.
     pub fn failure(&self) -> Option<String> {
-        match &self.board.lives()[self.index] {
-            Live::Failed(reason) => Some(reason.clone()),
+        match &self.board.links()[self.index] {
+            Link::Failed(reason) => Some(reason.clone()),
             _ if self.stop.is_cancelled() => Some("the server was reconnected".into()),
             _ => None,
         }

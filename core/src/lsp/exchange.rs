@@ -1,6 +1,9 @@
 //! The JSON-RPC exchange with a language server: requests numbered and matched with their
 //! answers, notifications, frames queued for the writer task, and the end of the connection,
 //! which fails every request still waiting.
+//!
+//! Tests: `tools/lsp/tests.rs` (against `tests/lsp/fake_server.py`: hangs, crashes, timeouts),
+//! `core/tests/lsp.rs` (the real servers).
 
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -1,5 +1,14 @@
 //! One language server for one workspace root, across its restarts: started on first use,
 //! restarted once if it ends, then reported as unavailable.
+//!
+//! A server is spawned through the launcher as the leader of a process group (`tsc` is a Node
+//! wrapper around a Go binary) and `initialize`d within `lsp.startupTimeoutSecs`, with its root
+//! as the one workspace folder and Hearth's pid as `processId`. When its output ends (it
+//! crashed, or was killed), the next call starts it again — once; after that, and after a
+//! failed start, calls answer "unavailable: …" with the reason (a default that cannot start
+//! names its install command: missing, or an old `tsc` without `--lsp`, whose stdout is not
+//! LSP). A call waiting for a start — its own or another session's — gives up when its turn is
+//! cancelled; an abandoned start stops its process and counts for nothing.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -41,7 +50,7 @@ pub struct Server {
 }
 
 /// A running server, and whether it is started again should it end.
-pub struct Live {
+pub struct RunningServer {
     pub connection: Arc<Connection>,
     pub may_restart: bool,
 }
@@ -77,14 +86,14 @@ impl Server {
     /// The running server, started (or restarted, once) if it is not; the error says why
     /// there is none. A caller waiting for another's start, or starting it, stops waiting when
     /// `cancel` fires; an abandoned start stops its process and counts for nothing.
-    pub async fn connection(&self, cancel: &CancellationToken) -> Result<Live, String> {
+    pub async fn connection(&self, cancel: &CancellationToken) -> Result<RunningServer, String> {
         let mut state = tokio::select! {
             state = self.state.lock() => state,
             _ = cancel.cancelled() => return Err(CANCELLED.into()),
         };
         let starts = match &*state {
             State::Running { connection, starts } => match connection.ended() {
-                None => return Ok(live(connection, *starts)),
+                None => return Ok(running(connection, *starts)),
                 Some(reason) if *starts >= MAX_STARTS => {
                     let reason = format!("{CRASHED_AGAIN}: {reason}");
                     *state = State::Unavailable(reason.clone());
@@ -124,12 +133,12 @@ impl Server {
         }
         match initialized {
             Ok(()) => {
-                let live = live(&connection, starts + 1);
+                let started = running(&connection, starts + 1);
                 *state = State::Running {
                     connection,
                     starts: starts + 1,
                 };
-                Ok(live)
+                Ok(started)
             }
             Err(reason) => {
                 *state = State::Unavailable(reason.clone());
@@ -162,8 +171,8 @@ impl Server {
     }
 }
 
-fn live(connection: &Arc<Connection>, starts: u32) -> Live {
-    Live {
+fn running(connection: &Arc<Connection>, starts: u32) -> RunningServer {
+    RunningServer {
         connection: connection.clone(),
         may_restart: starts < MAX_STARTS,
     }

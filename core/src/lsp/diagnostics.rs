@@ -11,7 +11,8 @@ use tokio_util::sync::CancellationToken;
 use super::connection::Connection;
 use super::exchange::{CallError, METHOD_NOT_FOUND};
 use super::position::from_lsp;
-use crate::tools::bounds::{cut_line, plural};
+use crate::io::cut_line;
+use crate::text::plural;
 
 /// A message longer than this is cut: the first lines of a type error say what is wrong.
 const MAX_MESSAGE_CHARS: usize = 400;
