@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::html;
-use super::{Access, CallReport, Context, Kind, Output, Planned, Tool, ToolError};
+use super::{About, Access, CallReport, Context, Kind, Output, Planned, Tool, ToolError};
 use crate::net::LazyClient;
 
 pub struct Fetch {
@@ -33,25 +33,15 @@ pub struct Input {
     url: String,
 }
 
+/// What the model is told `fetch` does.
+const DESCRIPTION: &str = "Fetch a web page or text resource with an HTTP GET: documentation, \
+    a JSON API response, a raw file. HTML is returned as plain text (no scripts, \
+    styles or markup); JSON and other text as is. Binary content (images, PDFs, \
+    archives) is refused. Large responses are cut.";
+
 impl Tool for Fetch {
     type Input = Input;
     type Plan = Url;
-
-    fn name(&self) -> String {
-        "fetch".into()
-    }
-
-    fn description(&self) -> String {
-        "Fetch a web page or text resource with an HTTP GET: documentation, \
-                a JSON API response, a raw file. HTML is returned as plain text (no scripts, \
-                styles or markup); JSON and other text as is. Binary content (images, PDFs, \
-                archives) is refused. Large responses are cut."
-            .into()
-    }
-
-    fn kind(&self) -> Kind {
-        Kind::Fetch
-    }
 
     async fn prepare(&self, input: Input, _ctx: &Context) -> Result<Planned<Url>, ToolError> {
         let url = Url::parse(input.url.trim())
@@ -88,6 +78,10 @@ impl Tool for Fetch {
             ))
         })??;
         page.into_output(&url)
+    }
+
+    fn about(&self) -> About {
+        About::new("fetch", Kind::Fetch, DESCRIPTION)
     }
 }
 

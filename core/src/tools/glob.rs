@@ -10,7 +10,7 @@ use serde_json::json;
 use super::bounds::push_list;
 use super::paths::{resolve_or_cwd, shown, shown_dir};
 use super::walk::{off_thread, relative, require_dir};
-use super::{Access, CallReport, Context, Kind, Location, Output, Planned, Tool, ToolError};
+use super::{About, Access, CallReport, Context, Kind, Location, Output, Planned, Tool, ToolError};
 use crate::io::WalkSpec;
 
 pub struct Glob;
@@ -29,26 +29,16 @@ pub struct Call {
     matcher: GlobMatcher,
 }
 
+/// What the model is told `glob` does.
+const DESCRIPTION: &str = "Find files by path pattern, e.g. `**/*.rs`, `src/**/test_*.py`, \
+    `*.{json,toml}`. The pattern matches paths relative to `path`: `*` stays \
+    within one directory, `**` crosses directories. Files ignored by .gitignore \
+    are left out. Returns matching file paths (relative to the working \
+    directory), sorted.";
+
 impl Tool for Glob {
     type Input = Input;
     type Plan = Call;
-
-    fn name(&self) -> String {
-        "glob".into()
-    }
-
-    fn description(&self) -> String {
-        "Find files by path pattern, e.g. `**/*.rs`, `src/**/test_*.py`, \
-                `*.{json,toml}`. The pattern matches paths relative to `path`: `*` stays \
-                within one directory, `**` crosses directories. Files ignored by .gitignore \
-                are left out. Returns matching file paths (relative to the working \
-                directory), sorted."
-            .into()
-    }
-
-    fn kind(&self) -> Kind {
-        Kind::Search
-    }
 
     async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>, ToolError> {
         let root = resolve_or_cwd(ctx, input.path.as_deref())?;
@@ -118,6 +108,10 @@ impl Tool for Glob {
             raw_output: Some(json!({ "files": total })),
             ..Output::default()
         })
+    }
+
+    fn about(&self) -> About {
+        About::new("glob", Kind::Search, DESCRIPTION)
     }
 }
 

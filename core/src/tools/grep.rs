@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::bounds::cut_line;
 use super::paths::{resolve_or_cwd, shown, shown_dir};
 use super::walk::{is_dir, off_thread};
-use super::{Access, CallReport, Context, Kind, Location, Output, Planned, Tool, ToolError};
+use super::{About, Access, CallReport, Context, Kind, Location, Output, Planned, Tool, ToolError};
 use crate::io::{Io, WalkSpec};
 
 pub struct Grep;
@@ -43,25 +43,15 @@ pub struct Call {
     filter: Option<Override>,
 }
 
+/// What the model is told `grep` does.
+const DESCRIPTION: &str = "Search file contents for a regular expression (Rust regex syntax, \
+    like ripgrep: `fn\\s+main`, `TODO|FIXME`, `\\bfoo\\b`). Returns matching lines \
+    as `path:line: text`, paths relative to the working directory. Files ignored by \
+    .gitignore and binary files are skipped. Matches one line at a time.";
+
 impl Tool for Grep {
     type Input = Input;
     type Plan = Call;
-
-    fn name(&self) -> String {
-        "grep".into()
-    }
-
-    fn description(&self) -> String {
-        "Search file contents for a regular expression (Rust regex syntax, \
-                like ripgrep: `fn\\s+main`, `TODO|FIXME`, `\\bfoo\\b`). Returns matching lines \
-                as `path:line: text`, paths relative to the working directory. Files ignored by \
-                .gitignore and binary files are skipped. Matches one line at a time."
-            .into()
-    }
-
-    fn kind(&self) -> Kind {
-        Kind::Search
-    }
 
     async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>, ToolError> {
         let root = resolve_or_cwd(ctx, input.path.as_deref())?;
@@ -115,6 +105,10 @@ impl Tool for Grep {
             raw_output: Some(json!({ "matches": found.matches.len(), "more": found.more })),
             ..Output::default()
         })
+    }
+
+    fn about(&self) -> About {
+        About::new("grep", Kind::Search, DESCRIPTION)
     }
 }
 

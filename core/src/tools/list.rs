@@ -9,7 +9,7 @@ use serde_json::json;
 use super::bounds::push_list;
 use super::paths::{resolve_or_cwd, shown, shown_dir};
 use super::walk::{off_thread, require_dir};
-use super::{Access, CallReport, Context, Kind, Location, Output, Planned, Tool, ToolError};
+use super::{About, Access, CallReport, Context, Kind, Location, Output, Planned, Tool, ToolError};
 use crate::io::WalkSpec;
 
 pub struct List;
@@ -32,24 +32,14 @@ pub struct Call {
     depth: usize,
 }
 
+/// What the model is told `list` does.
+const DESCRIPTION: &str = "List a directory's files and subdirectories (directories end with \
+    `/`), a few levels deep, sorted. Files ignored by .gitignore and the .git \
+    directory are left out. Paths are shown relative to the working directory.";
+
 impl Tool for List {
     type Input = Input;
     type Plan = Call;
-
-    fn name(&self) -> String {
-        "list".into()
-    }
-
-    fn description(&self) -> String {
-        "List a directory's files and subdirectories (directories end with \
-                `/`), a few levels deep, sorted. Files ignored by .gitignore and the .git \
-                directory are left out. Paths are shown relative to the working directory."
-            .into()
-    }
-
-    fn kind(&self) -> Kind {
-        Kind::Read
-    }
 
     async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>, ToolError> {
         let root = resolve_or_cwd(ctx, input.path.as_deref())?;
@@ -114,6 +104,10 @@ impl Tool for List {
             raw_output: Some(json!({ "entries": total })),
             ..Output::default()
         })
+    }
+
+    fn about(&self) -> About {
+        About::new("list", Kind::Read, DESCRIPTION)
     }
 }
 

@@ -44,7 +44,7 @@ mod write;
 
 pub use crate::access::{Access, Diff};
 pub use child::{ChildPrompt, ChildTurns};
-pub use contract::{AnyTool, Planned, Ready, Tool, erase};
+pub use contract::{About, AnyTool, Planned, Ready, Tool, erase};
 pub use limits::Limits;
 pub use registry::{Registry, ToolDeps};
 pub use report::CallReport;

@@ -8,7 +8,7 @@ use serde_json::json;
 use super::bounds::{MAX_LINE_CHARS, cut_line, plural};
 use super::paths::{resolve, shown};
 use super::read_image;
-use super::{Access, CallReport, Context, Kind, Location, Output, Planned, Tool, ToolError};
+use super::{About, Access, CallReport, Context, Kind, Location, Output, Planned, Tool, ToolError};
 
 pub struct Read;
 
@@ -32,26 +32,16 @@ pub struct Call {
     limit: usize,
 }
 
+/// What the model is told `read` does.
+const DESCRIPTION: &str = "Read a text file. Returns its lines numbered like `cat -n` \
+    (line number, tab, text). Long files come a window at a time: the answer says \
+    which lines it shows and the `offset` to read on from. Reads what the editor \
+    has, including unsaved changes. An image file (PNG, JPEG, GIF, WebP) comes \
+    back as the image, to look at. Other binary files are refused.";
+
 impl Tool for Read {
     type Input = Input;
     type Plan = Call;
-
-    fn name(&self) -> String {
-        "read".into()
-    }
-
-    fn description(&self) -> String {
-        "Read a text file. Returns its lines numbered like `cat -n` \
-                (line number, tab, text). Long files come a window at a time: the answer says \
-                which lines it shows and the `offset` to read on from. Reads what the editor \
-                has, including unsaved changes. An image file (PNG, JPEG, GIF, WebP) comes \
-                back as the image, to look at. Other binary files are refused."
-            .into()
-    }
-
-    fn kind(&self) -> Kind {
-        Kind::Read
-    }
 
     async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>, ToolError> {
         let path = resolve(ctx, &input.path)?;
@@ -105,6 +95,10 @@ impl Tool for Read {
             for_model: window.text,
             ..Output::default()
         })
+    }
+
+    fn about(&self) -> About {
+        About::new("read", Kind::Read, DESCRIPTION)
     }
 }
 

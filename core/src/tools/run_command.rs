@@ -10,7 +10,9 @@ use serde_json::json;
 use tokio::sync::mpsc::unbounded_channel;
 
 use super::bounds::{cut_line, fence};
-use super::{Access, CallReport, Context, Kind, Output, Planned, Tool, ToolContent, ToolError};
+use super::{
+    About, Access, CallReport, Context, Kind, Output, Planned, Tool, ToolContent, ToolError,
+};
 use crate::io::{CommandResult, CommandSpec};
 
 pub struct RunCommand;
@@ -35,27 +37,17 @@ pub struct Call {
     timeout: Duration,
 }
 
+/// What the model is told `run_command` does.
+const DESCRIPTION: &str = "Run a shell command (`sh -c`) in the working directory: builds, \
+    tests, git, scripts. stdout and stderr come back merged, with the exit code. \
+    There is no stdin, so interactive prompts fail: pass flags like `--yes`. Long \
+    output keeps its beginning and end. The command and everything it starts are \
+    stopped at the timeout or when the user cancels, and nothing keeps running in \
+    the background after the command returns.";
+
 impl Tool for RunCommand {
     type Input = Input;
     type Plan = Call;
-
-    fn name(&self) -> String {
-        "run_command".into()
-    }
-
-    fn description(&self) -> String {
-        "Run a shell command (`sh -c`) in the working directory: builds, \
-                tests, git, scripts. stdout and stderr come back merged, with the exit code. \
-                There is no stdin, so interactive prompts fail: pass flags like `--yes`. Long \
-                output keeps its beginning and end. The command and everything it starts are \
-                stopped at the timeout or when the user cancels, and nothing keeps running in \
-                the background after the command returns."
-            .into()
-    }
-
-    fn kind(&self) -> Kind {
-        Kind::Execute
-    }
 
     async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>, ToolError> {
         if input.command.trim().is_empty() {
@@ -99,6 +91,10 @@ impl Tool for RunCommand {
         let result = result?;
         let status = status_line(&result, call.timeout, ctx.cancel.is_cancelled());
         Ok(output(&result, &status))
+    }
+
+    fn about(&self) -> About {
+        About::new("run_command", Kind::Execute, DESCRIPTION)
     }
 }
 

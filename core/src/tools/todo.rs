@@ -4,7 +4,9 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Access, CallReport, Context, Kind, Output, PlanEntry, Planned, Tool, ToolError};
+use super::{
+    About, Access, CallReport, Context, Kind, Output, PlanEntry, Planned, Tool, ToolError,
+};
 
 pub struct Todo;
 
@@ -30,25 +32,15 @@ struct Item {
     priority: Option<String>,
 }
 
+/// What the model is told `todo` does.
+const DESCRIPTION: &str = "Keep a visible plan for a task of several steps. Send the whole \
+    list every time: it replaces the previous one. Mark a step `in_progress` \
+    when you start it (one at a time) and `completed` as soon as it is done; add \
+    steps you discover. Skip it for a single simple step.";
+
 impl Tool for Todo {
     type Input = Input;
     type Plan = Vec<PlanEntry>;
-
-    fn name(&self) -> String {
-        "todo".into()
-    }
-
-    fn description(&self) -> String {
-        "Keep a visible plan for a task of several steps. Send the whole \
-                list every time: it replaces the previous one. Mark a step `in_progress` \
-                when you start it (one at a time) and `completed` as soon as it is done; add \
-                steps you discover. Skip it for a single simple step."
-            .into()
-    }
-
-    fn kind(&self) -> Kind {
-        Kind::Think
-    }
 
     async fn prepare(
         &self,
@@ -88,6 +80,10 @@ impl Tool for Todo {
             for_model,
             ..Output::default()
         })
+    }
+
+    fn about(&self) -> About {
+        About::new("todo", Kind::Think, DESCRIPTION)
     }
 }
 

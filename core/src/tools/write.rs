@@ -6,7 +6,9 @@ use serde::Deserialize;
 
 use super::diffs::{apply_and_report, current_text, first_changed_line};
 use super::paths::{resolve, shown};
-use super::{Access, CallReport, Context, Diff, Kind, Location, Output, Planned, Tool, ToolError};
+use super::{
+    About, Access, CallReport, Context, Diff, Kind, Location, Output, Planned, Tool, ToolError,
+};
 
 pub struct Write;
 
@@ -19,24 +21,14 @@ pub struct Input {
     content: String,
 }
 
+/// What the model is told `write` does.
+const DESCRIPTION: &str = "Create a file, or replace the whole text of an existing one. Missing \
+    parent directories are created. To change part of an existing file, prefer \
+    `edit`, which does not need the whole text.";
+
 impl Tool for Write {
     type Input = Input;
     type Plan = Diff;
-
-    fn name(&self) -> String {
-        "write".into()
-    }
-
-    fn description(&self) -> String {
-        "Create a file, or replace the whole text of an existing one. Missing \
-                parent directories are created. To change part of an existing file, prefer \
-                `edit`, which does not need the whole text."
-            .into()
-    }
-
-    fn kind(&self) -> Kind {
-        Kind::Edit
-    }
 
     async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Diff>, ToolError> {
         let path = resolve(ctx, &input.path)?;
@@ -74,6 +66,10 @@ impl Tool for Write {
             Some(_) => format!("Wrote {}.", shown(ctx, &diff.path)),
         };
         apply_and_report(ctx, &diff, &headline).await
+    }
+
+    fn about(&self) -> About {
+        About::new("write", Kind::Edit, DESCRIPTION)
     }
 }
 

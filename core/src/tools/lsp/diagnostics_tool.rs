@@ -10,7 +10,9 @@ use super::answers::{readable_text, server_error, text_output};
 use super::diagnostics::{self, Diagnostic, DiagnosticsReport};
 use super::session::Opened;
 use crate::tools::paths::{resolve, shown};
-use crate::tools::{Access, CallReport, Context, Kind, Location, Output, Planned, Tool, ToolError};
+use crate::tools::{
+    About, Access, CallReport, Context, Kind, Location, Output, Planned, Tool, ToolError,
+};
 
 pub struct Diagnostics;
 
@@ -29,26 +31,16 @@ pub struct DiagnosticsCall {
     all_files: bool,
 }
 
+/// What the model is told `lsp_diagnostics` does.
+const DESCRIPTION: &str = "The errors and warnings a language server (the compiler or type \
+    checker) reports for a file as it is now, unsaved editor changes included: \
+    line and column (1-based), severity, source and message. Use it after changes \
+    to check them, and before running a build. With `all_files`, also every other \
+    file the server has diagnostics for.";
+
 impl Tool for Diagnostics {
     type Input = DiagnosticsInput;
     type Plan = DiagnosticsCall;
-
-    fn name(&self) -> String {
-        "lsp_diagnostics".into()
-    }
-
-    fn description(&self) -> String {
-        "The errors and warnings a language server (the compiler or type \
-            checker) reports for a file as it is now, unsaved editor changes included: \
-            line and column (1-based), severity, source and message. Use it after changes \
-            to check them, and before running a build. With `all_files`, also every other \
-            file the server has diagnostics for."
-            .into()
-    }
-
-    fn kind(&self) -> Kind {
-        Kind::Read
-    }
 
     async fn prepare(
         &self,
@@ -87,6 +79,10 @@ impl Tool for Diagnostics {
             }
         }
         Ok(text_output(report.finish(&opened.server)))
+    }
+
+    fn about(&self) -> About {
+        About::new("lsp_diagnostics", Kind::Read, DESCRIPTION)
     }
 }
 

@@ -13,7 +13,9 @@ use super::position::{from_lsp, line_text, to_lsp};
 use super::session::Opened;
 use crate::tools::bounds::{MAX_LINE_CHARS, cut_line, plural};
 use crate::tools::paths::{resolve, shown};
-use crate::tools::{Access, CallReport, Context, Kind, Location, Output, Planned, Tool, ToolError};
+use crate::tools::{
+    About, Access, CallReport, Context, Kind, Location, Output, Planned, Tool, ToolError,
+};
 
 /// Definitions shown, at most (an overloaded name can have many).
 const MAX_DEFINITIONS: usize = 10;
@@ -110,18 +112,6 @@ impl Tool for AtPosition {
     type Input = PositionInput;
     type Plan = PositionCall;
 
-    fn name(&self) -> String {
-        self.0.name().into()
-    }
-
-    fn description(&self) -> String {
-        self.0.description().into()
-    }
-
-    fn kind(&self) -> Kind {
-        Kind::Read
-    }
-
     async fn prepare(
         &self,
         input: PositionInput,
@@ -163,6 +153,10 @@ impl Tool for AtPosition {
         let (opened, found) = ask_position(ctx, &call, method, extra).await?;
         let here = format!("{}:{}:{}", shown(ctx, &call.path), call.line, call.column);
         Ok(text_output(self.0.answer(ctx, &opened, &here, found).await))
+    }
+
+    fn about(&self) -> About {
+        About::new(self.0.name(), Kind::Read, self.0.description())
     }
 }
 
