@@ -284,7 +284,7 @@ mod tests {
     use tokio::net::{TcpListener, TcpStream};
 
     use super::*;
-    use crate::tools::testing::{call, context, prepare};
+    use crate::tools::testing::{call, context, prepare, workspace};
 
     fn fetch() -> Fetch {
         Fetch::new(Arc::new(http_client()))
@@ -369,8 +369,7 @@ mod tests {
     #[tokio::test]
     async fn fetches_html_as_text() {
         let base = serve().await;
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let (_dir, ctx) = workspace();
         let url = format!("{base}/page.html");
         let prepared = prepare(&fetch(), json!({ "url": url }), &ctx)
             .await
@@ -395,8 +394,7 @@ mod tests {
     #[tokio::test]
     async fn redirects_to_another_host_are_not_followed() {
         let base = serve().await;
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let (_dir, ctx) = workspace();
         let outcome = call(
             &fetch(),
             json!({ "url": format!("{base}/elsewhere") }),
@@ -417,8 +415,7 @@ mod tests {
     #[tokio::test]
     async fn fetches_json_and_follows_redirects() {
         let base = serve().await;
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let (_dir, ctx) = workspace();
         let output = call(&fetch(), json!({ "url": format!("{base}/old") }), &ctx)
             .await
             .unwrap();

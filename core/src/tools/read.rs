@@ -161,7 +161,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::tools::testing::{call, context, prepare};
+    use crate::tools::testing::{call, context, prepare, workspace};
 
     fn numbered(lines: std::ops::RangeInclusive<usize>) -> String {
         lines.map(|n| format!("{n:>6}\tline {n}\n")).collect()
@@ -261,8 +261,7 @@ mod tests {
 
     #[tokio::test]
     async fn explains_what_cannot_be_read() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let (dir, ctx) = workspace();
         std::fs::write(dir.path().join("bin"), b"\x7fELF\0\0\x01").unwrap();
         std::fs::write(dir.path().join("latin1.txt"), b"caf\xe9\n").unwrap();
         std::fs::write(dir.path().join("short.txt"), "one\n").unwrap();

@@ -162,12 +162,11 @@ mod tests {
     use super::*;
     use crate::io::testing::{group_is_gone, live_group_members};
     use crate::io::{Io, IoError, Meta, WalkEntry, WalkSpec};
-    use crate::tools::testing::{Recorder, call, context, prepare};
+    use crate::tools::testing::{Recorder, call, context, prepare, workspace};
 
     #[tokio::test]
     async fn titles_and_access_name_the_command() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let (_dir, ctx) = workspace();
         let prepared = prepare(&RunCommand, json!({ "command": "cargo test" }), &ctx)
             .await
             .unwrap();
@@ -190,8 +189,7 @@ mod tests {
 
     #[tokio::test]
     async fn reports_exit_code_and_output() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let (_dir, ctx) = workspace();
         let output = call(
             &RunCommand,
             json!({ "command": "echo hi; echo oops >&2; exit 2" }),
@@ -230,8 +228,7 @@ mod tests {
 
     #[tokio::test]
     async fn streams_progress_and_cancel_stops_the_whole_tree() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let (_dir, ctx) = workspace();
         let input = json!({ "command": "echo $$; sleep 1000 & sleep 1000" });
         let prepared = prepare(&RunCommand, input, &ctx).await.unwrap();
         let (recorder, mut rx) = Recorder::new();
@@ -261,8 +258,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_timeout_stops_the_whole_tree() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let (_dir, ctx) = workspace();
         let input = json!({ "command": "echo $$; sleep 1000 & sleep 1000", "timeout_secs": 1 });
         let output = call(&RunCommand, input, &ctx).await.unwrap();
         assert!(

@@ -118,12 +118,11 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::tools::testing::{Recorder, context, prepare, report};
+    use crate::tools::testing::{Recorder, prepare, report, workspace};
 
     #[tokio::test]
     async fn returns_the_whole_plan() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let (_dir, ctx) = workspace();
         let input = json!({ "todos": [
             { "content": "Read the code", "status": "completed" },
             { "content": "Fix the bug", "status": "in_progress", "priority": "high" },
@@ -159,8 +158,7 @@ mod tests {
 
     #[tokio::test]
     async fn rejects_unknown_values_naming_the_item() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let (_dir, ctx) = workspace();
         let bad = json!({ "todos": [
             { "content": "ok", "status": "pending" },
             { "content": "x", "status": "done" },

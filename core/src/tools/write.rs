@@ -79,12 +79,11 @@ mod tests {
 
     use super::*;
     use crate::tools::ToolContent;
-    use crate::tools::testing::{Recorder, call, context, prepare};
+    use crate::tools::testing::{Recorder, call, context, prepare, workspace};
 
     #[tokio::test]
     async fn creates_a_file_and_its_parents() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let (dir, ctx) = workspace();
         let input = json!({ "path": "src/new/mod.rs", "content": "pub fn f() {}\n" });
         let path = dir.path().join("src/new/mod.rs");
 
