@@ -9,7 +9,8 @@ use super::bounds::plural;
 use super::diffs::{apply_and_report, first_changed_line};
 use super::paths::{resolve, shown};
 use super::{
-    About, Access, CallReport, Context, Diff, Kind, Location, Output, Planned, Tool, ToolError,
+    About, Access, CallReport, Context, Diff, Kind, Location, Output, Planned, Result, Tool,
+    ToolError,
 };
 
 pub struct Edit;
@@ -54,7 +55,7 @@ impl Tool for Edit {
     type Input = Input;
     type Plan = Call;
 
-    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>, ToolError> {
+    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>> {
         if input.edits.is_empty() {
             return Err(ToolError(
                 "`edits` is empty: give at least one replacement".into(),
@@ -91,12 +92,7 @@ impl Tool for Edit {
         ))
     }
 
-    async fn run(
-        &self,
-        call: Call,
-        ctx: &Context,
-        _report: &dyn CallReport,
-    ) -> Result<Output, ToolError> {
+    async fn run(&self, call: Call, ctx: &Context, _report: &dyn CallReport) -> Result<Output> {
         let headline = format!(
             "Edited {} ({}).",
             shown(ctx, &call.diff.path),
@@ -116,7 +112,7 @@ struct Edited {
 }
 
 /// Applies `edits` in order; an error names the edit (1-based) that failed and why.
-fn apply_edits(original: &str, edits: &[Replacement], name: &str) -> Result<Edited, ToolError> {
+fn apply_edits(original: &str, edits: &[Replacement], name: &str) -> Result<Edited> {
     let mut text = original.to_owned();
     let mut replacements = 0;
     let crlf = text.contains("\r\n");

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::html;
-use super::{About, Access, CallReport, Context, Kind, Output, Planned, Tool, ToolError};
+use super::{About, Access, CallReport, Context, Kind, Output, Planned, Result, Tool, ToolError};
 use crate::net::LazyClient;
 
 pub struct Fetch {
@@ -43,7 +43,7 @@ impl Tool for Fetch {
     type Input = Input;
     type Plan = Url;
 
-    async fn prepare(&self, input: Input, _ctx: &Context) -> Result<Planned<Url>, ToolError> {
+    async fn prepare(&self, input: Input, _ctx: &Context) -> Result<Planned<Url>> {
         let url = Url::parse(input.url.trim())
             .map_err(|e| ToolError(format!("`{}` is not a valid URL: {e}", input.url)))?;
         if !matches!(url.scheme(), "http" | "https") {
@@ -60,12 +60,7 @@ impl Tool for Fetch {
         ))
     }
 
-    async fn run(
-        &self,
-        url: Url,
-        ctx: &Context,
-        _report: &dyn CallReport,
-    ) -> Result<Output, ToolError> {
+    async fn run(&self, url: Url, ctx: &Context, _report: &dyn CallReport) -> Result<Output> {
         let timeout = ctx.limits.fetch_timeout;
         let fetched = tokio::select! {
             _ = ctx.cancel.cancelled() => return Err(ToolError("cancelled".into())),
@@ -126,7 +121,7 @@ struct Page {
     format: Format,
 }
 
-async fn get(http: &LazyClient, url: &Url, max_bytes: usize) -> Result<Page, ToolError> {
+async fn get(http: &LazyClient, url: &Url, max_bytes: usize) -> Result<Page> {
     let failed = |e: reqwest::Error| ToolError(format!("fetching {url} failed: {e}"));
     let mut response = http
         .get()
@@ -223,7 +218,7 @@ fn classify(mime: &str) -> Option<Format> {
 }
 
 impl Page {
-    fn format(&self) -> Result<Format, ToolError> {
+    fn format(&self) -> Result<Format> {
         match self.format {
             Format::Unknown if self.body.contains(&0) => {
                 Err(ToolError("the response is binary, not text".into()))
@@ -247,7 +242,7 @@ impl Page {
         }
     }
 
-    fn into_output(self, url: &Url) -> Result<Output, ToolError> {
+    fn into_output(self, url: &Url) -> Result<Output> {
         self.format()?;
         let text = self.text();
         let mime = if self.mime.is_empty() {

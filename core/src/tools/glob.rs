@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use super::bounds::listing;
 use super::paths::{resolve_or_cwd, shown, shown_dir};
 use super::walk::{first_of_walk, relative, require_dir};
-use super::{About, Access, CallReport, Context, Kind, Location, Output, Planned, Tool, ToolError};
+use super::{
+    About, Access, CallReport, Context, Kind, Location, Output, Planned, Result, Tool, ToolError,
+};
 use crate::io::WalkSpec;
 use globset::{GlobBuilder, GlobMatcher};
 use schemars::JsonSchema;
@@ -38,7 +40,7 @@ impl Tool for Glob {
     type Input = Input;
     type Plan = Call;
 
-    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>, ToolError> {
+    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>> {
         let root = resolve_or_cwd(ctx, input.path.as_deref())?;
         let pattern = input.pattern.trim().trim_start_matches("./");
         if pattern.starts_with('/') {
@@ -66,12 +68,7 @@ impl Tool for Glob {
         ))
     }
 
-    async fn run(
-        &self,
-        call: Call,
-        ctx: &Context,
-        _report: &dyn CallReport,
-    ) -> Result<Output, ToolError> {
+    async fn run(&self, call: Call, ctx: &Context, _report: &dyn CallReport) -> Result<Output> {
         require_dir(ctx, &call.root).await?;
         let Call { root, matcher } = call;
         let spec = WalkSpec::new(&root);

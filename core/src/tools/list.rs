@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use super::bounds::listing;
 use super::paths::{resolve_or_cwd, shown, shown_dir};
 use super::walk::{first_of_walk, require_dir};
-use super::{About, Access, CallReport, Context, Kind, Location, Output, Planned, Tool, ToolError};
+use super::{About, Access, CallReport, Context, Kind, Location, Output, Planned, Result, Tool};
 use crate::io::WalkSpec;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -39,7 +39,7 @@ impl Tool for List {
     type Input = Input;
     type Plan = Call;
 
-    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>, ToolError> {
+    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>> {
         let root = resolve_or_cwd(ctx, input.path.as_deref())?;
         let depth = input.depth.unwrap_or(DEFAULT_DEPTH).clamp(1, MAX_DEPTH);
         Ok(Planned::new(
@@ -53,12 +53,7 @@ impl Tool for List {
         ))
     }
 
-    async fn run(
-        &self,
-        call: Call,
-        ctx: &Context,
-        _report: &dyn CallReport,
-    ) -> Result<Output, ToolError> {
+    async fn run(&self, call: Call, ctx: &Context, _report: &dyn CallReport) -> Result<Output> {
         require_dir(ctx, &call.root).await?;
         let mut spec = WalkSpec::new(&call.root);
         spec.max_depth = Some(call.depth);

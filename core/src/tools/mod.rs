@@ -124,6 +124,9 @@ pub struct Output {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolError(pub String);
 
+/// What a tool's steps return: a [`ToolError`] for the model unless said otherwise.
+pub type Result<T, E = ToolError> = std::result::Result<T, E>;
+
 impl std::fmt::Display for ToolError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)

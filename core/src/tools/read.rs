@@ -8,7 +8,9 @@ use serde_json::json;
 use super::bounds::{MAX_LINE_CHARS, cut_line, plural};
 use super::paths::{resolve, shown};
 use super::read_image;
-use super::{About, Access, CallReport, Context, Kind, Location, Output, Planned, Tool, ToolError};
+use super::{
+    About, Access, CallReport, Context, Kind, Location, Output, Planned, Result, Tool, ToolError,
+};
 
 pub struct Read;
 
@@ -43,7 +45,7 @@ impl Tool for Read {
     type Input = Input;
     type Plan = Call;
 
-    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>, ToolError> {
+    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>> {
         let path = resolve(ctx, &input.path)?;
         let offset = input.offset.unwrap_or(1).max(1);
         let limit = input
@@ -74,12 +76,7 @@ impl Tool for Read {
         ))
     }
 
-    async fn run(
-        &self,
-        call: Call,
-        ctx: &Context,
-        _report: &dyn CallReport,
-    ) -> Result<Output, ToolError> {
+    async fn run(&self, call: Call, ctx: &Context, _report: &dyn CallReport) -> Result<Output> {
         if read_image::is_image(ctx, &call.path).await {
             return read_image::read(ctx, &call.path).await;
         }
@@ -110,7 +107,7 @@ struct Window {
 
 /// The numbered lines of `text` from `call.offset`, at most `call.limit` lines and about
 /// `max_bytes` bytes, with a closing note when the file goes on.
-fn number_lines(text: &str, call: &Call, max_bytes: usize) -> Result<Window, ToolError> {
+fn number_lines(text: &str, call: &Call, max_bytes: usize) -> Result<Window> {
     let total_lines = text.lines().count();
     if total_lines == 0 {
         return Ok(Window {

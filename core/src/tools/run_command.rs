@@ -11,7 +11,7 @@ use tokio::sync::mpsc::unbounded_channel;
 
 use super::bounds::{cut_line, fence};
 use super::{
-    About, Access, CallReport, Context, Kind, Output, Planned, Tool, ToolContent, ToolError,
+    About, Access, CallReport, Context, Kind, Output, Planned, Result, Tool, ToolContent, ToolError,
 };
 use crate::io::{CommandResult, CommandSpec};
 
@@ -49,7 +49,7 @@ impl Tool for RunCommand {
     type Input = Input;
     type Plan = Call;
 
-    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>, ToolError> {
+    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>> {
         if input.command.trim().is_empty() {
             return Err(ToolError("the command is empty".into()));
         }
@@ -68,12 +68,7 @@ impl Tool for RunCommand {
         ))
     }
 
-    async fn run(
-        &self,
-        call: Call,
-        ctx: &Context,
-        report: &dyn CallReport,
-    ) -> Result<Output, ToolError> {
+    async fn run(&self, call: Call, ctx: &Context, report: &dyn CallReport) -> Result<Output> {
         let spec = CommandSpec {
             command: call.command,
             cwd: ctx.cwd.clone(),

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{
-    About, Access, CallReport, Context, Kind, Output, PlanEntry, Planned, Tool, ToolError,
+    About, Access, CallReport, Context, Kind, Output, PlanEntry, Planned, Result, Tool, ToolError,
 };
 
 pub struct Todo;
@@ -42,11 +42,7 @@ impl Tool for Todo {
     type Input = Input;
     type Plan = Vec<PlanEntry>;
 
-    async fn prepare(
-        &self,
-        input: Input,
-        _ctx: &Context,
-    ) -> Result<Planned<Vec<PlanEntry>>, ToolError> {
+    async fn prepare(&self, input: Input, _ctx: &Context) -> Result<Planned<Vec<PlanEntry>>> {
         let plan = input
             .todos
             .into_iter()
@@ -66,7 +62,7 @@ impl Tool for Todo {
         plan: Vec<PlanEntry>,
         _ctx: &Context,
         report: &dyn CallReport,
-    ) -> Result<Output, ToolError> {
+    ) -> Result<Output> {
         let count = |status: &str| plan.iter().filter(|e| e.status == status).count();
         let for_model = format!(
             "Plan updated: {} steps ({} completed, {} in progress, {} pending).",
@@ -87,7 +83,7 @@ impl Tool for Todo {
     }
 }
 
-fn entry(index: usize, item: Item) -> Result<PlanEntry, ToolError> {
+fn entry(index: usize, item: Item) -> Result<PlanEntry> {
     let fail = |why: String| ToolError(format!("todo {}: {why}", index + 1));
     if item.content.trim().is_empty() {
         return Err(fail("`content` is empty".into()));

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use super::diffs::{apply_and_report, current_text, first_changed_line};
 use super::paths::{resolve, shown};
 use super::{
-    About, Access, CallReport, Context, Diff, Kind, Location, Output, Planned, Tool, ToolError,
+    About, Access, CallReport, Context, Diff, Kind, Location, Output, Planned, Result, Tool,
 };
 
 pub struct Write;
@@ -30,7 +30,7 @@ impl Tool for Write {
     type Input = Input;
     type Plan = Diff;
 
-    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Diff>, ToolError> {
+    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Diff>> {
         let path = resolve(ctx, &input.path)?;
         let old_text = current_text(ctx, &path).await?;
         let verb = if old_text.is_some() {
@@ -55,12 +55,7 @@ impl Tool for Write {
         ))
     }
 
-    async fn run(
-        &self,
-        diff: Diff,
-        ctx: &Context,
-        _report: &dyn CallReport,
-    ) -> Result<Output, ToolError> {
+    async fn run(&self, diff: Diff, ctx: &Context, _report: &dyn CallReport) -> Result<Output> {
         let headline = match diff.old_text {
             None => format!("Created {}.", shown(ctx, &diff.path)),
             Some(_) => format!("Wrote {}.", shown(ctx, &diff.path)),
