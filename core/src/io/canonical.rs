@@ -13,6 +13,7 @@ pub fn resolve(path: &Path) -> PathBuf {
 /// Links followed before giving up (the kernel's limit): a loop resolves to where it stopped.
 const MAX_LINKS: usize = 40;
 
+/// `tools/paths.rs` folds the same components lexically; this walk follows each link.
 fn resolve_links(path: &Path, followed: &mut usize) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {

@@ -158,7 +158,7 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
-    use crate::tools::{CallReport, Context, Kind, Output, Planned, Tool, ToolError, erase};
+    use crate::tools::{About, CallReport, Context, Kind, Output, Planned, Tool, ToolError, erase};
 
     /// A tool that only counts its shutdowns.
     #[derive(Default)]
@@ -168,14 +168,8 @@ mod tests {
         type Input = Value;
         type Plan = ();
 
-        fn name(&self) -> String {
-            "counted".into()
-        }
-        fn description(&self) -> String {
-            String::new()
-        }
-        fn kind(&self) -> Kind {
-            Kind::Think
+        fn about(&self) -> About {
+            About::new("counted", Kind::Think, "")
         }
         async fn prepare(&self, _: Value, _: &Context) -> Result<Planned<()>, ToolError> {
             unreachable!()

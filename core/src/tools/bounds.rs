@@ -1,6 +1,9 @@
 //! Keeping what the model reads short: cut long lines, cap text, and say so in words the
 //! model can act on.
 
+use serde_json::json;
+
+use super::Output;
 use crate::io::floor_char_boundary;
 
 /// Lines longer than this (minified code, data) are cut in listings and search results.
@@ -30,15 +33,25 @@ pub fn fence(text: &str) -> String {
 /// Counts are worded the same by the language-server stack, so the words live in a leaf.
 pub(crate) use crate::text::plural;
 
-/// Appends the list `items` to `out`, one a line, with a closing "… N more <what>" when
-/// `total` is larger than what was shown.
-pub fn push_list(out: &mut String, items: &[String], total: usize, what: &str, hint: &str) {
+/// A listing for the model: `items` one a line (`empty` when there are none), with a closing
+/// "… N more <what>" when `total` is larger than what was shown; its raw output counts them
+/// as `{ <what>: total }`.
+pub fn listing(items: &[String], total: usize, empty: &str, what: &str, hint: &str) -> Output {
+    let mut for_model = String::new();
+    if items.is_empty() {
+        for_model.push_str(empty);
+    }
     for item in items {
-        out.push_str(item);
-        out.push('\n');
+        for_model.push_str(item);
+        for_model.push('\n');
     }
     if total > items.len() {
-        out.push_str(&format!("… {} more {what} ({hint})\n", total - items.len()));
+        for_model.push_str(&format!("… {} more {what} ({hint})\n", total - items.len()));
+    }
+    Output {
+        for_model,
+        raw_output: Some(json!({ what: total })),
+        ..Output::default()
     }
 }
 
@@ -66,14 +79,19 @@ mod tests {
 
     #[test]
     fn lists_end_with_how_many_more() {
-        let mut out = String::new();
-        push_list(
-            &mut out,
+        let output = listing(
             &["a".into(), "b".into()],
             5,
+            "(none)\n",
             "files",
             "narrow the pattern",
         );
-        assert_eq!(out, "a\nb\n… 3 more files (narrow the pattern)\n");
+        assert_eq!(
+            output.for_model,
+            "a\nb\n… 3 more files (narrow the pattern)\n"
+        );
+        assert_eq!(output.raw_output, Some(json!({ "files": 5 })));
+        let empty = listing(&[], 0, "(none)\n", "files", "narrow the pattern");
+        assert_eq!(empty.for_model, "(none)\n");
     }
 }

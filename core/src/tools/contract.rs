@@ -24,11 +24,8 @@ pub trait Tool: Send + Sync + 'static {
     /// What `prepare` worked out and `run` needs.
     type Plan: Send + Sync + 'static;
 
-    /// The name the model calls it by.
-    fn name(&self) -> String;
-    /// What the model is told it does.
-    fn description(&self) -> String;
-    fn kind(&self) -> Kind;
+    /// Its name, kind and description; [`erase`] reads them once.
+    fn about(&self) -> About;
     /// The JSON Schema of the arguments; generated from `Input` unless the tool knows better
     /// (an MCP server's tool brings its own).
     fn parameters(&self) -> Value {
@@ -50,6 +47,25 @@ pub trait Tool: Send + Sync + 'static {
     /// Releases what the tool holds for its session (a server's process, a connection): the
     /// session is closing. The built-in tools hold nothing.
     fn shutdown(&self) {}
+}
+
+/// What the model and the client are told about a tool.
+pub struct About {
+    /// The name the model calls it by.
+    pub name: String,
+    pub kind: Kind,
+    /// What the model is told it does.
+    pub description: String,
+}
+
+impl About {
+    pub fn new(name: impl Into<String>, kind: Kind, description: impl Into<String>) -> Self {
+        About {
+            name: name.into(),
+            kind,
+            description: description.into(),
+        }
+    }
 }
 
 /// A validated call, as its tool planned it.
@@ -125,22 +141,29 @@ impl<T: Tool> Run for Pending<T> {
     }
 }
 
-/// A typed tool with its spec, made once.
+/// A typed tool with its spec and kind, made once.
 struct Erased<T> {
     tool: Arc<T>,
     spec: ToolSpec,
+    kind: Kind,
 }
 
 /// The one way a typed tool becomes an [`AnyTool`].
 pub fn erase<T: Tool>(tool: T) -> Arc<dyn AnyTool> {
+    let About {
+        name,
+        kind,
+        description,
+    } = tool.about();
     let spec = ToolSpec {
-        name: tool.name(),
-        description: tool.description(),
+        name,
+        description,
         parameters: tool.parameters(),
     };
     Arc::new(Erased {
         tool: Arc::new(tool),
         spec,
+        kind,
     })
 }
 
@@ -150,7 +173,7 @@ impl<T: Tool> AnyTool for Erased<T> {
     }
 
     fn kind(&self) -> Kind {
-        self.tool.kind()
+        self.kind
     }
 
     fn prepare<'a>(

@@ -8,7 +8,10 @@ use serde::Deserialize;
 use super::bounds::plural;
 use super::diffs::{apply_and_report, first_changed_line};
 use super::paths::{resolve, shown};
-use super::{Access, CallReport, Context, Diff, Kind, Location, Output, Planned, Tool, ToolError};
+use super::{
+    About, Access, CallReport, Context, Diff, Kind, Location, Output, Planned, Result, Tool,
+    ToolError,
+};
 
 pub struct Edit;
 
@@ -40,29 +43,19 @@ pub struct Call {
     replacements: usize,
 }
 
+/// What the model is told `edit` does.
+const DESCRIPTION: &str = "Change parts of an existing file by exact text replacement. Each \
+    edit replaces `old_text` with `new_text`; edits apply in order, each to the \
+    result of the previous ones. `old_text` must match the file exactly, \
+    whitespace and indentation included, and only once: include enough \
+    surrounding lines to make it unique, or set `replace_all` to change every \
+    occurrence. Read the file first. Use `write` to create a file.";
+
 impl Tool for Edit {
     type Input = Input;
     type Plan = Call;
 
-    fn name(&self) -> String {
-        "edit".into()
-    }
-
-    fn description(&self) -> String {
-        "Change parts of an existing file by exact text replacement. Each \
-            edit replaces `old_text` with `new_text`; edits apply in order, each to the \
-            result of the previous ones. `old_text` must match the file exactly, \
-            whitespace and indentation included, and only once: include enough \
-            surrounding lines to make it unique, or set `replace_all` to change every \
-            occurrence. Read the file first. Use `write` to create a file."
-            .into()
-    }
-
-    fn kind(&self) -> Kind {
-        Kind::Edit
-    }
-
-    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>, ToolError> {
+    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>> {
         if input.edits.is_empty() {
             return Err(ToolError(
                 "`edits` is empty: give at least one replacement".into(),
@@ -99,18 +92,17 @@ impl Tool for Edit {
         ))
     }
 
-    async fn run(
-        &self,
-        call: Call,
-        ctx: &Context,
-        _report: &dyn CallReport,
-    ) -> Result<Output, ToolError> {
+    async fn run(&self, call: Call, ctx: &Context, _report: &dyn CallReport) -> Result<Output> {
         let headline = format!(
             "Edited {} ({}).",
             shown(ctx, &call.diff.path),
             plural(call.replacements, "replacement")
         );
         apply_and_report(ctx, &call.diff, &headline).await
+    }
+
+    fn about(&self) -> About {
+        About::new("edit", Kind::Edit, DESCRIPTION)
     }
 }
 
@@ -120,7 +112,7 @@ struct Edited {
 }
 
 /// Applies `edits` in order; an error names the edit (1-based) that failed and why.
-fn apply_edits(original: &str, edits: &[Replacement], name: &str) -> Result<Edited, ToolError> {
+fn apply_edits(original: &str, edits: &[Replacement], name: &str) -> Result<Edited> {
     let mut text = original.to_owned();
     let mut replacements = 0;
     let crlf = text.contains("\r\n");

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::html;
-use super::{Access, CallReport, Context, Kind, Output, Planned, Tool, ToolError};
+use super::{About, Access, CallReport, Context, Kind, Output, Planned, Result, Tool, ToolError};
 use crate::net::LazyClient;
 
 pub struct Fetch {
@@ -33,27 +33,17 @@ pub struct Input {
     url: String,
 }
 
+/// What the model is told `fetch` does.
+const DESCRIPTION: &str = "Fetch a web page or text resource with an HTTP GET: documentation, \
+    a JSON API response, a raw file. HTML is returned as plain text (no scripts, \
+    styles or markup); JSON and other text as is. Binary content (images, PDFs, \
+    archives) is refused. Large responses are cut.";
+
 impl Tool for Fetch {
     type Input = Input;
     type Plan = Url;
 
-    fn name(&self) -> String {
-        "fetch".into()
-    }
-
-    fn description(&self) -> String {
-        "Fetch a web page or text resource with an HTTP GET: documentation, \
-            a JSON API response, a raw file. HTML is returned as plain text (no scripts, \
-            styles or markup); JSON and other text as is. Binary content (images, PDFs, \
-            archives) is refused. Large responses are cut."
-            .into()
-    }
-
-    fn kind(&self) -> Kind {
-        Kind::Fetch
-    }
-
-    async fn prepare(&self, input: Input, _ctx: &Context) -> Result<Planned<Url>, ToolError> {
+    async fn prepare(&self, input: Input, _ctx: &Context) -> Result<Planned<Url>> {
         let url = Url::parse(input.url.trim())
             .map_err(|e| ToolError(format!("`{}` is not a valid URL: {e}", input.url)))?;
         if !matches!(url.scheme(), "http" | "https") {
@@ -70,12 +60,7 @@ impl Tool for Fetch {
         ))
     }
 
-    async fn run(
-        &self,
-        url: Url,
-        ctx: &Context,
-        _report: &dyn CallReport,
-    ) -> Result<Output, ToolError> {
+    async fn run(&self, url: Url, ctx: &Context, _report: &dyn CallReport) -> Result<Output> {
         let timeout = ctx.limits.fetch_timeout;
         let fetched = tokio::select! {
             _ = ctx.cancel.cancelled() => return Err(ToolError("cancelled".into())),
@@ -88,6 +73,10 @@ impl Tool for Fetch {
             ))
         })??;
         page.into_output(&url)
+    }
+
+    fn about(&self) -> About {
+        About::new("fetch", Kind::Fetch, DESCRIPTION)
     }
 }
 
@@ -132,7 +121,7 @@ struct Page {
     format: Format,
 }
 
-async fn get(http: &LazyClient, url: &Url, max_bytes: usize) -> Result<Page, ToolError> {
+async fn get(http: &LazyClient, url: &Url, max_bytes: usize) -> Result<Page> {
     let failed = |e: reqwest::Error| ToolError(format!("fetching {url} failed: {e}"));
     let mut response = http
         .get()
@@ -229,7 +218,7 @@ fn classify(mime: &str) -> Option<Format> {
 }
 
 impl Page {
-    fn format(&self) -> Result<Format, ToolError> {
+    fn format(&self) -> Result<Format> {
         match self.format {
             Format::Unknown if self.body.contains(&0) => {
                 Err(ToolError("the response is binary, not text".into()))
@@ -253,7 +242,7 @@ impl Page {
         }
     }
 
-    fn into_output(self, url: &Url) -> Result<Output, ToolError> {
+    fn into_output(self, url: &Url) -> Result<Output> {
         self.format()?;
         let text = self.text();
         let mime = if self.mime.is_empty() {
@@ -290,7 +279,7 @@ mod tests {
     use tokio::net::{TcpListener, TcpStream};
 
     use super::*;
-    use crate::tools::testing::{call, context, prepare};
+    use crate::tools::testing::{call, context, prepare, workspace};
 
     fn fetch() -> Fetch {
         Fetch::new(Arc::new(http_client()))
@@ -375,8 +364,7 @@ mod tests {
     #[tokio::test]
     async fn fetches_html_as_text() {
         let base = serve().await;
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let (_dir, ctx) = workspace();
         let url = format!("{base}/page.html");
         let prepared = prepare(&fetch(), json!({ "url": url }), &ctx)
             .await
@@ -401,8 +389,7 @@ mod tests {
     #[tokio::test]
     async fn redirects_to_another_host_are_not_followed() {
         let base = serve().await;
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let (_dir, ctx) = workspace();
         let outcome = call(
             &fetch(),
             json!({ "url": format!("{base}/elsewhere") }),
@@ -423,8 +410,7 @@ mod tests {
     #[tokio::test]
     async fn fetches_json_and_follows_redirects() {
         let base = serve().await;
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let (_dir, ctx) = workspace();
         let output = call(&fetch(), json!({ "url": format!("{base}/old") }), &ctx)
             .await
             .unwrap();

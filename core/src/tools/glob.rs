@@ -2,16 +2,16 @@
 
 use std::path::PathBuf;
 
+use super::bounds::listing;
+use super::paths::{resolve_or_cwd, shown, shown_dir};
+use super::walk::{first_of_walk, relative, require_dir};
+use super::{
+    About, Access, CallReport, Context, Kind, Location, Output, Planned, Result, Tool, ToolError,
+};
+use crate::io::WalkSpec;
 use globset::{GlobBuilder, GlobMatcher};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
-
-use super::bounds::push_list;
-use super::paths::{resolve_or_cwd, shown, shown_dir};
-use super::walk::{off_thread, relative, require_dir};
-use super::{Access, CallReport, Context, Kind, Location, Output, Planned, Tool, ToolError};
-use crate::io::WalkSpec;
 
 pub struct Glob;
 
@@ -29,28 +29,18 @@ pub struct Call {
     matcher: GlobMatcher,
 }
 
+/// What the model is told `glob` does.
+const DESCRIPTION: &str = "Find files by path pattern, e.g. `**/*.rs`, `src/**/test_*.py`, \
+    `*.{json,toml}`. The pattern matches paths relative to `path`: `*` stays \
+    within one directory, `**` crosses directories. Files ignored by .gitignore \
+    are left out. Returns matching file paths (relative to the working \
+    directory), sorted.";
+
 impl Tool for Glob {
     type Input = Input;
     type Plan = Call;
 
-    fn name(&self) -> String {
-        "glob".into()
-    }
-
-    fn description(&self) -> String {
-        "Find files by path pattern, e.g. `**/*.rs`, `src/**/test_*.py`, \
-            `*.{json,toml}`. The pattern matches paths relative to `path`: `*` stays \
-            within one directory, `**` crosses directories. Files ignored by .gitignore \
-            are left out. Returns matching file paths (relative to the working \
-            directory), sorted."
-            .into()
-    }
-
-    fn kind(&self) -> Kind {
-        Kind::Search
-    }
-
-    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>, ToolError> {
+    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>> {
         let root = resolve_or_cwd(ctx, input.path.as_deref())?;
         let pattern = input.pattern.trim().trim_start_matches("./");
         if pattern.starts_with('/') {
@@ -78,46 +68,21 @@ impl Tool for Glob {
         ))
     }
 
-    async fn run(
-        &self,
-        call: Call,
-        ctx: &Context,
-        _report: &dyn CallReport,
-    ) -> Result<Output, ToolError> {
+    async fn run(&self, call: Call, ctx: &Context, _report: &dyn CallReport) -> Result<Output> {
         require_dir(ctx, &call.root).await?;
-        let max = ctx.limits.search_max_results;
-        let (found, total) = off_thread(ctx, move |io, cancel| {
-            let mut found = Vec::new();
-            let mut total = 0;
-            io.walk(&WalkSpec::new(&call.root), cancel, &mut |entry| {
-                if entry.is_file && call.matcher.is_match(relative(&call.root, &entry.path)) {
-                    total += 1;
-                    if found.len() < max {
-                        found.push(entry.path);
-                    }
-                }
-                true
-            })?;
-            Ok((found, total))
+        let Call { root, matcher } = call;
+        let spec = WalkSpec::new(&root);
+        let (found, total) = first_of_walk(ctx, spec, move |entry| {
+            (entry.is_file && matcher.is_match(relative(&root, &entry.path))).then_some(entry.path)
         })
         .await?;
         let lines: Vec<String> = found.iter().map(|path| shown(ctx, path)).collect();
-        let mut for_model = String::new();
-        if lines.is_empty() {
-            for_model.push_str("No files match.\n");
-        }
-        push_list(
-            &mut for_model,
-            &lines,
-            total,
-            "files",
-            "narrow the pattern or the path",
-        );
-        Ok(Output {
-            for_model,
-            raw_output: Some(json!({ "files": total })),
-            ..Output::default()
-        })
+        let hint = "narrow the pattern or the path";
+        Ok(listing(&lines, total, "No files match.\n", "files", hint))
+    }
+
+    fn about(&self) -> About {
+        About::new("glob", Kind::Search, DESCRIPTION)
     }
 }
 

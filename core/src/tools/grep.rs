@@ -15,7 +15,9 @@ use tokio_util::sync::CancellationToken;
 use super::bounds::cut_line;
 use super::paths::{resolve_or_cwd, shown, shown_dir};
 use super::walk::{is_dir, off_thread};
-use super::{Access, CallReport, Context, Kind, Location, Output, Planned, Tool, ToolError};
+use super::{
+    About, Access, CallReport, Context, Kind, Location, Output, Planned, Result, Tool, ToolError,
+};
 use crate::io::{Io, WalkSpec};
 
 pub struct Grep;
@@ -43,27 +45,17 @@ pub struct Call {
     filter: Option<Override>,
 }
 
+/// What the model is told `grep` does.
+const DESCRIPTION: &str = "Search file contents for a regular expression (Rust regex syntax, \
+    like ripgrep: `fn\\s+main`, `TODO|FIXME`, `\\bfoo\\b`). Returns matching lines \
+    as `path:line: text`, paths relative to the working directory. Files ignored by \
+    .gitignore and binary files are skipped. Matches one line at a time.";
+
 impl Tool for Grep {
     type Input = Input;
     type Plan = Call;
 
-    fn name(&self) -> String {
-        "grep".into()
-    }
-
-    fn description(&self) -> String {
-        "Search file contents for a regular expression (Rust regex syntax, \
-            like ripgrep: `fn\\s+main`, `TODO|FIXME`, `\\bfoo\\b`). Returns matching lines \
-            as `path:line: text`, paths relative to the working directory. Files ignored by \
-            .gitignore and binary files are skipped. Matches one line at a time."
-            .into()
-    }
-
-    fn kind(&self) -> Kind {
-        Kind::Search
-    }
-
-    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>, ToolError> {
+    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>> {
         let root = resolve_or_cwd(ctx, input.path.as_deref())?;
         let matcher = RegexMatcherBuilder::new()
             .case_insensitive(input.case_insensitive)
@@ -89,12 +81,7 @@ impl Tool for Grep {
         ))
     }
 
-    async fn run(
-        &self,
-        call: Call,
-        ctx: &Context,
-        _report: &dyn CallReport,
-    ) -> Result<Output, ToolError> {
+    async fn run(&self, call: Call, ctx: &Context, _report: &dyn CallReport) -> Result<Output> {
         is_dir(ctx, &call.root).await?;
         let max = ctx.limits.search_max_results;
         let found = off_thread(ctx, move |io, cancel| search(io, &call, max, cancel)).await?;
@@ -116,10 +103,14 @@ impl Tool for Grep {
             ..Output::default()
         })
     }
+
+    fn about(&self) -> About {
+        About::new("grep", Kind::Search, DESCRIPTION)
+    }
 }
 
 /// A ripgrep-style `--glob` filter relative to the search root.
-fn path_filter(root: &std::path::Path, glob: &str) -> Result<Override, ToolError> {
+fn path_filter(root: &std::path::Path, glob: &str) -> Result<Override> {
     let invalid = |e: ignore::Error| ToolError(format!("invalid glob `{glob}`: {e}"));
     let mut builder = OverrideBuilder::new(root);
     builder.add(glob).map_err(invalid)?;
@@ -146,12 +137,7 @@ struct Found {
 /// Walks and searches until `max` matches (or cancel); files that cannot be read are skipped.
 /// The files are read locally: ACP has no search, and reading a whole tree through the
 /// client's `fs/read_text_file` one file at a time would be far too slow.
-fn search(
-    io: &dyn Io,
-    call: &Call,
-    max: usize,
-    cancel: &CancellationToken,
-) -> Result<Found, ToolError> {
+fn search(io: &dyn Io, call: &Call, max: usize, cancel: &CancellationToken) -> Result<Found> {
     let mut searcher: Searcher = SearcherBuilder::new()
         .binary_detection(BinaryDetection::quit(b'\0'))
         .line_number(true)

@@ -2,15 +2,13 @@
 
 use std::path::PathBuf;
 
+use super::bounds::listing;
+use super::paths::{resolve_or_cwd, shown, shown_dir};
+use super::walk::{first_of_walk, require_dir};
+use super::{About, Access, CallReport, Context, Kind, Location, Output, Planned, Result, Tool};
+use crate::io::WalkSpec;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
-
-use super::bounds::push_list;
-use super::paths::{resolve_or_cwd, shown, shown_dir};
-use super::walk::{off_thread, require_dir};
-use super::{Access, CallReport, Context, Kind, Location, Output, Planned, Tool, ToolError};
-use crate::io::WalkSpec;
 
 pub struct List;
 
@@ -32,26 +30,16 @@ pub struct Call {
     depth: usize,
 }
 
+/// What the model is told `list` does.
+const DESCRIPTION: &str = "List a directory's files and subdirectories (directories end with \
+    `/`), a few levels deep, sorted. Files ignored by .gitignore and the .git \
+    directory are left out. Paths are shown relative to the working directory.";
+
 impl Tool for List {
     type Input = Input;
     type Plan = Call;
 
-    fn name(&self) -> String {
-        "list".into()
-    }
-
-    fn description(&self) -> String {
-        "List a directory's files and subdirectories (directories end with \
-            `/`), a few levels deep, sorted. Files ignored by .gitignore and the .git \
-            directory are left out. Paths are shown relative to the working directory."
-            .into()
-    }
-
-    fn kind(&self) -> Kind {
-        Kind::Read
-    }
-
-    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>, ToolError> {
+    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>> {
         let root = resolve_or_cwd(ctx, input.path.as_deref())?;
         let depth = input.depth.unwrap_or(DEFAULT_DEPTH).clamp(1, MAX_DEPTH);
         Ok(Planned::new(
@@ -65,30 +53,12 @@ impl Tool for List {
         ))
     }
 
-    async fn run(
-        &self,
-        call: Call,
-        ctx: &Context,
-        _report: &dyn CallReport,
-    ) -> Result<Output, ToolError> {
+    async fn run(&self, call: Call, ctx: &Context, _report: &dyn CallReport) -> Result<Output> {
         require_dir(ctx, &call.root).await?;
-        let max = ctx.limits.search_max_results;
-        let root = call.root.clone();
-        let (entries, total) = off_thread(ctx, move |io, cancel| {
-            let mut entries = Vec::new();
-            let mut total = 0;
-            let mut spec = WalkSpec::new(&root);
-            spec.max_depth = Some(call.depth);
-            io.walk(&spec, cancel, &mut |entry| {
-                if entry.depth > 0 {
-                    total += 1;
-                    if entries.len() < max {
-                        entries.push((entry.path, entry.is_dir));
-                    }
-                }
-                true
-            })?;
-            Ok((entries, total))
+        let mut spec = WalkSpec::new(&call.root);
+        spec.max_depth = Some(call.depth);
+        let (entries, total) = first_of_walk(ctx, spec, |entry| {
+            (entry.depth > 0).then_some((entry.path, entry.is_dir))
         })
         .await?;
         let lines: Vec<String> = entries
@@ -98,22 +68,18 @@ impl Tool for List {
                 false => shown(ctx, path),
             })
             .collect();
-        let mut for_model = String::new();
-        if lines.is_empty() {
-            for_model.push_str("(empty directory)\n");
-        }
-        push_list(
-            &mut for_model,
+        let hint = "list a subdirectory or lower the depth";
+        Ok(listing(
             &lines,
             total,
+            "(empty directory)\n",
             "entries",
-            "list a subdirectory or lower the depth",
-        );
-        Ok(Output {
-            for_model,
-            raw_output: Some(json!({ "entries": total })),
-            ..Output::default()
-        })
+            hint,
+        ))
+    }
+
+    fn about(&self) -> About {
+        About::new("list", Kind::Read, DESCRIPTION)
     }
 }
 

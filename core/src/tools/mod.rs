@@ -44,7 +44,7 @@ mod write;
 
 pub use crate::access::{Access, Diff};
 pub use child::{ChildPrompt, ChildTurns};
-pub use contract::{AnyTool, Planned, Ready, Tool, erase};
+pub use contract::{About, AnyTool, Planned, Ready, Tool, erase};
 pub use limits::Limits;
 pub use registry::{Registry, ToolDeps};
 pub use report::CallReport;
@@ -123,6 +123,9 @@ pub struct Output {
 /// A tool failure: the message goes back to the model, which may try again.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolError(pub String);
+
+/// What a tool's steps return: a [`ToolError`] for the model unless said otherwise.
+pub type Result<T, E = ToolError> = std::result::Result<T, E>;
 
 impl std::fmt::Display for ToolError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -48,6 +48,8 @@ pub fn shown_dir(ctx: &Context, path: &Path) -> String {
     }
 }
 
+/// `io/canonical.rs` folds the same components but follows links (for the permission checks);
+/// this one stays lexical, as `prepare` must not touch the disk.
 fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {

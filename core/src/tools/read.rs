@@ -8,7 +8,9 @@ use serde_json::json;
 use super::bounds::{MAX_LINE_CHARS, cut_line, plural};
 use super::paths::{resolve, shown};
 use super::read_image;
-use super::{Access, CallReport, Context, Kind, Location, Output, Planned, Tool, ToolError};
+use super::{
+    About, Access, CallReport, Context, Kind, Location, Output, Planned, Result, Tool, ToolError,
+};
 
 pub struct Read;
 
@@ -32,28 +34,18 @@ pub struct Call {
     limit: usize,
 }
 
+/// What the model is told `read` does.
+const DESCRIPTION: &str = "Read a text file. Returns its lines numbered like `cat -n` \
+    (line number, tab, text). Long files come a window at a time: the answer says \
+    which lines it shows and the `offset` to read on from. Reads what the editor \
+    has, including unsaved changes. An image file (PNG, JPEG, GIF, WebP) comes \
+    back as the image, to look at. Other binary files are refused.";
+
 impl Tool for Read {
     type Input = Input;
     type Plan = Call;
 
-    fn name(&self) -> String {
-        "read".into()
-    }
-
-    fn description(&self) -> String {
-        "Read a text file. Returns its lines numbered like `cat -n` \
-            (line number, tab, text). Long files come a window at a time: the answer says \
-            which lines it shows and the `offset` to read on from. Reads what the editor \
-            has, including unsaved changes. An image file (PNG, JPEG, GIF, WebP) comes \
-            back as the image, to look at. Other binary files are refused."
-            .into()
-    }
-
-    fn kind(&self) -> Kind {
-        Kind::Read
-    }
-
-    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>, ToolError> {
+    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>> {
         let path = resolve(ctx, &input.path)?;
         let offset = input.offset.unwrap_or(1).max(1);
         let limit = input
@@ -84,12 +76,7 @@ impl Tool for Read {
         ))
     }
 
-    async fn run(
-        &self,
-        call: Call,
-        ctx: &Context,
-        _report: &dyn CallReport,
-    ) -> Result<Output, ToolError> {
+    async fn run(&self, call: Call, ctx: &Context, _report: &dyn CallReport) -> Result<Output> {
         if read_image::is_image(ctx, &call.path).await {
             return read_image::read(ctx, &call.path).await;
         }
@@ -106,6 +93,10 @@ impl Tool for Read {
             ..Output::default()
         })
     }
+
+    fn about(&self) -> About {
+        About::new("read", Kind::Read, DESCRIPTION)
+    }
 }
 
 struct Window {
@@ -116,7 +107,7 @@ struct Window {
 
 /// The numbered lines of `text` from `call.offset`, at most `call.limit` lines and about
 /// `max_bytes` bytes, with a closing note when the file goes on.
-fn number_lines(text: &str, call: &Call, max_bytes: usize) -> Result<Window, ToolError> {
+fn number_lines(text: &str, call: &Call, max_bytes: usize) -> Result<Window> {
     let total_lines = text.lines().count();
     if total_lines == 0 {
         return Ok(Window {
@@ -167,7 +158,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::tools::testing::{call, context, prepare};
+    use crate::tools::testing::{call, context, prepare, workspace};
 
     fn numbered(lines: std::ops::RangeInclusive<usize>) -> String {
         lines.map(|n| format!("{n:>6}\tline {n}\n")).collect()
@@ -267,8 +258,7 @@ mod tests {
 
     #[tokio::test]
     async fn explains_what_cannot_be_read() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let (dir, ctx) = workspace();
         std::fs::write(dir.path().join("bin"), b"\x7fELF\0\0\x01").unwrap();
         std::fs::write(dir.path().join("latin1.txt"), b"caf\xe9\n").unwrap();
         std::fs::write(dir.path().join("short.txt"), "one\n").unwrap();

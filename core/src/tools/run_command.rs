@@ -10,7 +10,9 @@ use serde_json::json;
 use tokio::sync::mpsc::unbounded_channel;
 
 use super::bounds::{cut_line, fence};
-use super::{Access, CallReport, Context, Kind, Output, Planned, Tool, ToolContent, ToolError};
+use super::{
+    About, Access, CallReport, Context, Kind, Output, Planned, Result, Tool, ToolContent, ToolError,
+};
 use crate::io::{CommandResult, CommandSpec};
 
 pub struct RunCommand;
@@ -35,29 +37,19 @@ pub struct Call {
     timeout: Duration,
 }
 
+/// What the model is told `run_command` does.
+const DESCRIPTION: &str = "Run a shell command (`sh -c`) in the working directory: builds, \
+    tests, git, scripts. stdout and stderr come back merged, with the exit code. \
+    There is no stdin, so interactive prompts fail: pass flags like `--yes`. Long \
+    output keeps its beginning and end. The command and everything it starts are \
+    stopped at the timeout or when the user cancels, and nothing keeps running in \
+    the background after the command returns.";
+
 impl Tool for RunCommand {
     type Input = Input;
     type Plan = Call;
 
-    fn name(&self) -> String {
-        "run_command".into()
-    }
-
-    fn description(&self) -> String {
-        "Run a shell command (`sh -c`) in the working directory: builds, \
-            tests, git, scripts. stdout and stderr come back merged, with the exit code. \
-            There is no stdin, so interactive prompts fail: pass flags like `--yes`. Long \
-            output keeps its beginning and end. The command and everything it starts are \
-            stopped at the timeout or when the user cancels, and nothing keeps running in \
-            the background after the command returns."
-            .into()
-    }
-
-    fn kind(&self) -> Kind {
-        Kind::Execute
-    }
-
-    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>, ToolError> {
+    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>> {
         if input.command.trim().is_empty() {
             return Err(ToolError("the command is empty".into()));
         }
@@ -76,12 +68,7 @@ impl Tool for RunCommand {
         ))
     }
 
-    async fn run(
-        &self,
-        call: Call,
-        ctx: &Context,
-        report: &dyn CallReport,
-    ) -> Result<Output, ToolError> {
+    async fn run(&self, call: Call, ctx: &Context, report: &dyn CallReport) -> Result<Output> {
         let spec = CommandSpec {
             command: call.command,
             cwd: ctx.cwd.clone(),
@@ -99,6 +86,10 @@ impl Tool for RunCommand {
         let result = result?;
         let status = status_line(&result, call.timeout, ctx.cancel.is_cancelled());
         Ok(output(&result, &status))
+    }
+
+    fn about(&self) -> About {
+        About::new("run_command", Kind::Execute, DESCRIPTION)
     }
 }
 
@@ -166,12 +157,11 @@ mod tests {
     use super::*;
     use crate::io::testing::{group_is_gone, live_group_members};
     use crate::io::{Io, IoError, Meta, WalkEntry, WalkSpec};
-    use crate::tools::testing::{Recorder, call, context, prepare};
+    use crate::tools::testing::{Recorder, call, context, prepare, workspace};
 
     #[tokio::test]
     async fn titles_and_access_name_the_command() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let (_dir, ctx) = workspace();
         let prepared = prepare(&RunCommand, json!({ "command": "cargo test" }), &ctx)
             .await
             .unwrap();
@@ -194,8 +184,7 @@ mod tests {
 
     #[tokio::test]
     async fn reports_exit_code_and_output() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let (_dir, ctx) = workspace();
         let output = call(
             &RunCommand,
             json!({ "command": "echo hi; echo oops >&2; exit 2" }),
@@ -234,8 +223,7 @@ mod tests {
 
     #[tokio::test]
     async fn streams_progress_and_cancel_stops_the_whole_tree() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let (_dir, ctx) = workspace();
         let input = json!({ "command": "echo $$; sleep 1000 & sleep 1000" });
         let prepared = prepare(&RunCommand, input, &ctx).await.unwrap();
         let (recorder, mut rx) = Recorder::new();
@@ -265,8 +253,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_timeout_stops_the_whole_tree() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let (_dir, ctx) = workspace();
         let input = json!({ "command": "echo $$; sleep 1000 & sleep 1000", "timeout_secs": 1 });
         let output = call(&RunCommand, input, &ctx).await.unwrap();
         assert!(

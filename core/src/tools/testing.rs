@@ -25,6 +25,13 @@ pub fn context(cwd: &Path) -> Context {
     }
 }
 
+/// An empty directory, and a context working in it.
+pub fn workspace() -> (tempfile::TempDir, Context) {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = context(dir.path());
+    (dir, ctx)
+}
+
 /// A directory holding `files`: each relative path with its content, parents made as
 /// needed.
 pub fn tree(files: &[(&str, &[u8])]) -> tempfile::TempDir {

@@ -4,7 +4,9 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Access, CallReport, Context, Kind, Output, PlanEntry, Planned, Tool, ToolError};
+use super::{
+    About, Access, CallReport, Context, Kind, Output, PlanEntry, Planned, Result, Tool, ToolError,
+};
 
 pub struct Todo;
 
@@ -30,31 +32,17 @@ struct Item {
     priority: Option<String>,
 }
 
+/// What the model is told `todo` does.
+const DESCRIPTION: &str = "Keep a visible plan for a task of several steps. Send the whole \
+    list every time: it replaces the previous one. Mark a step `in_progress` \
+    when you start it (one at a time) and `completed` as soon as it is done; add \
+    steps you discover. Skip it for a single simple step.";
+
 impl Tool for Todo {
     type Input = Input;
     type Plan = Vec<PlanEntry>;
 
-    fn name(&self) -> String {
-        "todo".into()
-    }
-
-    fn description(&self) -> String {
-        "Keep a visible plan for a task of several steps. Send the whole \
-            list every time: it replaces the previous one. Mark a step `in_progress` \
-            when you start it (one at a time) and `completed` as soon as it is done; add \
-            steps you discover. Skip it for a single simple step."
-            .into()
-    }
-
-    fn kind(&self) -> Kind {
-        Kind::Think
-    }
-
-    async fn prepare(
-        &self,
-        input: Input,
-        _ctx: &Context,
-    ) -> Result<Planned<Vec<PlanEntry>>, ToolError> {
+    async fn prepare(&self, input: Input, _ctx: &Context) -> Result<Planned<Vec<PlanEntry>>> {
         let plan = input
             .todos
             .into_iter()
@@ -74,7 +62,7 @@ impl Tool for Todo {
         plan: Vec<PlanEntry>,
         _ctx: &Context,
         report: &dyn CallReport,
-    ) -> Result<Output, ToolError> {
+    ) -> Result<Output> {
         let count = |status: &str| plan.iter().filter(|e| e.status == status).count();
         let for_model = format!(
             "Plan updated: {} steps ({} completed, {} in progress, {} pending).",
@@ -89,9 +77,13 @@ impl Tool for Todo {
             ..Output::default()
         })
     }
+
+    fn about(&self) -> About {
+        About::new("todo", Kind::Think, DESCRIPTION)
+    }
 }
 
-fn entry(index: usize, item: Item) -> Result<PlanEntry, ToolError> {
+fn entry(index: usize, item: Item) -> Result<PlanEntry> {
     let fail = |why: String| ToolError(format!("todo {}: {why}", index + 1));
     if item.content.trim().is_empty() {
         return Err(fail("`content` is empty".into()));
@@ -122,12 +114,11 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::tools::testing::{Recorder, context, prepare, report};
+    use crate::tools::testing::{Recorder, prepare, report, workspace};
 
     #[tokio::test]
     async fn returns_the_whole_plan() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let (_dir, ctx) = workspace();
         let input = json!({ "todos": [
             { "content": "Read the code", "status": "completed" },
             { "content": "Fix the bug", "status": "in_progress", "priority": "high" },
@@ -163,8 +154,7 @@ mod tests {
 
     #[tokio::test]
     async fn rejects_unknown_values_naming_the_item() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let (_dir, ctx) = workspace();
         let bad = json!({ "todos": [
             { "content": "ok", "status": "pending" },
             { "content": "x", "status": "done" },

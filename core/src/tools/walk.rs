@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::paths::shown;
 use super::{Context, ToolError};
-use crate::io::Io;
+use crate::io::{Io, WalkEntry, WalkSpec};
 
 /// `path` relative to `root`, with `/` separators (how globs and the model see paths).
 pub fn relative(root: &Path, path: &Path) -> String {
@@ -33,6 +33,31 @@ pub async fn off_thread<T: Send + 'static>(
         return Err(ToolError("cancelled".into()));
     }
     result
+}
+
+/// The first `ctx.limits.search_max_results` of what `pick` keeps of a walk's entries, in
+/// walk order, and how many it kept in all (so a listing can say how many it left out).
+pub async fn first_of_walk<T: Send + 'static>(
+    ctx: &Context,
+    spec: WalkSpec,
+    mut pick: impl FnMut(WalkEntry) -> Option<T> + Send + 'static,
+) -> Result<(Vec<T>, usize), ToolError> {
+    let max = ctx.limits.search_max_results;
+    off_thread(ctx, move |io, cancel| {
+        let mut kept = Vec::new();
+        let mut total = 0;
+        io.walk(&spec, cancel, &mut |entry| {
+            if let Some(item) = pick(entry) {
+                total += 1;
+                if kept.len() < max {
+                    kept.push(item);
+                }
+            }
+            true
+        })?;
+        Ok((kept, total))
+    })
+    .await
 }
 
 /// Whether `path` is a directory; an error naming it when it does not exist.

@@ -6,7 +6,9 @@ use serde::Deserialize;
 
 use super::diffs::{apply_and_report, current_text, first_changed_line};
 use super::paths::{resolve, shown};
-use super::{Access, CallReport, Context, Diff, Kind, Location, Output, Planned, Tool, ToolError};
+use super::{
+    About, Access, CallReport, Context, Diff, Kind, Location, Output, Planned, Result, Tool,
+};
 
 pub struct Write;
 
@@ -19,26 +21,16 @@ pub struct Input {
     content: String,
 }
 
+/// What the model is told `write` does.
+const DESCRIPTION: &str = "Create a file, or replace the whole text of an existing one. Missing \
+    parent directories are created. To change part of an existing file, prefer \
+    `edit`, which does not need the whole text.";
+
 impl Tool for Write {
     type Input = Input;
     type Plan = Diff;
 
-    fn name(&self) -> String {
-        "write".into()
-    }
-
-    fn description(&self) -> String {
-        "Create a file, or replace the whole text of an existing one. Missing \
-            parent directories are created. To change part of an existing file, prefer \
-            `edit`, which does not need the whole text."
-            .into()
-    }
-
-    fn kind(&self) -> Kind {
-        Kind::Edit
-    }
-
-    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Diff>, ToolError> {
+    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Diff>> {
         let path = resolve(ctx, &input.path)?;
         let old_text = current_text(ctx, &path).await?;
         let verb = if old_text.is_some() {
@@ -63,17 +55,16 @@ impl Tool for Write {
         ))
     }
 
-    async fn run(
-        &self,
-        diff: Diff,
-        ctx: &Context,
-        _report: &dyn CallReport,
-    ) -> Result<Output, ToolError> {
+    async fn run(&self, diff: Diff, ctx: &Context, _report: &dyn CallReport) -> Result<Output> {
         let headline = match diff.old_text {
             None => format!("Created {}.", shown(ctx, &diff.path)),
             Some(_) => format!("Wrote {}.", shown(ctx, &diff.path)),
         };
         apply_and_report(ctx, &diff, &headline).await
+    }
+
+    fn about(&self) -> About {
+        About::new("write", Kind::Edit, DESCRIPTION)
     }
 }
 
@@ -83,12 +74,11 @@ mod tests {
 
     use super::*;
     use crate::tools::ToolContent;
-    use crate::tools::testing::{Recorder, call, context, prepare};
+    use crate::tools::testing::{Recorder, call, context, prepare, workspace};
 
     #[tokio::test]
     async fn creates_a_file_and_its_parents() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let (dir, ctx) = workspace();
         let input = json!({ "path": "src/new/mod.rs", "content": "pub fn f() {}\n" });
         let path = dir.path().join("src/new/mod.rs");
 

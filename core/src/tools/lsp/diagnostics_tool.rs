@@ -10,7 +10,9 @@ use super::answers::{readable_text, server_error, text_output};
 use crate::lsp::Opened;
 use crate::lsp::diagnostics::{self, Diagnostic, DiagnosticsReport};
 use crate::tools::paths::{resolve, shown};
-use crate::tools::{Access, CallReport, Context, Kind, Location, Output, Planned, Tool, ToolError};
+use crate::tools::{
+    About, Access, CallReport, Context, Kind, Location, Output, Planned, Result, Tool,
+};
 
 pub struct Diagnostics;
 
@@ -29,32 +31,22 @@ pub struct DiagnosticsCall {
     all_files: bool,
 }
 
+/// What the model is told `lsp_diagnostics` does.
+const DESCRIPTION: &str = "The errors and warnings a language server (the compiler or type \
+    checker) reports for a file as it is now, unsaved editor changes included: \
+    line and column (1-based), severity, source and message. Use it after changes \
+    to check them, and before running a build. With `all_files`, also every other \
+    file the server has diagnostics for.";
+
 impl Tool for Diagnostics {
     type Input = DiagnosticsInput;
     type Plan = DiagnosticsCall;
-
-    fn name(&self) -> String {
-        "lsp_diagnostics".into()
-    }
-
-    fn description(&self) -> String {
-        "The errors and warnings a language server (the compiler or type \
-            checker) reports for a file as it is now, unsaved editor changes included: \
-            line and column (1-based), severity, source and message. Use it after changes \
-            to check them, and before running a build. With `all_files`, also every other \
-            file the server has diagnostics for."
-            .into()
-    }
-
-    fn kind(&self) -> Kind {
-        Kind::Read
-    }
 
     async fn prepare(
         &self,
         input: DiagnosticsInput,
         ctx: &Context,
-    ) -> Result<Planned<DiagnosticsCall>, ToolError> {
+    ) -> Result<Planned<DiagnosticsCall>> {
         let path = resolve(ctx, &input.path)?;
         let title = format!("Diagnostics of {}", shown(ctx, &path));
         Ok(Planned::new(
@@ -76,7 +68,7 @@ impl Tool for Diagnostics {
         call: DiagnosticsCall,
         ctx: &Context,
         _report: &dyn CallReport,
-    ) -> Result<Output, ToolError> {
+    ) -> Result<Output> {
         let opened = ctx.lsp.open(ctx, &call.path).await?;
         let found = ask_diagnostics(ctx, &opened, &opened.uri, opened.synced).await?;
         let mut report = DiagnosticsReport::default();
@@ -88,6 +80,10 @@ impl Tool for Diagnostics {
         }
         Ok(text_output(report.finish(&opened.server)))
     }
+
+    fn about(&self) -> About {
+        About::new("lsp_diagnostics", Kind::Read, DESCRIPTION)
+    }
 }
 
 async fn ask_diagnostics(
@@ -95,7 +91,7 @@ async fn ask_diagnostics(
     opened: &Opened,
     uri: &str,
     synced: (i32, u64),
-) -> Result<Vec<Diagnostic>, ToolError> {
+) -> Result<Vec<Diagnostic>> {
     diagnostics::current(
         &opened.connection,
         uri,
@@ -112,7 +108,7 @@ async fn ask_diagnostics(
 async fn other_files(
     ctx: &Context,
     opened: &Opened,
-) -> Result<Vec<(PathBuf, String, Vec<Diagnostic>)>, ToolError> {
+) -> Result<Vec<(PathBuf, String, Vec<Diagnostic>)>> {
     let mut files = Vec::new();
     for (uri, text) in opened.connection.documents().await {
         if uri == opened.uri {

@@ -13,7 +13,9 @@ use crate::lsp::Opened;
 use crate::lsp::position::{from_lsp, line_text, to_lsp};
 use crate::tools::bounds::{MAX_LINE_CHARS, cut_line, plural};
 use crate::tools::paths::{resolve, shown};
-use crate::tools::{Access, CallReport, Context, Kind, Location, Output, Planned, Tool, ToolError};
+use crate::tools::{
+    About, Access, CallReport, Context, Kind, Location, Output, Planned, Result, Tool, ToolError,
+};
 
 /// Definitions shown, at most (an overloaded name can have many).
 const MAX_DEFINITIONS: usize = 10;
@@ -110,23 +112,7 @@ impl Tool for AtPosition {
     type Input = PositionInput;
     type Plan = PositionCall;
 
-    fn name(&self) -> String {
-        self.0.name().into()
-    }
-
-    fn description(&self) -> String {
-        self.0.description().into()
-    }
-
-    fn kind(&self) -> Kind {
-        Kind::Read
-    }
-
-    async fn prepare(
-        &self,
-        input: PositionInput,
-        ctx: &Context,
-    ) -> Result<Planned<PositionCall>, ToolError> {
+    async fn prepare(&self, input: PositionInput, ctx: &Context) -> Result<Planned<PositionCall>> {
         if input.line == 0 || input.column == 0 {
             return Err(ToolError("`line` and `column` start at 1".into()));
         }
@@ -158,11 +144,15 @@ impl Tool for AtPosition {
         call: PositionCall,
         ctx: &Context,
         _report: &dyn CallReport,
-    ) -> Result<Output, ToolError> {
+    ) -> Result<Output> {
         let (method, extra) = self.0.request();
         let (opened, found) = ask_position(ctx, &call, method, extra).await?;
         let here = format!("{}:{}:{}", shown(ctx, &call.path), call.line, call.column);
         Ok(text_output(self.0.answer(ctx, &opened, &here, found).await))
+    }
+
+    fn about(&self) -> About {
+        About::new(self.0.name(), Kind::Read, self.0.description())
     }
 }
 
@@ -180,7 +170,7 @@ async fn ask_position(
     call: &PositionCall,
     method: &str,
     extra: Value,
-) -> Result<(Opened, Vec<Place>), ToolError> {
+) -> Result<(Opened, Vec<Place>)> {
     let opened = ctx.lsp.open(ctx, &call.path).await?;
     let (line, character) = to_lsp(&opened.text, call.line, call.column).map_err(ToolError)?;
     let mut params = json!({

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::content::output;
 use crate::mcp::{ServerRef, lost, service_error, unavailable};
-use crate::tools::{Access, CallReport, Context, Kind, Output, Planned, Tool, ToolError};
+use crate::tools::{About, Access, CallReport, Context, Kind, Output, Planned, Tool, ToolError};
 
 type McpToolInfo = rmcp::model::Tool;
 
@@ -122,12 +122,11 @@ impl Tool for McpTool {
     type Input = Value;
     type Plan = JsonObject;
 
-    fn name(&self) -> String {
-        self.name.clone()
-    }
-
-    fn description(&self) -> String {
-        self.info
+    /// The server's description, or which tool of which server; read-only by the server's
+    /// word, or possibly anything.
+    fn about(&self) -> About {
+        let description = self
+            .info
             .description
             .as_deref()
             .filter(|d| !d.trim().is_empty())
@@ -138,20 +137,18 @@ impl Tool for McpTool {
                     self.info.name,
                     self.server.name()
                 )
-            })
+            });
+        let kind = if self.read_only() {
+            Kind::Read
+        } else {
+            Kind::Other
+        };
+        About::new(self.name.clone(), kind, description)
     }
 
     /// The server's own schema, as it listed it.
     fn parameters(&self) -> Value {
         Value::Object((*self.info.input_schema).clone())
-    }
-
-    fn kind(&self) -> Kind {
-        if self.read_only() {
-            Kind::Read
-        } else {
-            Kind::Other
-        }
     }
 
     async fn prepare(
