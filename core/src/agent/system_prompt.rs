@@ -202,7 +202,7 @@ mod tests {
             &crate::config::Config::default(),
             crate::io::testing::launcher(),
         );
-        for tool in crate::tools::registry::all(&deps) {
+        for tool in deps.builtin() {
             let name = &tool.spec().name;
             assert!(
                 GUIDE.contains(&format!("`{name}`")),

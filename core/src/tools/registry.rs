@@ -1,6 +1,6 @@
 //! The built-in tools, and lookup by name (the name the model calls).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::edit::Edit;
 use super::fetch::Fetch;
@@ -30,6 +30,9 @@ pub struct ToolDeps {
     pub lsp: Arc<Servers>,
     /// How every child process is started (commands, MCP and language servers).
     pub launcher: Arc<Launcher>,
+    /// The built-in tools, erased (their schemas generated) once, when the first session
+    /// comes up: they hold nothing of a session's, so every session shares them.
+    builtin: Arc<OnceLock<Vec<Arc<dyn AnyTool>>>>,
 }
 
 impl ToolDeps {
@@ -39,12 +42,18 @@ impl ToolDeps {
             mcp_http: Arc::new(crate::mcp::http_client()),
             lsp: Arc::new(Servers::new(config, launcher.clone())),
             launcher,
+            builtin: Arc::default(),
         }
+    }
+
+    /// Every built-in tool, in the order they are offered to the model.
+    pub fn builtin(&self) -> &[Arc<dyn AnyTool>] {
+        self.builtin.get_or_init(|| all(self))
     }
 }
 
-/// Every built-in tool, in the order they are offered to the model.
-pub fn all(deps: &ToolDeps) -> Vec<Arc<dyn AnyTool>> {
+/// Every built-in tool, made anew.
+fn all(deps: &ToolDeps) -> Vec<Arc<dyn AnyTool>> {
     let builtin = vec![
         erase(Read),
         erase(List),
@@ -77,7 +86,7 @@ impl Registry {
 
     /// The built-in tools.
     pub fn builtin(deps: &ToolDeps) -> Self {
-        Registry::new(all(deps))
+        Registry::new(deps.builtin().to_vec())
     }
 
     pub fn get(&self, name: &str) -> Option<Arc<dyn AnyTool>> {

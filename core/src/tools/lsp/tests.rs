@@ -97,10 +97,11 @@ impl Workspace {
 /// The built-in tool `name` (not an LSP one).
 fn builtin(name: &str) -> Arc<dyn AnyTool> {
     let deps = crate::tools::ToolDeps::create(&Config::default(), crate::io::testing::launcher());
-    crate::tools::registry::all(&deps)
-        .into_iter()
+    deps.builtin()
+        .iter()
         .find(|t| t.spec().name == name)
         .unwrap()
+        .clone()
 }
 
 fn tool(name: &str) -> Arc<dyn AnyTool> {
