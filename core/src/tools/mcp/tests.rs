@@ -263,7 +263,8 @@ async fn stdio_results_reach_the_model() {
     assert!(bad.is_err(), "{bad:?}");
 }
 
-/// An HTTP `server.py`, and its URL.
+/// An HTTP `server.py`, and its URL. The test starts it itself, as a remote server would be
+/// running already: Hearth only connects to it, so it is not a child of the launcher's.
 async fn http_server(name: &str) -> (Child, String) {
     http_server_with(name, &[]).await
 }
