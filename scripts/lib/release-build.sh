@@ -45,3 +45,27 @@ release_build_tools_python() {
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$repo/benches/requirements.txt"
     echo "$venv/bin/python"
 }
+
+# The registry's platform names (agentclientprotocol/registry) and the Rust target of each.
+# Every script that builds for another platform goes through these two functions, so the
+# cross stages in CI and scripts/package.sh make the one same build per target.
+platform_triple() {
+    case "$1" in
+        linux-x86_64) echo x86_64-unknown-linux-gnu ;;
+        linux-aarch64) echo aarch64-unknown-linux-gnu ;;
+        darwin-x86_64) echo x86_64-apple-darwin ;;
+        darwin-aarch64) echo aarch64-apple-darwin ;;
+        windows-x86_64) echo x86_64-pc-windows-gnu ;;
+        windows-aarch64) echo aarch64-pc-windows-gnullvm ;;
+        *) die "unknown platform '$1' (one of linux-x86_64 linux-aarch64 darwin-x86_64 darwin-aarch64 windows-x86_64 windows-aarch64)" ;;
+    esac
+}
+
+# The release build of platform $1 into target/<triple>/release: the same packages as
+# release_build_native, so one build serves the stdio archive, the C SDK, the jar and the npm
+# addon of that platform. (Owner of the per-target details: the packages work of issue 19.)
+release_build_platform() {
+    local triple
+    triple="$(platform_triple "$1")"
+    (cd "$repo" && cargo build --release --locked --target "$triple" -p hearth-ffi -p hearth-cli -p hearth-jvm -p hearth-node)
+}
