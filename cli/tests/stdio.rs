@@ -38,6 +38,50 @@ fn a_full_session_over_stdio_then_eof_exits_cleanly() {
     assert!(status.success(), "EOF on stdin exits 0, got {status}");
 }
 
+/// Frames are bytes ending in `\n` alone, on every OS: Rust's stdout translates nothing (on
+/// Windows a pipe gets the bytes as written), and a client splitting on `\n` must not be
+/// handed a `\r` at the end of every frame.
+#[test]
+fn frames_end_in_a_bare_newline() {
+    let mock = mock(json!({"responses": []}));
+    let dir = tempfile::tempdir().unwrap();
+    let config_path = dir.path().join("c.json");
+    std::fs::write(&config_path, config(&mock, dir.path())).unwrap();
+    let frames = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {}}}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": dir.path(), "mcpServers": []}}),
+    ];
+    let input: String = frames.iter().map(|frame| format!("{frame}\n")).collect();
+    let mut child = Command::new(cargo_bin("hearth"))
+        .args(["acp", "--config"])
+        .arg(&config_path)
+        .stdin(Pipe::piped())
+        .stdout(Pipe::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "EOF on stdin exits 0, got {}",
+        out.status
+    );
+    assert!(
+        !out.stdout.contains(&b'\r'),
+        "{:?}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(out.stdout.ends_with(b"\n"));
+    let ids: Vec<Value> = out
+        .stdout
+        .split(|&byte| byte == b'\n')
+        .filter(|line| !line.is_empty())
+        .map(|line| serde_json::from_slice::<Value>(line).unwrap()["id"].clone())
+        .filter(|id| !id.is_null())
+        .collect();
+    assert_eq!(ids, [json!(1), json!(2)], "both answered, one frame a line");
+}
+
 #[test]
 fn version_and_bad_config_keys() {
     // `hearth acp --version` too: the packages' checks run it from an npm project and a venv.

@@ -141,8 +141,8 @@ impl Launcher {
             policy.confine(&mut launch).map_err(StartError::Refused)?;
         }
         let mut command = Command::new(&launch.program);
+        os::pass_args(&mut command, &launch.program, &launch.args);
         command
-            .args(&launch.args)
             .env_clear()
             .envs(launch.env.iter().map(|(name, value)| (name, value)))
             .current_dir(&launch.cwd)

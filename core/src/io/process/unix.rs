@@ -8,6 +8,7 @@
 //! calling `libc` directly; spawning `kill -SIG -pgid` would cost a process per signal and
 //! cannot be relied on from `Drop`).
 
+use std::ffi::{OsStr, OsString};
 use std::process::{ExitStatus, Stdio};
 
 use nix::errno::Errno;
@@ -54,6 +55,11 @@ impl Tree {
 /// Makes the child `command` starts the leader of a new process group.
 pub fn lead_a_tree(command: &mut Command) {
     command.process_group(0);
+}
+
+/// Adds `args` to `command` (the program does not matter on Unix: arguments are not quoted).
+pub fn pass_args(command: &mut Command, _program: &OsStr, args: &[OsString]) {
+    command.args(args);
 }
 
 /// The exit code and the name of the terminating signal of a finished process.

@@ -14,6 +14,8 @@
 //!   forced stop. The forced stop is `TerminateJobObject`.
 //! - The Win32 calls are in the `hearth-windows` crate (this crate forbids `unsafe`).
 
+use std::ffi::{OsStr, OsString};
+use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -78,6 +80,36 @@ impl Tree {
 /// `hearth_windows::creation_flags`); `Tree::led_by` then puts it in its job and resumes it.
 pub fn lead_a_tree(command: &mut Command) {
     command.creation_flags(hearth_windows::creation_flags());
+}
+
+/// Adds `args` to `command`. cmd.exe does not parse the quoting std gives an argument
+/// (`"` as `\"`, for CommandLineToArgvW, which every other program uses), so what follows its
+/// `/c` goes as typed, between the outer quotes its `/s` strips.
+pub fn pass_args(command: &mut Command, program: &OsStr, args: &[OsString]) {
+    let is_cmd = Path::new(program)
+        .file_stem()
+        .is_some_and(|stem| stem.eq_ignore_ascii_case("cmd"));
+    let after_c = args
+        .iter()
+        .position(|arg| arg.eq_ignore_ascii_case("/c"))
+        .map(|at| at + 1);
+    match after_c.filter(|_| is_cmd) {
+        Some(at) => {
+            command.args(&args[..at]);
+            let mut line = OsString::from("\"");
+            for (index, arg) in args[at..].iter().enumerate() {
+                if index > 0 {
+                    line.push(" ");
+                }
+                line.push(arg);
+            }
+            line.push("\"");
+            command.raw_arg(line);
+        }
+        None => {
+            command.args(args);
+        }
+    }
 }
 
 /// The exit code of a finished process; Windows has no terminating signal.
