@@ -9,7 +9,7 @@
 //! - `server.rs`: a stdio server's start on top of the launcher, its stderr to the log, why it
 //!   ended;
 //! - `unix.rs`, `windows.rs`: everything OS-specific (a process tree: a process group and its
-//!   signals on Unix, a Job Object on Windows; the merged output pipe). Another OS is one file
+//!   signals on Unix, a Job Object on Windows; the merged output pipe; the shell). Another OS is one file
 //!   beside them, with the same few items; nothing outside them names an OS type.
 
 mod group;

@@ -1,7 +1,8 @@
 //! Everything OS-specific about the children Hearth starts, for Windows: a child's whole tree
 //! lives in a Job Object of its own (Windows has no process groups to signal: a process's
 //! children are not findable once it exits, but a job keeps every process started inside it),
-//! the polite and forced stops, exit codes, and the pipe a command's two output streams share.
+//! the polite and forced stops, exit codes, the pipe a command's two output streams share,
+//! the shell, and how a program gets its arguments.
 //!
 //! - The child is created suspended and assigned to its job before it runs (so not even its
 //!   first grandchild can start outside), then resumed (`hearth_windows::Job::start`). The job
@@ -12,6 +13,10 @@
 //!   a terminal's Ctrl+Break. It only reaches a child that shares the engine's console; when
 //!   it cannot be sent, the job is terminated at once, since waiting would only delay the
 //!   forced stop. The forced stop is `TerminateJobObject`.
+//! - The shell (`shell`): PowerShell, what Codex and Claude Code run on Windows, so the
+//!   command lines models write there; `cmd.exe` only where there is none (Wine).
+//! - Arguments (`pass_args`): std quotes them for CommandLineToArgvW, which every program but
+//!   cmd.exe parses; cmd.exe gets its command line raw.
 //! - The Win32 calls are in the `hearth-windows` crate (this crate forbids `unsafe`).
 
 use std::ffi::{OsStr, OsString};
