@@ -10,7 +10,7 @@ from typing import Any
 import acp
 from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation, InitializeResponse
 
-from .paths import binary
+from .paths import hearth_command, hearth_path
 from .permissions import PermissionDesk
 from .transcript import RecordingTransport, Transcript
 from .updates import UpdateLog
@@ -41,7 +41,7 @@ class RecordingClient:
 
 def _write_config(path: Path, data_dir: Path, base_url: str, extra: dict[str, Any]) -> None:
     """``extra``: scenario-specific keys from the fixture (e.g. ``permissionMode``)."""
-    config = {"dataDir": str(data_dir), "model": MODEL, "providers": {"openai": {"baseUrl": base_url, "apiKey": API_KEY}}}
+    config = {"dataDir": hearth_path(data_dir), "model": MODEL, "providers": {"openai": {"baseUrl": base_url, "apiKey": API_KEY}}}
     path.write_text(json.dumps({**config, **extra}, indent=2))
 
 
@@ -80,7 +80,7 @@ class Hearth:
         with stderr_path.open("wb") as stderr:
             reader, writer, process = await stack.enter_async_context(
                 acp.spawn_stdio_transport(
-                    str(binary("hearth")), "acp", "--config", str(config_file), stderr=stderr.fileno(), limit=_LINE_LIMIT
+                    *hearth_command(), "acp", "--config", hearth_path(config_file), stderr=stderr.fileno(), limit=_LINE_LIMIT
                 )
             )
         transcript, updates, permissions = Transcript(), UpdateLog(), PermissionDesk()

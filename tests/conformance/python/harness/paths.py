@@ -46,3 +46,25 @@ def binary(name: str) -> Path:
             "`cargo build -p hearth-cli -p hearth-mock-llm` in the repository root"
         )
     return path
+
+
+def hearth_command() -> list[str]:
+    """The Hearth under test, as the words to spawn: ``HEARTH_BIN`` (default: the debug
+    ``hearth`` above), started through ``HEARTH_BIN_WRAPPER`` when set -- words split on
+    spaces, e.g. ``wine64`` or ``qemu-aarch64 -L /usr/aarch64-linux-gnu`` -- so a cross build
+    runs against the host's mock LLM (tests/cross/)."""
+    from_env = os.environ.get("HEARTH_BIN")
+    file = Path(from_env).resolve() if from_env else binary("hearth")
+    return [*os.environ.get("HEARTH_BIN_WRAPPER", "").split(), str(file)]
+
+
+#: Whether the Hearth under test is a Windows build (``HEARTH_BIN`` ends in ``.exe``, run by
+#: wine): it gets Windows paths, and the scenarios that need a POSIX shell are skipped.
+WINDOWS_HEARTH = os.environ.get("HEARTH_BIN", "").lower().endswith(".exe")
+
+
+def hearth_path(path: Path) -> str:
+    """A host path as the Hearth under test names it. The one translation of the suite: wine
+    maps the host's ``/`` to drive ``Z:``, so a Windows Hearth gets ``Z:\\tmp\\...``; any other
+    Hearth the path as is."""
+    return "Z:" + str(path).replace("/", "\\") if WINDOWS_HEARTH else str(path)

@@ -15,11 +15,15 @@ from acp.schema import McpServerStdio, TextContentBlock
 
 from harness.mcp_servers import mcp_test_servers
 from harness.mock_llm import content_text, tool_results
+from harness.paths import WINDOWS_HEARTH
 from harness.processes import pids_in, poll_gone
 from harness.updates import of_kind, text_of, tool_call_statuses
 
 FIXTURE = "mcp"
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = [
+    pytest.mark.asyncio(loop_scope="module"),
+    pytest.mark.skipif(WINDOWS_HEARTH, reason="the MCP test server is the host's Linux Python (tests/mcp/.venv), which a Windows Hearth cannot start"),
+]
 
 #: Every test's bound: far above what a stdio server of the Python SDK takes to start.
 TEST_TIMEOUT_S = 30
@@ -110,7 +114,7 @@ async def test_initialize_advertises_mcp_over_http_and_not_over_sse(story):
 
 @bounded
 async def test_session_new_with_a_working_and_a_missing_server_names_both_in_meta(story):
-    response = await story.hearth.conn.new_session(cwd=str(story.scenario.project), mcp_servers=servers(story))
+    response = await story.hearth.conn.new_session(cwd=story.scenario.cwd, mcp_servers=servers(story))
     story.session_id = response.session_id
     assert isinstance(story.session_id, str) and story.session_id
     assert sorted(meta_names(response)) == ["files", "missing"]
@@ -168,7 +172,7 @@ async def test_close_stops_the_server_and_resume_with_files_alone_reconnects_it(
 
     mark = hearth.updates.mark()
     resumed = await hearth.conn.resume_session(
-        session_id=sid, cwd=str(story.scenario.project), mcp_servers=servers(story, "files")
+        session_id=sid, cwd=story.scenario.cwd, mcp_servers=servers(story, "files")
     )
     assert meta_names(resumed) == ["files"], "the restored session has the servers of the resume request"
 

@@ -99,7 +99,7 @@ async def write_turn(story, prompt_index: int, call_response: int, choice: str) 
 async def test_a_write_approved_once_runs(story):
     story.hearth = await story.scenario.hearth()
     await story.hearth.initialize()
-    story.session_id = (await story.hearth.conn.new_session(cwd=str(story.scenario.project), mcp_servers=[])).session_id
+    story.session_id = (await story.hearth.conn.new_session(cwd=story.scenario.cwd, mcp_servers=[])).session_id
 
     t = await write_turn(story, 0, 0, "allow_once")
     assert t.statuses == ["pending", "in_progress", "completed"]

@@ -51,3 +51,31 @@ export function binary(name) {
   }
   return file;
 }
+
+/**
+ * The Hearth under test, as `{ command, args }` to spawn: `HEARTH_BIN` (default: the debug
+ * `hearth` above), started through `HEARTH_BIN_WRAPPER` when set — words split on spaces,
+ * e.g. `wine64` or `qemu-aarch64 -L /usr/aarch64-linux-gnu` — so a cross build runs
+ * against the host's mock LLM (tests/cross/).
+ */
+export function hearthCommand() {
+  const file = process.env.HEARTH_BIN ? path.resolve(process.env.HEARTH_BIN) : binary("hearth");
+  const wrapper = (process.env.HEARTH_BIN_WRAPPER ?? "").split(" ").filter(Boolean);
+  return wrapper.length > 0 ? { command: wrapper[0], args: [...wrapper.slice(1), file] } : { command: file, args: [] };
+}
+
+/**
+ * Whether the Hearth under test is a Windows build (`HEARTH_BIN` ends in `.exe`, run by wine):
+ * it gets Windows paths, and the scenarios that need a POSIX shell are skipped.
+ */
+export const windowsHearth = /\.exe$/i.test(process.env.HEARTH_BIN ?? "");
+
+/**
+ * A host path as the Hearth under test names it. The one translation of the suite: wine maps
+ * the host's `/` to drive `Z:`, so a Windows Hearth gets `Z:\tmp\...`; any other Hearth the path
+ * as is.
+ * @param {string} file an absolute host path
+ */
+export function hearthPath(file) {
+  return windowsHearth ? `Z:${file.replaceAll("/", "\\")}` : file;
+}

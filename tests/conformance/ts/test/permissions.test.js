@@ -32,7 +32,7 @@ describe("tool calls with permission requests", () => {
     fixture = scenario.fixture;
     hearth = await scenario.hearth();
     await hearth.initialize();
-    ({ sessionId } = await hearth.agent.request(methods.session.new, { cwd: scenario.project, mcpServers: [] }));
+    ({ sessionId } = await hearth.agent.request(methods.session.new, { cwd: scenario.cwd, mcpServers: [] }));
   });
   after(() => scenario?.cleanup());
 
