@@ -190,6 +190,8 @@ fn kill_9_mid_turn_keeps_everything_the_client_saw() {
     }
 }
 
+// File modes, root and `setpriv` are Unix's (a read-only store on Windows is an ACL).
+#[cfg(unix)]
 #[test]
 fn a_read_only_store_is_refused_at_start() {
     let dir = tempfile::tempdir().unwrap();
@@ -236,11 +238,13 @@ fn a_read_only_store_is_refused_at_start() {
     assert_eq!(std::fs::read(&db).unwrap(), before, "nothing overwritten");
 }
 
+#[cfg(unix)]
 fn chmod(path: &std::path::Path, mode: u32) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
+#[cfg(unix)]
 fn is_root() -> bool {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata("/proc/self")
@@ -248,6 +252,9 @@ fn is_root() -> bool {
         .unwrap_or(false)
 }
 
+// SIGTERM, `sleep`, `pgrep` and /proc are Unix's; on Windows the engine ends with its
+// stdin (the EOF test above), and its children with their Job Objects.
+#[cfg(unix)]
 #[test]
 fn sigterm_closes_the_engine_and_kills_running_commands() {
     let marker = format!("sleep 41{}", std::process::id() % 1000);
@@ -288,6 +295,7 @@ fn sigterm_closes_the_engine_and_kills_running_commands() {
 }
 
 /// An MCP server (and the child it started) dies with `hearth acp` on SIGTERM.
+#[cfg(unix)]
 #[test]
 fn sigterm_leaves_no_mcp_server_behind() {
     let mock = mock(json!({"responses": [{"events": [{"text": "hi"}]}]}));
@@ -331,6 +339,7 @@ fn sigterm_leaves_no_mcp_server_behind() {
 }
 
 /// Sends `hearth acp` SIGTERM and waits for its clean exit.
+#[cfg(unix)]
 fn terminate(client: &mut AcpClient<Stdio>) {
     let pid = client.transport.child.id().to_string();
     assert!(

@@ -156,7 +156,7 @@ impl Launcher {
         // `command` still holds copies of a merged pipe's write end; its end of file only
         // comes once they are closed.
         drop(command);
-        let group = Group::led_by(child.id());
+        let group = Group::led_by(&child).map_err(StartError::Io)?;
         Ok(Started {
             child,
             group,
