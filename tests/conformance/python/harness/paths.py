@@ -68,3 +68,14 @@ def hearth_path(path: Path) -> str:
     maps the host's ``/`` to drive ``Z:``, so a Windows Hearth gets ``Z:\\tmp\\...``; any other
     Hearth the path as is."""
     return "Z:" + str(path).replace("/", "\\") if WINDOWS_HEARTH else str(path)
+
+
+#: Why a command that does not exist cannot be reported as such by this Hearth, or None.
+#: qemu-user runs glibc's posix_spawn (a clone sharing memory with the parent until exec) as a
+#: plain fork, so the child's failed exec never reaches the parent: Hearth sees a spawn that
+#: worked and a child exiting 127.
+SPAWN_ERRORS_LOST = (
+    "under qemu-user a failed exec is not reported to Hearth (posix_spawn runs as a plain fork): the child exits 127"
+    if "qemu-" in os.environ.get("HEARTH_BIN_WRAPPER", "")
+    else None
+)

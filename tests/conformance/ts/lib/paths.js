@@ -79,3 +79,13 @@ export const windowsHearth = /\.exe$/i.test(process.env.HEARTH_BIN ?? "");
 export function hearthPath(file) {
   return windowsHearth ? `Z:${file.replaceAll("/", "\\")}` : file;
 }
+
+/**
+ * Why a command that does not exist cannot be reported as such by this Hearth, or null. qemu-user
+ * runs glibc's posix_spawn (a clone sharing memory with the parent until exec) as a plain
+ * fork, so the child's failed exec never reaches the parent: Hearth sees a spawn that worked
+ * and a child exiting 127.
+ */
+export const spawnErrorsLost = /qemu-/.test(process.env.HEARTH_BIN_WRAPPER ?? "")
+  ? "under qemu-user a failed exec is not reported to Hearth (posix_spawn runs as a plain fork): the child exits 127"
+  : null;

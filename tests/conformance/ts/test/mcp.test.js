@@ -10,7 +10,7 @@ import { after, before, describe, it } from "node:test";
 import * as acp from "@agentclientprotocol/sdk";
 import { mcpTestServers } from "../lib/mcp-servers.js";
 import { contentText, toolResults } from "../lib/mock-llm.js";
-import { windowsHearth } from "../lib/paths.js";
+import { spawnErrorsLost, windowsHearth } from "../lib/paths.js";
 import { pidsIn, pollGone } from "../lib/processes.js";
 import { Scenario } from "../lib/scenario.js";
 import { ofKind, textOf, toolCallStatuses } from "../lib/updates.js";
@@ -99,14 +99,15 @@ describe("a session with MCP servers", { skip: windowsHearth && WINDOWS_SKIP }, 
     assert.deepEqual(metaNames(response).sort(), ["files", "missing"]);
   });
 
-  it("the missing server is reported once, as a failed tool call after the session/new response", { timeout: TEST_TIMEOUT_MS }, async () => {
+  it("the missing server is reported once, as a failed tool call after the session/new response", { timeout: TEST_TIMEOUT_MS }, async (t) => {
     await hearth.updates.waitFor(sessionId, isReportOf("missing"), REPORT_TIMEOUT_MS);
     const reports = hearth.updates.of(sessionId).filter(isReportOf("missing"));
     assert.equal(reports.length, 1, "reported once");
     const [report] = reports;
     assert.equal(report.status, "failed");
     const missing = fixture.mcpServers.find((s) => s.name === "missing");
-    assert.ok(texts(report).join("").includes(missing.command), `the reason, naming the command, is its text: ${JSON.stringify(report)}`);
+    if (spawnErrorsLost) t.diagnostic(`not checked that the reason names the command: ${spawnErrorsLost}`);
+    else assert.ok(texts(report).join("").includes(missing.command), `the reason, naming the command, is its text: ${JSON.stringify(report)}`);
     assert.equal(hearth.updates.of(sessionId).filter(isReportOf("files")).length, 0, "the working server is not reported");
 
     // On the wire: the report follows the response (the client knows the session by then).
