@@ -28,12 +28,17 @@ declare -A skip_tests=(
     ["run mcp_config_servers_are_connected_for_the_run"]="its MCP server is tests/mcp/.venv's Linux Python"
 )
 
-# A console-only prefix: wineboot creates it once (about 20 s), later runs reuse it.
+# A console-only prefix: wineboot creates it once (about 20 s), later runs reuse it. Its PATH
+# leaves out WindowsPowerShell\v1.0: wine 8's powershell.exe is a stub that runs nothing and
+# exits 0, and Hearth takes PowerShell when it is on PATH; without it Hearth runs cmd.exe,
+# which wine implements.
 wine_prefix() {
     export WINEDEBUG=-all WINEPREFIX="${WINEPREFIX:-$target/wine}"
     if [[ ! -f "$WINEPREFIX/system.reg" ]]; then
         timed "wine prefix" wineboot --init >/dev/null 2>&1
     fi
+    wine reg add 'HKLM\System\CurrentControlSet\Control\Session Manager\Environment' /v PATH \
+        /t REG_EXPAND_SZ /d 'C:\windows\system32;C:\windows;C:\windows\system32\wbem' /f >/dev/null
     wineserver --wait
 }
 
