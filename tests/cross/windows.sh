@@ -37,6 +37,9 @@ wine_prefix() {
     if [[ ! -f "$WINEPREFIX/system.reg" ]]; then
         timed "wine prefix" wineboot --init >/dev/null 2>&1
     fi
+    # Rust's std needs bcryptprimitives.dll, which wine 8 lacks (tests/cross/bcryptprimitives.c).
+    x86_64-w64-mingw32-gcc -O2 -Wall -shared -o "$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll" \
+        "$repo/tests/cross/bcryptprimitives.c" -ladvapi32
     wine reg add 'HKLM\System\CurrentControlSet\Control\Session Manager\Environment' /v PATH \
         /t REG_EXPAND_SZ /d 'C:\windows\system32;C:\windows;C:\windows\system32\wbem' /f >/dev/null
     wineserver --wait

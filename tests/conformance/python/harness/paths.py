@@ -79,3 +79,15 @@ SPAWN_ERRORS_LOST = (
     if "qemu-" in os.environ.get("HEARTH_BIN_WRAPPER", "")
     else None
 )
+
+
+def wrapper_environment() -> dict[str, str] | None:
+    """The environment to start a wrapped Hearth with, or None for the SDK's default. The SDK
+    trims the environment to a few variables; the wrapper's own settings (``WINEPREFIX``,
+    ``WINEDEBUG``, ``QEMU_*``) must reach it too, or wine would use another prefix."""
+    if not os.environ.get("HEARTH_BIN_WRAPPER"):
+        return None
+    import acp  # here, not at the top: paths stays importable without the SDK
+
+    own = {key: value for key, value in os.environ.items() if key.startswith(("WINE", "QEMU_"))}
+    return {**acp.default_environment(), **own}
