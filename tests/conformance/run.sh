@@ -11,9 +11,11 @@ repo="$(cd "$here/../.." && pwd)"
 target="${CARGO_TARGET_DIR:-target}"
 [[ "$target" = /* ]] || target="$repo/$target"
 
-for bin in hearth hearth-mock-llm; do
-  if [[ ! -x "$target/debug/$bin" ]]; then
-    echo "conformance: $target/debug/$bin is missing; run: cargo build -p hearth-cli -p hearth-mock-llm" >&2
+# With HEARTH_BIN (another build of Hearth, see README.md) only the host's mock LLM is needed here.
+for bin in ${HEARTH_BIN:+hearth-mock-llm} ${HEARTH_BIN:-hearth hearth-mock-llm}; do
+  [[ "$bin" == */* ]] && file="$bin" || file="$target/debug/$bin"
+  if [[ ! -x "$file" ]]; then
+    echo "conformance: $file is missing; run: cargo build -p hearth-cli -p hearth-mock-llm" >&2
     exit 1
   fi
 done

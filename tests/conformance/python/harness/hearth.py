@@ -10,7 +10,7 @@ from typing import Any
 import acp
 from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation, InitializeResponse
 
-from .paths import binary
+from .paths import hearth_command, hearth_path, wrapper_environment
 from .permissions import PermissionDesk
 from .transcript import RecordingTransport, Transcript
 from .updates import UpdateLog
@@ -41,7 +41,7 @@ class RecordingClient:
 
 def _write_config(path: Path, data_dir: Path, base_url: str, extra: dict[str, Any]) -> None:
     """``extra``: scenario-specific keys from the fixture (e.g. ``permissionMode``)."""
-    config = {"dataDir": str(data_dir), "model": MODEL, "providers": {"openai": {"baseUrl": base_url, "apiKey": API_KEY}}}
+    config = {"dataDir": hearth_path(data_dir), "model": MODEL, "providers": {"openai": {"baseUrl": base_url, "apiKey": API_KEY}}}
     path.write_text(json.dumps({**config, **extra}, indent=2))
 
 
@@ -70,8 +70,9 @@ class Hearth:
         ``config`` keys given), and connects the official client through a transport that
         records every byte.
 
-        ``acp.spawn_stdio_transport`` starts it with the SDK's trimmed environment, so no
-        provider variable of the caller's leaks in: the config file is the only source.
+        ``acp.spawn_stdio_transport`` starts it with the SDK's trimmed environment (plus a
+        wrapper's own settings, ``paths.wrapper_environment``), so no provider variable of the
+        caller's leaks in: the config file is the only source.
         """
         config_file = work_dir / f"hearth-{label}.json"
         _write_config(config_file, data_dir, base_url, config or {})
@@ -80,7 +81,13 @@ class Hearth:
         with stderr_path.open("wb") as stderr:
             reader, writer, process = await stack.enter_async_context(
                 acp.spawn_stdio_transport(
-                    str(binary("hearth")), "acp", "--config", str(config_file), stderr=stderr.fileno(), limit=_LINE_LIMIT
+                    *hearth_command(),
+                    "acp",
+                    "--config",
+                    hearth_path(config_file),
+                    env=wrapper_environment(),
+                    stderr=stderr.fileno(),
+                    limit=_LINE_LIMIT,
                 )
             )
         transcript, updates, permissions = Transcript(), UpdateLog(), PermissionDesk()

@@ -11,6 +11,7 @@ from pathlib import Path
 from .fixtures import Fixture, load_fixture
 from .hearth import Hearth
 from .mock_llm import MockLlm
+from .paths import hearth_path
 from .schema import FrameSchemas
 
 
@@ -20,9 +21,11 @@ class Scenario:
         self.fixture = fixture
         self.mock = mock
         self.data_dir = work_dir / "data"
-        #: The cwd of the sessions: absolute, as ACP requires.
+        #: The sessions' project dir on the host.
         self.project = work_dir / "project"
         self.project.mkdir()
+        #: The cwd of the sessions as Hearth names it (paths.hearth_path): absolute, as ACP requires.
+        self.cwd = hearth_path(self.project)
         #: every Hearth started, so all their frames get validated
         self.hearths: list[Hearth] = []
         self._exit_codes: dict[int, int | None] = {}

@@ -24,7 +24,7 @@ def text_prompt(text: str) -> list[TextContentBlock]:
 async def test_cancel_mid_stream_ends_the_prompt_with_cancelled(story):
     story.hearth = hearth = await story.scenario.hearth()
     await hearth.initialize()
-    story.session_id = sid = (await hearth.conn.new_session(cwd=str(story.scenario.project), mcp_servers=[])).session_id
+    story.session_id = sid = (await hearth.conn.new_session(cwd=story.scenario.cwd, mcp_servers=[])).session_id
 
     mark = hearth.updates.mark()
     turn = asyncio.create_task(hearth.conn.prompt(session_id=sid, prompt=text_prompt(story.fixture.prompts[0])))

@@ -5,21 +5,30 @@ the session (and the model's conversation) stays usable."""
 from __future__ import annotations
 
 import asyncio
-import re
+import os
 import secrets
+import shutil
 
 import pytest
 from acp.schema import TextContentBlock
 
 from harness.mock_llm import tool_results
+from harness.paths import WINDOWS_HEARTH
 from harness.processes import poll_processes, processes_matching
 from harness.updates import of_kind, text_of, tool_call_statuses
 
-FIXTURE = "command-cancel"
 #: Unique digits in every command line of the tree (``sleep 30.<marker>``).
 MARKER = str(100_000_000 + secrets.randbelow(900_000_000))
 FIXTURE_VARS = {"marker": MARKER}
 PATTERN = rf"30\.{MARKER}"
+#: The tree per OS: its fixture, the line it prints once started, and its two processes below
+#: the first (the leaves). A Windows Hearth's shell is cmd/PowerShell, so its tree is
+#: tests/cross/spawn-tree.exe (``HEARTH_SPAWN_TREE``, built by tests/cross/windows.sh), copied
+#: into the project dir; wine shows its processes' command lines in /proc, so pgrep finds them.
+if WINDOWS_HEARTH:
+    FIXTURE, STARTED, LEAVES = "command-cancel-windows", f"spawn-tree 2 30.{MARKER} started", rf"spawn-tree\.exe [01] {PATTERN}"
+else:
+    FIXTURE, STARTED, LEAVES = "command-cancel", f"build-{MARKER} started", f"^sleep {PATTERN}"
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 #: Far below the command's 30 s: an answer within this proves the cancel worked.
@@ -30,15 +39,24 @@ START_TIMEOUT_S = 10
 REAP_GRACE_S = 1
 
 
+def spawn_tree() -> str:
+    """tests/cross/spawn-tree.exe, as tests/cross/windows.sh built it."""
+    file = os.environ.get("HEARTH_SPAWN_TREE")
+    assert file, "HEARTH_SPAWN_TREE is not set: run a Windows Hearth through tests/cross/windows.sh"
+    return file
+
+
 def text_prompt(text: str) -> list[TextContentBlock]:
     return [TextContentBlock(type="text", text=text)]
 
 
 async def test_cancel_kills_the_tree_fails_the_tool_call_and_ends_the_prompt_cancelled(story):
     assert processes_matching(PATTERN) == [], "no process with the marker before the test"
+    if WINDOWS_HEARTH:
+        shutil.copy(spawn_tree(), story.scenario.project / "spawn-tree.exe")
     story.hearth = hearth = await story.scenario.hearth()
     await hearth.initialize()
-    story.session_id = sid = (await hearth.conn.new_session(cwd=str(story.scenario.project), mcp_servers=[])).session_id
+    story.session_id = sid = (await hearth.conn.new_session(cwd=story.scenario.cwd, mcp_servers=[])).session_id
 
     mark = hearth.updates.mark()
     turn = asyncio.create_task(hearth.conn.prompt(session_id=sid, prompt=text_prompt(story.fixture.prompts[0])))
@@ -47,13 +65,13 @@ async def test_cancel_kills_the_tree_fails_the_tool_call_and_ends_the_prompt_can
         return u["sessionUpdate"] == "tool_call_update" and u.get("status") == "in_progress"
 
     def printed(u):
-        return f"build-{MARKER} started" in ((u.get("_meta") or {}).get("terminal_output") or {}).get("data", "")
+        return STARTED in ((u.get("_meta") or {}).get("terminal_output") or {}).get("data", "")
 
     await hearth.updates.wait_for(sid, running, START_TIMEOUT_S)
     await hearth.updates.wait_for(sid, printed, START_TIMEOUT_S)
-    # Both sleeps (the tree's leaves, one under a nested shell) are up: a real tree to kill.
-    leaves = await poll_processes(f"^sleep {PATTERN}", lambda found: len(found) >= 2, START_TIMEOUT_S)
-    assert len(leaves) == 2, "both sleeps run:\n" + "\n".join(processes_matching(PATTERN))
+    # Both leaves (one a grandchild of the command) are up: a real tree to kill.
+    leaves = await poll_processes(LEAVES, lambda found: len(found) >= 2, START_TIMEOUT_S)
+    assert len(leaves) == 2, "both leaves run:\n" + "\n".join(processes_matching(PATTERN))
 
     await hearth.conn.cancel(session_id=sid)
     response = await asyncio.wait_for(turn, CANCEL_DEADLINE_S)
@@ -77,7 +95,7 @@ async def test_cancel_kills_the_tree_fails_the_tool_call_and_ends_the_prompt_can
         if u.get("toolCallId") == start["toolCallId"] and (u.get("_meta") or {}).get("terminal_output")
     ]
     assert all(o["terminal_id"] == start["toolCallId"] for o in outputs)
-    assert re.search(f"build-{MARKER} started", "".join(o["data"] for o in outputs))
+    assert STARTED in "".join(o["data"] for o in outputs)
 
     # On the wire, the final status precedes the prompt's answer.
     transcript = hearth.transcript

@@ -23,7 +23,7 @@ def is_list(u: dict) -> bool:
 async def test_available_commands_update_follows_the_session_new_response(story):
     story.hearth = hearth = await story.scenario.hearth()
     await hearth.initialize()
-    story.session_id = sid = (await hearth.conn.new_session(cwd=str(story.scenario.project), mcp_servers=[])).session_id
+    story.session_id = sid = (await hearth.conn.new_session(cwd=story.scenario.cwd, mcp_servers=[])).session_id
     await hearth.updates.wait_for(sid, is_list, LIST_TIMEOUT_S)
     [listed] = of_kind(hearth.updates.of(sid), "available_commands_update")
     names = [c["name"] for c in listed["availableCommands"]]

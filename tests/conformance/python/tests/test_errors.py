@@ -22,7 +22,7 @@ async def rejects_with(awaitable, code: int, data: dict | None = None) -> None:
 
 async def test_a_request_before_initialize_gets_32600(story):
     story.hearth = hearth = await story.scenario.hearth()
-    await rejects_with(hearth.conn.new_session(cwd=str(story.scenario.project), mcp_servers=[]), -32600)
+    await rejects_with(hearth.conn.new_session(cwd=story.scenario.cwd, mcp_servers=[]), -32600)
     await hearth.initialize()
 
 
@@ -31,7 +31,7 @@ async def test_session_new_with_a_relative_cwd_gets_32602(story):
 
 
 async def test_unknown_session_ids_get_32002_with_session_id(story):
-    conn, cwd, not_found = story.hearth.conn, str(story.scenario.project), {"sessionId": UNKNOWN}
+    conn, cwd, not_found = story.hearth.conn, story.scenario.cwd, {"sessionId": UNKNOWN}
     await rejects_with(conn.load_session(cwd=cwd, session_id=UNKNOWN, mcp_servers=[]), -32002, not_found)
     await rejects_with(conn.resume_session(session_id=UNKNOWN, cwd=cwd), -32002, not_found)
     prompt = [TextContentBlock(type="text", text="hello?")]

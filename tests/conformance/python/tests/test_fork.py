@@ -24,7 +24,7 @@ async def prompt(story, text: str, session_id: str) -> str:
 async def fork_of(story, session_id: str, **meta):
     # The SDK sends its keyword arguments as the request's `_meta`.
     return await story.hearth.conn.fork_session(
-        session_id=session_id, cwd=str(story.scenario.project), mcp_servers=[], **meta
+        session_id=session_id, cwd=story.scenario.cwd, mcp_servers=[], **meta
     )
 
 
@@ -49,7 +49,7 @@ async def test_initialize_advertises_fork_and_title(story):
 
 async def test_a_fork_of_the_whole_session_sends_the_parents_context_then_its_prompt(story):
     fixture = story.fixture
-    story.parent = (await story.hearth.conn.new_session(cwd=str(story.scenario.project), mcp_servers=[])).session_id
+    story.parent = (await story.hearth.conn.new_session(cwd=story.scenario.cwd, mcp_servers=[])).session_id
     for text in fixture.prompts[:2]:
         assert await prompt(story, text, story.parent) == "end_turn"
     forked = await fork_of(story, story.parent)
@@ -71,7 +71,7 @@ async def test_a_fork_at_a_prompt_keeps_only_what_came_before_it(story):
     fixture, updates = story.fixture, story.hearth.updates
     # The replay names each prompt's messageId.
     mark = updates.mark()
-    await story.hearth.conn.load_session(cwd=str(story.scenario.project), session_id=story.parent, mcp_servers=[])
+    await story.hearth.conn.load_session(cwd=story.scenario.cwd, session_id=story.parent, mcp_servers=[])
     second = next(
         u for u in of_kind(updates.of(story.parent, mark), "user_message_chunk") if u["content"]["text"] == fixture.prompts[1]
     )

@@ -39,7 +39,7 @@ async def test_initialize_answers_version_1_and_advertises_session_methods(story
 
 
 async def test_session_new_gives_a_session_id(story):
-    response = await story.hearth.conn.new_session(cwd=str(story.scenario.project), mcp_servers=[])
+    response = await story.hearth.conn.new_session(cwd=story.scenario.cwd, mcp_servers=[])
     story.session_id = response.session_id
     assert isinstance(story.session_id, str) and story.session_id
 
@@ -93,10 +93,10 @@ async def test_second_prompt_sends_the_first_exchange_to_the_model(story):
 
 
 async def test_session_list_finds_it_with_title_and_updated_at(story):
-    listed = await story.hearth.conn.list_sessions(cwd=str(story.scenario.project))
+    listed = await story.hearth.conn.list_sessions(cwd=story.scenario.cwd)
     found = next((s for s in listed.sessions if s.session_id == story.session_id), None)
     assert found is not None, f"session {story.session_id} listed"
-    assert found.cwd == str(story.scenario.project)
+    assert found.cwd == story.scenario.cwd
     assert found.title == story.fixture.prompts[0]
     datetime.fromisoformat(found.updated_at)  # raises unless ISO 8601
 
@@ -107,7 +107,7 @@ async def test_session_close_succeeds(story):
 
 async def test_session_load_replays_the_conversation_before_its_response(story):
     fixture, hearth, sid = story.fixture, story.hearth, story.session_id
-    await hearth.conn.load_session(cwd=str(story.scenario.project), session_id=sid, mcp_servers=[])
+    await hearth.conn.load_session(cwd=story.scenario.cwd, session_id=sid, mcp_servers=[])
 
     # Order as Hearth wrote it: the replay must sit between the request and its response.
     request = hearth.transcript.last_request("session/load", sid)
@@ -130,7 +130,7 @@ async def test_session_load_replays_the_conversation_before_its_response(story):
 
 async def test_session_resume_restores_without_replay(story):
     hearth, sid = story.hearth, story.session_id
-    await hearth.conn.resume_session(session_id=sid, cwd=str(story.scenario.project))
+    await hearth.conn.resume_session(session_id=sid, cwd=story.scenario.cwd)
     request = hearth.transcript.last_request("session/resume", sid)
     response = hearth.transcript.response_to(request)
     assert response is not None, "resume response recorded"
@@ -142,7 +142,7 @@ async def test_session_delete_removes_it(story):
     resumed = hearth.transcript.response_to(hearth.transcript.last_request("session/resume", sid))
     assert await hearth.delete_session(sid) == {}
 
-    listed = await hearth.conn.list_sessions(cwd=str(story.scenario.project))
+    listed = await hearth.conn.list_sessions(cwd=story.scenario.cwd)
     assert sid not in [s.session_id for s in listed.sessions], "deleted session not listed"
 
     with pytest.raises(RequestError) as error:

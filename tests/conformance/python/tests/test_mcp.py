@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import warnings
 from types import SimpleNamespace
 
 import pytest
@@ -15,11 +16,15 @@ from acp.schema import McpServerStdio, TextContentBlock
 
 from harness.mcp_servers import mcp_test_servers
 from harness.mock_llm import content_text, tool_results
+from harness.paths import SPAWN_ERRORS_LOST, WINDOWS_HEARTH
 from harness.processes import pids_in, poll_gone
 from harness.updates import of_kind, text_of, tool_call_statuses
 
 FIXTURE = "mcp"
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = [
+    pytest.mark.asyncio(loop_scope="module"),
+    pytest.mark.skipif(WINDOWS_HEARTH, reason="the MCP test server is the host's Linux Python (tests/mcp/.venv), which a Windows Hearth cannot start"),
+]
 
 #: Every test's bound: far above what a stdio server of the Python SDK takes to start.
 TEST_TIMEOUT_S = 30
@@ -110,7 +115,7 @@ async def test_initialize_advertises_mcp_over_http_and_not_over_sse(story):
 
 @bounded
 async def test_session_new_with_a_working_and_a_missing_server_names_both_in_meta(story):
-    response = await story.hearth.conn.new_session(cwd=str(story.scenario.project), mcp_servers=servers(story))
+    response = await story.hearth.conn.new_session(cwd=story.scenario.cwd, mcp_servers=servers(story))
     story.session_id = response.session_id
     assert isinstance(story.session_id, str) and story.session_id
     assert sorted(meta_names(response)) == ["files", "missing"]
@@ -125,7 +130,10 @@ async def test_the_missing_server_is_reported_once_as_a_failed_tool_call_after_t
     [report] = reports
     assert report["status"] == "failed"
     [missing] = [s for s in story.fixture.mcp_servers if s["name"] == "missing"]
-    assert missing["command"] in "".join(texts(report)), f"the reason, naming the command, is its text: {report}"
+    if SPAWN_ERRORS_LOST:
+        warnings.warn(f"not checked that the reason names the command: {SPAWN_ERRORS_LOST}", stacklevel=1)
+    else:
+        assert missing["command"] in "".join(texts(report)), f"the reason, naming the command, is its text: {report}"
     assert not [u for u in hearth.updates.of(sid) if is_report_of("files")(u)], "the working server is not reported"
 
     # On the wire: the report follows the response (the client knows the session by then).
@@ -168,7 +176,7 @@ async def test_close_stops_the_server_and_resume_with_files_alone_reconnects_it(
 
     mark = hearth.updates.mark()
     resumed = await hearth.conn.resume_session(
-        session_id=sid, cwd=str(story.scenario.project), mcp_servers=servers(story, "files")
+        session_id=sid, cwd=story.scenario.cwd, mcp_servers=servers(story, "files")
     )
     assert meta_names(resumed) == ["files"], "the restored session has the servers of the resume request"
 

@@ -10,6 +10,7 @@ import pytest
 from acp.schema import TextContentBlock
 
 from harness.mock_llm import content_text, tool_results
+from harness.paths import hearth_path
 from harness.updates import of_kind, text_of, tool_call_statuses
 
 FIXTURE = "permissions"
@@ -50,11 +51,11 @@ async def write_turn(story, prompt_index: int, call_response: int, choice: str) 
     starts = of_kind(turn, "tool_call")
     assert len(starts) == 1, "one tool call announced"
     [start] = starts
-    expected_diff = {"type": "diff", "path": str(file), "newText": call["arguments"]["content"]}
+    expected_diff = {"type": "diff", "path": hearth_path(file), "newText": call["arguments"]["content"]}
     assert start["status"] == "pending"
     assert start["kind"] == "edit"
     assert start["rawInput"] == call["arguments"]
-    assert [loc["path"] for loc in start.get("locations", [])] == [str(file)]
+    assert [loc["path"] for loc in start.get("locations", [])] == [hearth_path(file)]
     start_diffs = [c for c in start.get("content", []) if c["type"] == "diff"]
     assert [_without_old_text(d) for d in start_diffs] == [expected_diff]
     assert all(d.get("oldText") is None for d in start_diffs)
@@ -99,7 +100,7 @@ async def write_turn(story, prompt_index: int, call_response: int, choice: str) 
 async def test_a_write_approved_once_runs(story):
     story.hearth = await story.scenario.hearth()
     await story.hearth.initialize()
-    story.session_id = (await story.hearth.conn.new_session(cwd=str(story.scenario.project), mcp_servers=[])).session_id
+    story.session_id = (await story.hearth.conn.new_session(cwd=story.scenario.cwd, mcp_servers=[])).session_id
 
     t = await write_turn(story, 0, 0, "allow_once")
     assert t.statuses == ["pending", "in_progress", "completed"]

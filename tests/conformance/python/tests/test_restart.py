@@ -17,7 +17,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 async def test_a_prompt_answered_before_the_kill(story):
     first = await story.scenario.hearth()
     await first.initialize()
-    story.session_id = sid = (await first.conn.new_session(cwd=str(story.scenario.project), mcp_servers=[])).session_id
+    story.session_id = sid = (await first.conn.new_session(cwd=story.scenario.cwd, mcp_servers=[])).session_id
     response = await first.conn.prompt(
         session_id=sid, prompt=[TextContentBlock(type="text", text=story.fixture.prompts[0])]
     )
@@ -26,7 +26,7 @@ async def test_a_prompt_answered_before_the_kill(story):
 
 
 async def test_listed_and_replayed_by_a_new_hearth_on_the_same_data_dir(story):
-    fixture, sid, project = story.fixture, story.session_id, str(story.scenario.project)
+    fixture, sid, project = story.fixture, story.session_id, story.scenario.cwd
     second = await story.scenario.hearth()
     await second.initialize()
 

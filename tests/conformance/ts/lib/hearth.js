@@ -6,7 +6,7 @@ import { openSync, closeSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
-import { binary } from "./paths.js";
+import { hearthCommand, hearthPath } from "./paths.js";
 import { PermissionDesk } from "./permissions.js";
 import { Transcript } from "./transcript.js";
 import { UpdateLog } from "./updates.js";
@@ -25,7 +25,7 @@ function cleanEnv() {
 
 /** `extra`: scenario-specific keys from the fixture (e.g. `permissionMode`). */
 function writeConfig(file, { dataDir, baseUrl, extra = {} }) {
-  const config = { dataDir, model: MODEL, providers: { openai: { baseUrl, apiKey: API_KEY } }, ...extra };
+  const config = { dataDir: hearthPath(dataDir), model: MODEL, providers: { openai: { baseUrl, apiKey: API_KEY } }, ...extra };
   writeFileSync(file, JSON.stringify(config, null, 2));
 }
 
@@ -41,7 +41,8 @@ export class Hearth {
     writeConfig(configFile, { dataDir, baseUrl, extra: config });
     const stderrPath = path.join(workDir, `hearth-${label}.stderr.log`);
     const stderr = openSync(stderrPath, "w");
-    const child = spawn(binary("hearth"), ["acp", "--config", configFile], {
+    const { command, args } = hearthCommand();
+    const child = spawn(command, [...args, "acp", "--config", hearthPath(configFile)], {
       stdio: ["pipe", "pipe", stderr],
       env: cleanEnv(),
     });

@@ -51,3 +51,41 @@ export function binary(name) {
   }
   return file;
 }
+
+/**
+ * The Hearth under test, as `{ command, args }` to spawn: `HEARTH_BIN` (default: the debug
+ * `hearth` above), started through `HEARTH_BIN_WRAPPER` when set — words split on spaces,
+ * e.g. `wine64` or `qemu-aarch64 -L /usr/aarch64-linux-gnu` — so a cross build runs
+ * against the host's mock LLM (tests/cross/).
+ */
+export function hearthCommand() {
+  const file = process.env.HEARTH_BIN ? path.resolve(process.env.HEARTH_BIN) : binary("hearth");
+  const wrapper = (process.env.HEARTH_BIN_WRAPPER ?? "").split(" ").filter(Boolean);
+  return wrapper.length > 0 ? { command: wrapper[0], args: [...wrapper.slice(1), file] } : { command: file, args: [] };
+}
+
+/**
+ * Whether the Hearth under test is a Windows build (`HEARTH_BIN` ends in `.exe`, run by wine):
+ * it gets Windows paths, and the scenarios that need a POSIX shell are skipped.
+ */
+export const windowsHearth = /\.exe$/i.test(process.env.HEARTH_BIN ?? "");
+
+/**
+ * A host path as the Hearth under test names it. The one translation of the suite: wine maps
+ * the host's `/` to drive `Z:`, so a Windows Hearth gets `Z:\tmp\...`; any other Hearth the path
+ * as is.
+ * @param {string} file an absolute host path
+ */
+export function hearthPath(file) {
+  return windowsHearth ? `Z:${file.replaceAll("/", "\\")}` : file;
+}
+
+/**
+ * Why a command that does not exist cannot be reported as such by this Hearth, or null. qemu-user
+ * runs glibc's posix_spawn (a clone sharing memory with the parent until exec) as a plain
+ * fork, so the child's failed exec never reaches the parent: Hearth sees a spawn that worked
+ * and a child exiting 127.
+ */
+export const spawnErrorsLost = /qemu-/.test(process.env.HEARTH_BIN_WRAPPER ?? "")
+  ? "under qemu-user a failed exec is not reported to Hearth (posix_spawn runs as a plain fork): the child exits 127"
+  : null;

@@ -8,6 +8,7 @@ import path from "node:path";
 import { loadFixture } from "./fixtures.js";
 import { Hearth } from "./hearth.js";
 import { MockLlm } from "./mock-llm.js";
+import { hearthPath } from "./paths.js";
 import { FrameSchemas } from "./schema.js";
 
 let schema;
@@ -34,9 +35,11 @@ export class Scenario {
     this.fixture = fixture;
     this.mock = mock;
     this.dataDir = path.join(workDir, "data");
-    /** The cwd of the sessions: absolute, as ACP requires. */
+    /** The sessions' project dir on the host. */
     this.project = path.join(workDir, "project");
     mkdirSync(this.project);
+    /** The cwd of the sessions as Hearth names it (paths.js hearthPath): absolute, as ACP requires. */
+    this.cwd = hearthPath(this.project);
     /** @type {Hearth[]} every Hearth started, so all their frames get validated */
     this.hearths = [];
     /** Set once stopAndValidate() passed: only then is the temp dir removed. */

@@ -29,7 +29,7 @@ describe("cancel", () => {
     scenario = await Scenario.start("cancel");
     hearth = await scenario.hearth();
     await hearth.initialize();
-    ({ sessionId } = await hearth.agent.request(methods.session.new, { cwd: scenario.project, mcpServers: [] }));
+    ({ sessionId } = await hearth.agent.request(methods.session.new, { cwd: scenario.cwd, mcpServers: [] }));
   });
   after(() => scenario?.cleanup());
 

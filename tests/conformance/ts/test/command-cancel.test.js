@@ -4,9 +4,12 @@
 
 import assert from "node:assert/strict";
 import { randomInt } from "node:crypto";
+import { copyFileSync } from "node:fs";
+import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import * as acp from "@agentclientprotocol/sdk";
 import { toolResults } from "../lib/mock-llm.js";
+import { windowsHearth } from "../lib/paths.js";
 import { pollProcesses, processesMatching } from "../lib/processes.js";
 import { Scenario } from "../lib/scenario.js";
 import { ofKind, textOf, toolCallStatuses } from "../lib/updates.js";
@@ -19,6 +22,13 @@ const CANCEL_DEADLINE_MS = 10_000;
 const START_TIMEOUT_MS = 10_000;
 /** Grace for the kernel to tear down killed processes after the answer. */
 const REAP_GRACE_MS = 1_000;
+
+/** tests/cross/spawn-tree.exe, as tests/cross/windows.sh built it. */
+function spawnTree() {
+  const file = process.env.HEARTH_SPAWN_TREE;
+  if (!file) throw new Error("HEARTH_SPAWN_TREE is not set: run a Windows Hearth through tests/cross/windows.sh");
+  return file;
+}
 
 function deadline(ms, what) {
   let timer;
@@ -35,13 +45,23 @@ describe("cancel during a running command", () => {
   /** Unique digits in every command line of the tree (`sleep 30.<marker>`). */
   const marker = String(randomInt(100_000_000, 1_000_000_000));
   const pattern = `30\\.${marker}`;
+  /**
+   * The tree per OS: its fixture, the line it prints once started, and its two processes below
+   * the first (the leaves). A Windows Hearth's shell is cmd/PowerShell, so its tree is
+   * tests/cross/spawn-tree.exe (`HEARTH_SPAWN_TREE`, built by tests/cross/windows.sh), copied
+   * into the project dir; wine shows its processes' command lines in /proc, so pgrep finds them.
+   */
+  const tree = windowsHearth
+    ? { fixture: "command-cancel-windows", started: `spawn-tree 2 30.${marker} started`, leaves: `spawn-tree\\.exe [01] ${pattern}` }
+    : { fixture: "command-cancel", started: `build-${marker} started`, leaves: `^sleep ${pattern}` };
 
   before(async () => {
     assert.deepEqual(processesMatching(pattern), [], "no process with the marker before the test");
-    scenario = await Scenario.start("command-cancel", { marker });
+    scenario = await Scenario.start(tree.fixture, { marker });
+    if (windowsHearth) copyFileSync(spawnTree(), path.join(scenario.project, "spawn-tree.exe"));
     hearth = await scenario.hearth();
     await hearth.initialize();
-    ({ sessionId } = await hearth.agent.request(methods.session.new, { cwd: scenario.project, mcpServers: [] }));
+    ({ sessionId } = await hearth.agent.request(methods.session.new, { cwd: scenario.cwd, mcpServers: [] }));
   });
   after(() => scenario?.cleanup());
 
@@ -56,11 +76,11 @@ describe("cancel during a running command", () => {
 
     const running = (u) => u.sessionUpdate === "tool_call_update" && u.status === "in_progress";
     await hearth.updates.waitFor(sessionId, running, START_TIMEOUT_MS);
-    const printed = (u) => u._meta?.terminal_output?.data?.includes(`build-${marker} started`);
+    const printed = (u) => u._meta?.terminal_output?.data?.includes(tree.started);
     await hearth.updates.waitFor(sessionId, printed, START_TIMEOUT_MS);
-    // Both sleeps (the tree's leaves, one under a nested shell) are up: a real tree to kill.
-    const leaves = await pollProcesses(`^sleep ${pattern}`, (found) => found.length >= 2, START_TIMEOUT_MS);
-    assert.equal(leaves.length, 2, `both sleeps run:\n${processesMatching(pattern).join("\n")}`);
+    // Both leaves (one a grandchild of the command) are up: a real tree to kill.
+    const leaves = await pollProcesses(tree.leaves, (found) => found.length >= 2, START_TIMEOUT_MS);
+    assert.equal(leaves.length, 2, `both leaves run:\n${processesMatching(pattern).join("\n")}`);
 
     await hearth.agent.notify(methods.session.cancel, { sessionId });
     const timeout = deadline(CANCEL_DEADLINE_MS, "the cancelled prompt");
@@ -80,7 +100,7 @@ describe("cancel during a running command", () => {
     // Live output came as `_meta.terminal_output` deltas of this tool call.
     const deltas = updates.filter((u) => u.toolCallId === start.toolCallId && u._meta?.terminal_output);
     assert.ok(deltas.every((u) => u._meta.terminal_output.terminal_id === start.toolCallId));
-    assert.match(deltas.map((u) => u._meta.terminal_output.data).join(""), new RegExp(`build-${marker} started`));
+    assert.ok(deltas.map((u) => u._meta.terminal_output.data).join("").includes(tree.started));
 
     // On the wire, the final status precedes the prompt's answer.
     const { transcript } = hearth;

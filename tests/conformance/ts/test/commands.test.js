@@ -25,7 +25,7 @@ describe("commands", () => {
   after(() => scenario?.cleanup());
 
   it("available_commands_update follows the session/new response", async () => {
-    ({ sessionId } = await hearth.agent.request(methods.session.new, { cwd: scenario.project, mcpServers: [] }));
+    ({ sessionId } = await hearth.agent.request(methods.session.new, { cwd: scenario.cwd, mcpServers: [] }));
     const isList = (u) => u.sessionUpdate === "available_commands_update";
     await hearth.updates.waitFor(sessionId, isList, LIST_TIMEOUT_MS);
     const [list] = ofKind(hearth.updates.of(sessionId), "available_commands_update");

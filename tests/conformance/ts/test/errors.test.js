@@ -30,7 +30,7 @@ describe("errors", () => {
   after(() => scenario?.cleanup());
 
   it("a request before initialize gets -32600", async () => {
-    await rejectsWith(hearth.agent.request(methods.session.new, { cwd: scenario.project, mcpServers: [] }), -32600);
+    await rejectsWith(hearth.agent.request(methods.session.new, { cwd: scenario.cwd, mcpServers: [] }), -32600);
     await hearth.initialize();
   });
 
@@ -40,7 +40,7 @@ describe("errors", () => {
 
   it("unknown session ids get -32002 with data.sessionId", async () => {
     const notFound = [-32002, { sessionId: UNKNOWN }];
-    const { project: cwd } = scenario;
+    const { cwd } = scenario;
     await rejectsWith(hearth.agent.request(methods.session.load, { sessionId: UNKNOWN, cwd, mcpServers: [] }), ...notFound);
     await rejectsWith(hearth.agent.request(methods.session.resume, { sessionId: UNKNOWN, cwd }), ...notFound);
     const prompt = [{ type: "text", text: "hello?" }];

@@ -35,7 +35,7 @@ describe("session/fork and session/set_title", () => {
   const prompt = (text, sessionId) =>
     hearth.agent.request(methods.session.prompt, { sessionId, prompt: [{ type: "text", text }] });
   const forkOf = (sessionId, extra = {}) =>
-    hearth.agent.request(forkMethod, { sessionId, cwd: scenario.project, mcpServers: [], ...extra });
+    hearth.agent.request(forkMethod, { sessionId, cwd: scenario.cwd, mcpServers: [], ...extra });
   const listed = async (sessionId) =>
     (await hearth.agent.request(methods.session.list, {})).sessions.find((s) => s.sessionId === sessionId);
 
@@ -46,7 +46,7 @@ describe("session/fork and session/set_title", () => {
   });
 
   it("a fork of the whole session sends the parent's context, then its own prompt", async () => {
-    ({ sessionId: parent } = await hearth.agent.request(methods.session.new, { cwd: scenario.project, mcpServers: [] }));
+    ({ sessionId: parent } = await hearth.agent.request(methods.session.new, { cwd: scenario.cwd, mcpServers: [] }));
     for (const text of fixture.prompts.slice(0, 2)) assert.equal((await prompt(text, parent)).stopReason, "end_turn");
     const forked = await forkOf(parent);
     fork = forked.sessionId;
@@ -66,7 +66,7 @@ describe("session/fork and session/set_title", () => {
   it("a fork at a prompt keeps only what came before it", async () => {
     // The replay names each prompt's messageId.
     const mark = hearth.updates.mark();
-    await hearth.agent.request(methods.session.load, { sessionId: parent, cwd: scenario.project, mcpServers: [] });
+    await hearth.agent.request(methods.session.load, { sessionId: parent, cwd: scenario.cwd, mcpServers: [] });
     const second = ofKind(hearth.updates.of(parent, mark), "user_message_chunk").find(
       (u) => u.content.text === fixture.prompts[1],
     );

@@ -44,7 +44,7 @@ describe("session lifecycle", () => {
   });
 
   it("session/new gives a session id", async () => {
-    ({ sessionId } = await hearth.agent.request(methods.session.new, { cwd: scenario.project, mcpServers: [] }));
+    ({ sessionId } = await hearth.agent.request(methods.session.new, { cwd: scenario.cwd, mcpServers: [] }));
     assert.equal(typeof sessionId, "string");
     assert.ok(sessionId.length > 0);
   });
@@ -96,10 +96,10 @@ describe("session lifecycle", () => {
   });
 
   it("session/list finds the session with its title and updatedAt", async () => {
-    const { sessions } = await hearth.agent.request(methods.session.list, { cwd: scenario.project });
+    const { sessions } = await hearth.agent.request(methods.session.list, { cwd: scenario.cwd });
     const found = sessions.find((s) => s.sessionId === sessionId);
     assert.ok(found, `session ${sessionId} listed`);
-    assert.equal(found.cwd, scenario.project);
+    assert.equal(found.cwd, scenario.cwd);
     assert.equal(found.title, fixture.prompts[0]);
     assert.ok(!Number.isNaN(Date.parse(found.updatedAt)), `updatedAt is a date: ${found.updatedAt}`);
   });
@@ -109,7 +109,7 @@ describe("session lifecycle", () => {
   });
 
   it("session/load replays the conversation before its response", async () => {
-    await hearth.agent.request(methods.session.load, { sessionId, cwd: scenario.project, mcpServers: [] });
+    await hearth.agent.request(methods.session.load, { sessionId, cwd: scenario.cwd, mcpServers: [] });
 
     // Order as Hearth wrote it: the replay must sit between the request and its response.
     const { transcript } = hearth;
@@ -139,7 +139,7 @@ describe("session lifecycle", () => {
 
   it("session/resume restores the session without replaying it", async () => {
     const { transcript } = hearth;
-    await hearth.agent.request(methods.session.resume, { sessionId, cwd: scenario.project });
+    await hearth.agent.request(methods.session.resume, { sessionId, cwd: scenario.cwd });
     const request = transcript.lastRequest(methods.session.resume, sessionId);
     const response = transcript.responseTo(request);
     assert.ok(response, "resume response recorded");
@@ -151,7 +151,7 @@ describe("session lifecycle", () => {
     const resumed = transcript.responseTo(transcript.lastRequest(methods.session.resume, sessionId));
     assert.deepEqual(await hearth.agent.request(methods.session.delete, { sessionId }), {});
 
-    const { sessions } = await hearth.agent.request(methods.session.list, { cwd: scenario.project });
+    const { sessions } = await hearth.agent.request(methods.session.list, { cwd: scenario.cwd });
     assert.ok(!sessions.some((s) => s.sessionId === sessionId), "deleted session not listed");
 
     await assert.rejects(prompt("anyone there?"), (error) => {

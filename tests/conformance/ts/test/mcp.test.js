@@ -10,6 +10,7 @@ import { after, before, describe, it } from "node:test";
 import * as acp from "@agentclientprotocol/sdk";
 import { mcpTestServers } from "../lib/mcp-servers.js";
 import { contentText, toolResults } from "../lib/mock-llm.js";
+import { spawnErrorsLost, windowsHearth } from "../lib/paths.js";
 import { pidsIn, pollGone } from "../lib/processes.js";
 import { Scenario } from "../lib/scenario.js";
 import { ofKind, textOf, toolCallStatuses } from "../lib/updates.js";
@@ -34,7 +35,10 @@ const texts = (update) =>
 /** The names in a session response's `_meta.hearth.mcpServers` (Hearth's MCP state). */
 const metaNames = (response) => (response._meta?.hearth?.mcpServers ?? []).map((s) => s.name);
 
-describe("a session with MCP servers", () => {
+/** Why the scenario cannot run against a Windows Hearth. */
+const WINDOWS_SKIP = "the MCP test server is the host's Linux Python (tests/mcp/.venv), which a Windows Hearth cannot start";
+
+describe("a session with MCP servers", { skip: windowsHearth && WINDOWS_SKIP }, () => {
   /** @type {Scenario} */ let scenario;
   /** @type {import("../lib/hearth.js").Hearth} */ let hearth;
   let fixture;
@@ -87,7 +91,7 @@ describe("a session with MCP servers", () => {
 
   it("session/new with a working and a missing server succeeds and names both in _meta", { timeout: TEST_TIMEOUT_MS }, async () => {
     const response = await hearth.agent.request(methods.session.new, {
-      cwd: scenario.project,
+      cwd: scenario.cwd,
       mcpServers: fixture.mcpServers,
     });
     ({ sessionId } = response);
@@ -95,14 +99,15 @@ describe("a session with MCP servers", () => {
     assert.deepEqual(metaNames(response).sort(), ["files", "missing"]);
   });
 
-  it("the missing server is reported once, as a failed tool call after the session/new response", { timeout: TEST_TIMEOUT_MS }, async () => {
+  it("the missing server is reported once, as a failed tool call after the session/new response", { timeout: TEST_TIMEOUT_MS }, async (t) => {
     await hearth.updates.waitFor(sessionId, isReportOf("missing"), REPORT_TIMEOUT_MS);
     const reports = hearth.updates.of(sessionId).filter(isReportOf("missing"));
     assert.equal(reports.length, 1, "reported once");
     const [report] = reports;
     assert.equal(report.status, "failed");
     const missing = fixture.mcpServers.find((s) => s.name === "missing");
-    assert.ok(texts(report).join("").includes(missing.command), `the reason, naming the command, is its text: ${JSON.stringify(report)}`);
+    if (spawnErrorsLost) t.diagnostic(`not checked that the reason names the command: ${spawnErrorsLost}`);
+    else assert.ok(texts(report).join("").includes(missing.command), `the reason, naming the command, is its text: ${JSON.stringify(report)}`);
     assert.equal(hearth.updates.of(sessionId).filter(isReportOf("files")).length, 0, "the working server is not reported");
 
     // On the wire: the report follows the response (the client knows the session by then).
@@ -142,7 +147,7 @@ describe("a session with MCP servers", () => {
 
     const mark = hearth.updates.mark();
     const servers = fixture.mcpServers.filter((s) => s.name === "files");
-    const resumed = await hearth.agent.request(methods.session.resume, { sessionId, cwd: scenario.project, mcpServers: servers });
+    const resumed = await hearth.agent.request(methods.session.resume, { sessionId, cwd: scenario.cwd, mcpServers: servers });
     assert.deepEqual(metaNames(resumed), ["files"], "the restored session has the servers of the resume request");
 
     const { call } = await echoTurn(1, 2);

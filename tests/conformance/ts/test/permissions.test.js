@@ -8,6 +8,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import * as acp from "@agentclientprotocol/sdk";
 import { contentText, toolResults } from "../lib/mock-llm.js";
+import { hearthPath } from "../lib/paths.js";
 import { Scenario } from "../lib/scenario.js";
 import { ofKind, textOf, toolCallStatuses } from "../lib/updates.js";
 
@@ -32,7 +33,7 @@ describe("tool calls with permission requests", () => {
     fixture = scenario.fixture;
     hearth = await scenario.hearth();
     await hearth.initialize();
-    ({ sessionId } = await hearth.agent.request(methods.session.new, { cwd: scenario.project, mcpServers: [] }));
+    ({ sessionId } = await hearth.agent.request(methods.session.new, { cwd: scenario.cwd, mcpServers: [] }));
   });
   after(() => scenario?.cleanup());
 
@@ -61,11 +62,11 @@ describe("tool calls with permission requests", () => {
     const starts = ofKind(turn, "tool_call");
     assert.equal(starts.length, 1, "one tool call announced");
     const [start] = starts;
-    const expectedDiff = { type: "diff", path: file, oldText: null, newText: call.arguments.content };
+    const expectedDiff = { type: "diff", path: hearthPath(file), oldText: null, newText: call.arguments.content };
     assert.equal(start.status, "pending");
     assert.equal(start.kind, "edit");
     assert.deepEqual(start.rawInput, call.arguments);
-    assert.deepEqual(start.locations?.map((l) => l.path), [file]);
+    assert.deepEqual(start.locations?.map((l) => l.path), [hearthPath(file)]);
     const startDiffs = (start.content ?? []).filter((c) => c.type === "diff");
     assert.deepEqual(startDiffs.map((d) => ({ ...d, oldText: d.oldText ?? null })), [expectedDiff]);
 

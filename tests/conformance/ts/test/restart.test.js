@@ -21,7 +21,7 @@ describe("restart", () => {
   it("a prompt answered before the kill", async () => {
     const first = await scenario.hearth();
     await first.initialize();
-    ({ sessionId } = await first.agent.request(methods.session.new, { cwd: scenario.project, mcpServers: [] }));
+    ({ sessionId } = await first.agent.request(methods.session.new, { cwd: scenario.cwd, mcpServers: [] }));
     const response = await first.agent.request(methods.session.prompt, {
       sessionId,
       prompt: [{ type: "text", text: scenario.fixture.prompts[0] }],
@@ -36,13 +36,13 @@ describe("restart", () => {
     const second = await scenario.hearth();
     await second.initialize();
 
-    const { sessions } = await second.agent.request(methods.session.list, { cwd: scenario.project });
+    const { sessions } = await second.agent.request(methods.session.list, { cwd: scenario.cwd });
     const listed = sessions.find((s) => s.sessionId === sessionId);
     assert.ok(listed, `session ${sessionId} listed after the restart`);
     assert.equal(listed.title, fixture.prompts[0]);
 
     const mark = second.updates.mark();
-    await second.agent.request(methods.session.load, { sessionId, cwd: scenario.project, mcpServers: [] });
+    await second.agent.request(methods.session.load, { sessionId, cwd: scenario.cwd, mcpServers: [] });
     assert.deepEqual(messages(second.updates.of(sessionId, mark)), [
       { kind: "user_message_chunk", text: fixture.prompts[0] },
       { kind: "agent_thought_chunk", text: fixture.thoughts[0] },
