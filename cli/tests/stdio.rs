@@ -57,13 +57,16 @@ fn frames_end_in_a_bare_newline() {
         .arg(&config_path)
         .stdin(Pipe::piped())
         .stdout(Pipe::piped())
+        .stderr(Pipe::piped())
         .spawn()
         .unwrap();
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.as_bytes()).unwrap();
+    // A failed write means it exited early: its stderr, below, says why.
+    let _ = std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.as_bytes());
     let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
-        "EOF on stdin exits 0, got {}",
+        "EOF on stdin exits 0, got {}: {stderr}",
         out.status
     );
     assert!(

@@ -90,7 +90,9 @@ mod tests {
         let path = dir.path().join("src/new/mod.rs");
 
         let prepared = prepare(&Write, input.clone(), &ctx).await.unwrap();
-        assert_eq!(prepared.title, "Create src/new/mod.rs");
+        // The OS's separator: `src\new\mod.rs` on Windows.
+        let shown = std::path::Path::new("src").join("new").join("mod.rs");
+        assert_eq!(prepared.title, format!("Create {}", shown.display()));
         let expected = Diff {
             path: path.clone(),
             old_text: None,
@@ -100,7 +102,8 @@ mod tests {
 
         let output = call(&Write, input, &ctx).await.unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "pub fn f() {}\n");
-        assert!(output.for_model.starts_with("Created src/new/mod.rs.\n\n"));
+        let created = format!("Created {}.\n\n", shown.display());
+        assert!(output.for_model.starts_with(&created));
         assert!(output.for_model.contains("+pub fn f() {}"));
         assert_eq!(
             output.content,

@@ -15,7 +15,7 @@ pub use client::{AcpClient, PATIENCE, agent_text, chunk_text};
 pub use schema::Schema;
 pub use transport::{InProcess, Stdio, Transport};
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The repository root (the workspace holding `Cargo.lock`).
 pub fn repo_root() -> PathBuf {
@@ -26,12 +26,16 @@ pub fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// A binary built by cargo next to the test binaries (`target/debug/NAME`).
+/// A binary built by cargo next to the test binaries (`target/debug/NAME`, `.exe` on Windows).
 pub fn cargo_bin(name: &str) -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("target"));
-    let path = target.join("debug").join(name);
+    // Beside the test's own `deps/`: `target/debug`, or `target/<triple>/debug` in a cross
+    // build (under wine, `target/debug` would be the host's binary).
+    let test = std::env::current_exe().expect("the test's own path");
+    let profile = test
+        .parent()
+        .and_then(Path::parent)
+        .expect("a test runs from <target>/<profile>/deps");
+    let path = profile.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
     assert!(
         path.exists(),
         "{} is missing: run `cargo build` first",
