@@ -38,6 +38,50 @@ fn a_full_session_over_stdio_then_eof_exits_cleanly() {
     assert!(status.success(), "EOF on stdin exits 0, got {status}");
 }
 
+/// Frames are bytes ending in `\n` alone, on every OS: Rust's stdout translates nothing (on
+/// Windows a pipe gets the bytes as written), and a client splitting on `\n` must not be
+/// handed a `\r` at the end of every frame.
+#[test]
+fn frames_end_in_a_bare_newline() {
+    let mock = mock(json!({"responses": []}));
+    let dir = tempfile::tempdir().unwrap();
+    let config_path = dir.path().join("c.json");
+    std::fs::write(&config_path, config(&mock, dir.path())).unwrap();
+    let frames = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {}}}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": dir.path(), "mcpServers": []}}),
+    ];
+    let input: String = frames.iter().map(|frame| format!("{frame}\n")).collect();
+    let mut child = Command::new(cargo_bin("hearth"))
+        .args(["acp", "--config"])
+        .arg(&config_path)
+        .stdin(Pipe::piped())
+        .stdout(Pipe::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "EOF on stdin exits 0, got {}",
+        out.status
+    );
+    assert!(
+        !out.stdout.contains(&b'\r'),
+        "{:?}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(out.stdout.ends_with(b"\n"));
+    let ids: Vec<Value> = out
+        .stdout
+        .split(|&byte| byte == b'\n')
+        .filter(|line| !line.is_empty())
+        .map(|line| serde_json::from_slice::<Value>(line).unwrap()["id"].clone())
+        .filter(|id| !id.is_null())
+        .collect();
+    assert_eq!(ids, [json!(1), json!(2)], "both answered, one frame a line");
+}
+
 #[test]
 fn version_and_bad_config_keys() {
     // `hearth acp --version` too: the packages' checks run it from an npm project and a venv.
@@ -190,6 +234,8 @@ fn kill_9_mid_turn_keeps_everything_the_client_saw() {
     }
 }
 
+// File modes, root and `setpriv` are Unix's (a read-only store on Windows is an ACL).
+#[cfg(unix)]
 #[test]
 fn a_read_only_store_is_refused_at_start() {
     let dir = tempfile::tempdir().unwrap();
@@ -236,11 +282,13 @@ fn a_read_only_store_is_refused_at_start() {
     assert_eq!(std::fs::read(&db).unwrap(), before, "nothing overwritten");
 }
 
+#[cfg(unix)]
 fn chmod(path: &std::path::Path, mode: u32) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
+#[cfg(unix)]
 fn is_root() -> bool {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata("/proc/self")
@@ -248,6 +296,9 @@ fn is_root() -> bool {
         .unwrap_or(false)
 }
 
+// SIGTERM, `sleep`, `pgrep` and /proc are Unix's; on Windows the engine ends with its
+// stdin (the EOF test above), and its children with their Job Objects.
+#[cfg(unix)]
 #[test]
 fn sigterm_closes_the_engine_and_kills_running_commands() {
     let marker = format!("sleep 41{}", std::process::id() % 1000);
@@ -288,6 +339,7 @@ fn sigterm_closes_the_engine_and_kills_running_commands() {
 }
 
 /// An MCP server (and the child it started) dies with `hearth acp` on SIGTERM.
+#[cfg(unix)]
 #[test]
 fn sigterm_leaves_no_mcp_server_behind() {
     let mock = mock(json!({"responses": [{"events": [{"text": "hi"}]}]}));
@@ -331,6 +383,7 @@ fn sigterm_leaves_no_mcp_server_behind() {
 }
 
 /// Sends `hearth acp` SIGTERM and waits for its clean exit.
+#[cfg(unix)]
 fn terminate(client: &mut AcpClient<Stdio>) {
     signal(client, "TERM");
 }

@@ -353,7 +353,10 @@ impl Config {
         match self.data_dir.as_deref() {
             Some(":memory:") => Ok(StoreLocation::Memory),
             Some(dir) => Ok(StoreLocation::File(PathBuf::from(dir).join("hearth.db"))),
-            None => dirs::data_dir()
+            // The local data dir: the same as the data dir on Linux and macOS; on Windows
+            // `AppData\Local`, not `Roaming` — a roaming profile is copied to a server at every
+            // sign-out, which a growing SQLite file (and its -wal) must not be.
+            None => dirs::data_local_dir()
                 .map(|d| StoreLocation::File(d.join("hearth").join("hearth.db")))
                 .ok_or_else(|| {
                     ConfigError("no platform data directory; set `dataDir` in the config".into())

@@ -1,5 +1,14 @@
 //! Where a path really leads, as the kernel would find it — what the permission checks
-//! compare against the workspace roots.
+//! compare against the workspace roots. The one place paths are OS-specific:
+//!
+//! - a link's target loses a `\\?\` prefix (Windows writes absolute link targets so); a
+//!   verbatim `\\?\C:\x` is another path prefix than `C:\x` to `Path::starts_with`;
+//! - on Windows, the part of the path that exists is spelled as the filesystem spells it
+//!   (`std::fs::canonicalize`, its `\\?\` dropped): `c:\users\ME\proj` and
+//!   `C:\Users\me\proj` are one directory there, and the containment check compares
+//!   components exactly. Asking the filesystem, rather than comparing without case, stays
+//!   right in a directory made case-sensitive (WSL's per-directory flag), and expands 8.3
+//!   short names (`PROGRA~1`) too.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -7,7 +16,34 @@ use std::path::{Component, Path, PathBuf};
 /// followed — dangling ones too, since writing through a dangling link creates its target —
 /// and `..` applies to what a link pointed at.
 pub fn resolve(path: &Path) -> PathBuf {
-    resolve_links(path, &mut 0)
+    as_spelled_on_disk(resolve_links(path, &mut 0))
+}
+
+/// `path` with its longest existing ancestor as the filesystem spells it (see the module doc).
+#[cfg(windows)]
+fn as_spelled_on_disk(path: PathBuf) -> PathBuf {
+    let mut existing = path.as_path();
+    let mut missing = Vec::new();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            let mut spelled = dunce::simplified(&real).to_path_buf();
+            spelled.extend(missing.iter().rev());
+            return spelled;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                missing.push(name.to_owned());
+                existing = parent;
+            }
+            _ => return path,
+        }
+    }
+}
+
+/// `path` itself: Unix filesystems spell a path one way only.
+#[cfg(not(windows))]
+fn as_spelled_on_disk(path: PathBuf) -> PathBuf {
+    path
 }
 
 /// Links followed before giving up (the kernel's limit): a loop resolves to where it stopped.
@@ -29,7 +65,7 @@ fn resolve_links(path: &Path, followed: &mut usize) -> PathBuf {
                 match std::fs::read_link(&candidate) {
                     Ok(target) if is_link && *followed < MAX_LINKS => {
                         *followed += 1;
-                        out = resolve_links(&out.join(target), followed);
+                        out = resolve_links(&out.join(dunce::simplified(&target)), followed);
                     }
                     _ => out = candidate,
                 }
@@ -49,6 +85,8 @@ mod tests {
         !resolve(path).starts_with(resolve(root))
     }
 
+    // Symlinks on Windows need a privilege (or developer mode) a test cannot count on.
+    #[cfg(unix)]
     #[test]
     fn symlinks_out_of_the_workspace_are_outside() {
         let root = tempfile::tempdir().unwrap();
@@ -60,6 +98,8 @@ mod tests {
         assert!(!escapes(root.path(), &honest));
     }
 
+    // Symlinks on Windows need a privilege (or developer mode) a test cannot count on.
+    #[cfg(unix)]
     #[test]
     fn dangling_links_and_dot_dot_through_links_resolve_where_the_kernel_goes() {
         let root = tempfile::tempdir().unwrap();
@@ -79,5 +119,27 @@ mod tests {
         std::fs::create_dir(root.path().join("real")).unwrap();
         std::os::unix::fs::symlink(root.path().join("real"), root.path().join("alias")).unwrap();
         assert!(!escapes(root.path(), &root.path().join("alias/new.txt")));
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn windows_paths_compare_as_the_filesystem_spells_them() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir(root.path().join("Src")).unwrap();
+        let shouted = PathBuf::from(root.path().to_string_lossy().to_uppercase());
+        // Another case, a missing file: still inside, spelled as on disk.
+        let new_file = shouted.join("SRC").join("New.rs");
+        assert!(!escapes(root.path(), &new_file));
+        assert_eq!(
+            resolve(&new_file),
+            resolve(root.path()).join("Src").join("New.rs")
+        );
+        // A verbatim path is the same directory, shown without its prefix.
+        let verbatim = PathBuf::from(format!(r"\\?\{}", root.path().display()));
+        assert_eq!(resolve(&verbatim), resolve(root.path()));
+        assert!(!resolve(root.path()).to_string_lossy().starts_with(r"\\?\"));
+        // A sibling directory is outside.
+        let elsewhere = tempfile::tempdir().unwrap();
+        assert!(escapes(root.path(), &elsewhere.path().join("x")));
     }
 }

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::output::{DeltaStream, KeptOutput, Utf8Chunks};
 use super::process::{
-    ChildKind, Group, Launcher, OutputReader, StartError, Started, Stdio, exit_parts,
+    ChildKind, Group, Launcher, OutputReader, StartError, Started, Stdio, exit_parts, shell,
 };
 use super::{CommandResult, CommandSpec, Io, IoError, Meta, WalkEntry, WalkSpec};
 
@@ -237,11 +237,13 @@ fn wait_failed(error: std::io::Error) -> IoError {
     IoError(format!("waiting for the command failed: {error}"))
 }
 
-/// Starts `sh -c command` as the leader of a new process tree, both output streams on one
-/// pipe, no stdin (a command waiting for input would hang until its timeout).
+/// Starts `command` in the OS's shell (`sh -c` on Unix) as the leader of a new process tree,
+/// both output streams on one pipe, no stdin (a command waiting for input would hang until
+/// its timeout).
 fn spawn(launcher: &Launcher, spec: &CommandSpec) -> Result<(Child, Group, OutputReader), IoError> {
-    let args = ["-c".to_owned(), spec.command.clone()];
-    let launch = launcher.launch(ChildKind::Command, "sh", &args, &spec.cwd, &[]);
+    let shell = shell();
+    let args = shell.args(&spec.command);
+    let launch = launcher.launch(ChildKind::Command, shell.program, &args, &spec.cwd, &[]);
     let cannot = |reason: &dyn std::fmt::Display| {
         IoError(format!("cannot start `{}`: {reason}", spec.command))
     };

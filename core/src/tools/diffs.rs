@@ -8,6 +8,7 @@ use serde_json::json;
 use similar::TextDiff;
 
 use super::bounds::cap;
+use super::line_endings::without_cr;
 use super::lsp;
 use super::paths::shown;
 use super::{Context, Diff, Output, ToolContent, ToolError};
@@ -60,11 +61,12 @@ pub async fn apply_and_report(
     Ok(output)
 }
 
-/// The result of an applied change: `headline` and the unified diff for the model, the diff
-/// block for the client.
+/// The result of an applied change: `headline` and the unified diff for the model (without the
+/// `\r` of CRLF lines), the diff block for the client (the file's texts as they are).
 fn output(ctx: &Context, diff: &Diff, headline: &str) -> Output {
-    let old = diff.old_text.as_deref().unwrap_or("");
-    let text_diff = TextDiff::from_lines(old, &diff.new_text);
+    let old = without_cr(diff.old_text.as_deref().unwrap_or(""));
+    let new = without_cr(&diff.new_text);
+    let text_diff = TextDiff::from_lines(old.as_ref(), new.as_ref());
     let name = shown(ctx, &diff.path);
     let unified = text_diff
         .unified_diff()

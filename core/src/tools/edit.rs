@@ -7,6 +7,7 @@ use serde::Deserialize;
 
 use super::bounds::plural;
 use super::diffs::{apply_and_report, first_changed_line};
+use super::line_endings::LineEnding;
 use super::paths::{resolve, shown};
 use super::{
     About, Access, CallReport, Context, Diff, Kind, Location, Output, Planned, Result, Tool,
@@ -115,10 +116,10 @@ struct Edited {
 fn apply_edits(original: &str, edits: &[Replacement], name: &str) -> Result<Edited> {
     let mut text = original.to_owned();
     let mut replacements = 0;
-    let crlf = text.contains("\r\n");
+    let ending = LineEnding::of(original);
     for (index, edit) in edits.iter().enumerate() {
         let fail = |why: String| ToolError(format!("edit {} of {}: {why}", index + 1, edits.len()));
-        let (old, new) = line_endings(edit, crlf);
+        let (old, new) = in_file_form(edit, ending, &text);
         if old.is_empty() {
             return Err(fail("`old_text` is empty".into()));
         }
@@ -153,14 +154,13 @@ fn apply_edits(original: &str, edits: &[Replacement], name: &str) -> Result<Edit
     Ok(Edited { text, replacements })
 }
 
-/// The edit's texts with the file's line endings: models write `\n`, and a CRLF file should
-/// not make every multi-line edit fail.
-fn line_endings(edit: &Replacement, crlf: bool) -> (String, String) {
-    if crlf && !edit.old_text.contains('\r') {
-        (
-            edit.old_text.replace('\n', "\r\n"),
-            edit.new_text.replace('\n', "\r\n"),
-        )
+/// The edit's texts as they are written in `text`: in the file's line endings (models write
+/// `\n`; a CRLF file stays CRLF, its new lines included), or as the model wrote them when
+/// only that form matches (a file that mixes both endings).
+fn in_file_form(edit: &Replacement, ending: LineEnding, text: &str) -> (String, String) {
+    let old = ending.apply(&edit.old_text);
+    if text.contains(old.as_ref()) {
+        (old.into_owned(), ending.apply(&edit.new_text).into_owned())
     } else {
         (edit.old_text.clone(), edit.new_text.clone())
     }
@@ -298,14 +298,48 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn matches_lf_edits_in_a_crlf_file() {
+    async fn a_crlf_file_stays_crlf_throughout() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("win.txt");
         std::fs::write(&path, "a\r\nb\r\nc\r\n").unwrap();
         let ctx = context(dir.path());
-        let input =
-            json!({ "path": "win.txt", "edits": [{ "old_text": "a\nb\n", "new_text": "x\ny\n" }] });
+        // LF from the model, a line added, and one edit that already wrote CRLF in `new_text`.
+        let input = json!({ "path": "win.txt", "edits": [
+            { "old_text": "a\nb\n", "new_text": "x\ny\nadded\n" },
+            { "old_text": "c", "new_text": "z\r\nlast" },
+        ]});
+        let output = call(&Edit, input, &ctx).await.unwrap();
+        let written = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(written, "x\r\ny\r\nadded\r\nz\r\nlast\r\n");
+        assert!(
+            output
+                .for_model
+                .contains("-a\n-b\n-c\n+x\n+y\n+added\n+z\n+last\n"),
+            "the model's diff has no \\r: {:?}",
+            output.for_model
+        );
+        let ToolContent::Diff(diff) = &output.content[0] else {
+            panic!("{:?}", output.content)
+        };
+        assert_eq!(
+            diff.new_text, written,
+            "the client's diff is the file's text"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_edit_in_a_file_of_mixed_endings_keeps_the_matched_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mixed.txt");
+        std::fs::write(&path, "a\r\nb\r\nc\r\nlf1\nlf2\n").unwrap();
+        let ctx = context(dir.path());
+        let input = json!({ "path": "mixed.txt", "edits": [
+            { "old_text": "lf1\nlf2\n", "new_text": "one\ntwo\n" },
+        ]});
         call(&Edit, input, &ctx).await.unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "x\r\ny\r\nc\r\n");
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "a\r\nb\r\nc\r\none\ntwo\n"
+        );
     }
 }

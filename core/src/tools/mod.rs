@@ -26,6 +26,7 @@ mod grep;
 mod html;
 mod input;
 mod limits;
+mod line_endings;
 mod list;
 pub mod lsp;
 pub mod mcp;

@@ -13,6 +13,7 @@ use super::bounds::{cut_line, fence};
 use super::{
     About, Access, CallReport, Context, Kind, Output, Planned, Result, Tool, ToolContent, ToolError,
 };
+use crate::io::process::shell;
 use crate::io::{CommandResult, CommandSpec};
 
 pub struct RunCommand;
@@ -37,8 +38,9 @@ pub struct Call {
     timeout: Duration,
 }
 
-/// What the model is told `run_command` does.
-const DESCRIPTION: &str = "Run a shell command (`sh -c`) in the working directory: builds, \
+/// What the model is told `run_command` does, after the shell that runs it (`sh -c` on Unix,
+/// PowerShell or `cmd.exe` on Windows: the model writes different command lines for each).
+const DESCRIPTION: &str = "in the working directory: builds, \
     tests, git, scripts. stdout and stderr come back merged, with the exit code. \
     There is no stdin, so interactive prompts fail: pass flags like `--yes`. Long \
     output keeps its beginning and end. The command and everything it starts are \
@@ -89,7 +91,12 @@ impl Tool for RunCommand {
     }
 
     fn about(&self) -> About {
-        About::new("run_command", Kind::Execute, DESCRIPTION)
+        let shell = shell().invocation();
+        About::new(
+            "run_command",
+            Kind::Execute,
+            format!("Run a shell command ({shell}) {DESCRIPTION}"),
+        )
     }
 }
 

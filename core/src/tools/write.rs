@@ -1,10 +1,12 @@
-//! `write`: create a file or replace its whole text. The diff against the current text is
-//! worked out in `prepare`, so the permission request shows exactly what will change.
+//! `write`: create a file or replace its whole text (in the line endings it had). The diff
+//! against the current text is worked out in `prepare`, so the permission request shows
+//! exactly what will change.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::diffs::{apply_and_report, current_text, first_changed_line};
+use super::line_endings::LineEnding;
 use super::paths::{resolve, shown};
 use super::{
     About, Access, CallReport, Context, Diff, Kind, Location, Output, Planned, Result, Tool,
@@ -38,11 +40,16 @@ impl Tool for Write {
         } else {
             "Create"
         };
-        let line = first_changed_line(old_text.as_deref().unwrap_or(""), &input.content);
+        // A file replaced whole keeps its line endings too; a new one is written as given.
+        let new_text = match &old_text {
+            Some(old) => LineEnding::of(old).apply(&input.content).into_owned(),
+            None => input.content,
+        };
+        let line = first_changed_line(old_text.as_deref().unwrap_or(""), &new_text);
         let diff = Diff {
             path: path.clone(),
             old_text,
-            new_text: input.content,
+            new_text,
         };
         Ok(Planned::new(
             format!("{verb} {}", shown(ctx, &path)),
@@ -144,5 +151,25 @@ mod tests {
         let error = Write.run(prepared.plan, &ctx, &recorder).await.unwrap_err();
         assert!(error.0.contains("a.txt changed since"), "{error}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "changed meanwhile");
+    }
+
+    #[tokio::test]
+    async fn a_crlf_file_replaced_whole_stays_crlf() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("win.txt");
+        std::fs::write(&path, "one\r\ntwo\r\n").unwrap();
+        let ctx = context(dir.path());
+        let input = json!({ "path": "win.txt", "content": "one\n2\nthree\n" });
+        let output = call(&Write, input, &ctx).await.unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "one\r\n2\r\nthree\r\n"
+        );
+        assert!(
+            output.for_model.contains(" one\n-two\n+2\n+three\n"),
+            "{:?}",
+            output.for_model
+        );
+        assert_eq!(output.raw_output.unwrap()["added"], 2);
     }
 }

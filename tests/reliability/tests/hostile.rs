@@ -5,6 +5,10 @@
 //! wrong, and the engine's memory stays bounded while a gigabyte goes through it.
 //!
 //! The same in both modes, except that the long mode prints 4 GB instead of 1 GB.
+//!
+//! Unix only: its symlinks need a privilege on Windows, Windows file names are never
+//! non-UTF-8 bytes (they are UTF-16), and its commands are `sh` lines.
+#![cfg(unix)]
 
 use std::collections::BTreeMap;
 use std::os::unix::ffi::OsStrExt;

@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{ClientError, SessionClient, call, failure};
 use crate::io::output::{DeltaStream, KeptOutput, STREAM_CAP_FACTOR};
+use crate::io::process::shell;
 use crate::io::{CommandResult, CommandSpec, IoError, floor_char_boundary};
 
 /// How often the output is polled while the command runs: live enough for a human, a handful
@@ -34,12 +35,14 @@ pub(super) async fn run_in_terminal(
     output: UnboundedSender<String>,
     cancel: CancellationToken,
 ) -> Result<CommandResult, IoError> {
+    // The editor runs on this machine: the command line is written for this OS's shell.
+    let shell = shell();
     let created = call(
         &client,
         "terminal/create",
         json!({
-            "command": "sh",
-            "args": ["-c", spec.command],
+            "command": shell.program,
+            "args": shell.args(&spec.command),
             "cwd": spec.cwd,
             "outputByteLimit": spec.output_limit,
         }),

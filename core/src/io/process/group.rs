@@ -17,7 +17,7 @@ const GRACE: Duration = Duration::from_secs(1);
 const POLL: Duration = Duration::from_millis(20);
 
 pub struct Group {
-    /// `None` when the process had no id (it had already been reaped).
+    /// `None` when the process was already gone (reaped) when it was started.
     tree: Option<Tree>,
     /// Set once it was killed or a stop began: nothing more is sent from here (a recycled
     /// group id is never signalled), and a drop leaves the stop to finish.
@@ -26,18 +26,22 @@ pub struct Group {
 }
 
 impl Group {
-    /// The group the process `leader` leads (it was started by the launcher).
-    pub(super) fn led_by(leader: Option<u32>) -> Self {
-        Group {
-            tree: Tree::led_by(leader),
+    /// The tree the just-spawned `child` leads (it was started by the launcher).
+    pub(super) fn led_by(child: &tokio::process::Child) -> std::io::Result<Self> {
+        Ok(Group {
+            tree: Tree::led_by(child)?,
             done: AtomicBool::new(false),
             killer: Mutex::new(None),
-        }
+        })
     }
 
     /// Asks every process of the group to stop (SIGTERM), and nothing more.
     pub fn terminate(&self) {
-        if let Some(tree) = self.tree.filter(|_| !self.done.load(Ordering::Acquire)) {
+        if let Some(tree) = self
+            .tree
+            .as_ref()
+            .filter(|_| !self.done.load(Ordering::Acquire))
+        {
             tree.terminate();
         }
     }
@@ -46,6 +50,7 @@ impl Group {
     pub fn kill(&self) {
         if let Some(tree) = self
             .tree
+            .as_ref()
             .filter(|_| !self.done.swap(true, Ordering::AcqRel))
         {
             tree.kill();
@@ -61,23 +66,27 @@ impl Group {
     /// Like `stop`, once the group has had `polite` to leave by itself (a server that was
     /// asked to exit).
     pub fn stop_after(&self, polite: Duration) {
-        let Some(tree) = self.tree else { return };
+        let Some(tree) = self.tree.clone() else {
+            return;
+        };
         if self.done.swap(true, Ordering::AcqRel) {
             return;
         }
         if polite.is_zero() && !tree.terminate() {
             return;
         }
+        let stopping = tree.clone();
         let killer = std::thread::Builder::new()
             .name("hearth-process-stop".into())
             .spawn(move || {
+                let tree = stopping;
                 if !polite.is_zero() {
-                    if gone_within(tree, polite) {
+                    if gone_within(&tree, polite) {
                         return;
                     }
                     tree.terminate();
                 }
-                if !gone_within(tree, GRACE) {
+                if !gone_within(&tree, GRACE) {
                     tree.kill();
                 }
             });
@@ -110,7 +119,7 @@ impl Drop for Group {
 }
 
 /// Polls the group until it is empty (true), or `limit` passed (false).
-fn gone_within(tree: Tree, limit: Duration) -> bool {
+fn gone_within(tree: &Tree, limit: Duration) -> bool {
     let until = Instant::now() + limit;
     while Instant::now() < until {
         if tree.is_gone() {

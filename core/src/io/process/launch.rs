@@ -141,8 +141,8 @@ impl Launcher {
             policy.confine(&mut launch).map_err(StartError::Refused)?;
         }
         let mut command = Command::new(&launch.program);
+        os::pass_args(&mut command, &launch.program, &launch.args);
         command
-            .args(&launch.args)
             .env_clear()
             .envs(launch.env.iter().map(|(name, value)| (name, value)))
             .current_dir(&launch.cwd)
@@ -156,7 +156,7 @@ impl Launcher {
         // `command` still holds copies of a merged pipe's write end; its end of file only
         // comes once they are closed.
         drop(command);
-        let group = Group::led_by(child.id());
+        let group = Group::led_by(&child).map_err(StartError::Io)?;
         Ok(Started {
             child,
             group,

@@ -8,9 +8,9 @@
 //!   then by force, waited for, killed when dropped;
 //! - `server.rs`: a stdio server's start on top of the launcher, its stderr to the log, why it
 //!   ended;
-//! - `unix.rs`: everything OS-specific (process groups, signals, the merged output pipe).
-//!   Another OS is one file beside it, with the same few items; nothing outside it names a
-//!   Unix type.
+//! - `unix.rs`, `windows.rs`: everything OS-specific (a process tree: a process group and its
+//!   signals on Unix, a Job Object on Windows; the merged output pipe; the shell). Another OS is one file
+//!   beside them, with the same few items; nothing outside them names an OS type.
 
 mod group;
 mod launch;
@@ -19,14 +19,40 @@ mod server;
 mod unix;
 #[cfg(unix)]
 use unix as os;
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+use windows as os;
 
 pub use group::Group;
 pub use launch::{ChildKind, Confinement, Launch, Launcher, StartError, Started, Stdio};
-pub use os::exit_parts;
+pub use os::{exit_parts, shell};
 pub use server::{LastLine, Spawned, exit_reason, exit_status, start_server};
 
 /// The read end of a child's merged stdout and stderr.
 pub type OutputReader = Box<dyn tokio::io::AsyncRead + Send + Unpin>;
+
+/// The shell `run_command` runs a command line with: its program and the arguments before
+/// the command line.
+#[derive(Debug)]
+pub struct Shell {
+    pub program: &'static str,
+    pub flags: &'static [&'static str],
+}
+
+impl Shell {
+    /// The arguments that run `command`.
+    pub fn args(&self, command: &str) -> Vec<String> {
+        let mut args: Vec<String> = self.flags.iter().map(|&flag| flag.to_owned()).collect();
+        args.push(command.to_owned());
+        args
+    }
+
+    /// How the model is told what runs its command lines, e.g. "`sh -c`".
+    pub fn invocation(&self) -> String {
+        format!("`{} {}`", self.program, self.flags.join(" "))
+    }
+}
 
 #[cfg(test)]
 mod tests;

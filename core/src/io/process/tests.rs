@@ -9,7 +9,9 @@ use tokio::sync::mpsc::unbounded_channel;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::io::testing::{Wrapped, with_keys, wrapping_launcher};
+use crate::io::testing::with_keys;
+#[cfg(unix)]
+use crate::io::testing::{Wrapped, wrapping_launcher};
 use crate::io::{CommandSpec, Io, LocalIo};
 
 const KEYS: [&str; 2] = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
@@ -55,6 +57,8 @@ async fn run(io: &LocalIo, command: &str) -> Result<String, crate::io::IoError> 
     Ok(result.output)
 }
 
+// `sh` syntax; the Windows shells expand variables otherwise.
+#[cfg(unix)]
 #[tokio::test]
 async fn a_command_sees_no_key_and_runs_wrapped() {
     let policy = Arc::new(Wrapped::default());
@@ -105,4 +109,67 @@ async fn a_refused_child_is_not_started_and_says_why() {
         refused.as_deref(),
         Some("cannot start `pyright`: not allowed by the sandbox")
     );
+}
+
+/// A job ends the whole tree: the grandchild holding the output pipe goes with its parent, so
+/// the pipe reaches its end (it would not for ten minutes if only the leader were killed).
+#[cfg(windows)]
+#[tokio::test]
+async fn stopping_a_job_ends_the_grandchildren_too() {
+    use tokio::io::AsyncReadExt;
+    let launcher = Launcher::new(&KEYS);
+    // `ping -n 600` is Windows' `sleep 600`; the inner cmd holds the pipe meanwhile.
+    let inner = r#"cmd /d /c "echo started& ping -n 600 127.0.0.1 >NUL""#;
+    let args = ["/d", "/s", "/c", inner].map(String::from);
+    let launch = launcher.launch(
+        ChildKind::McpServer,
+        "cmd.exe",
+        &args,
+        &std::env::temp_dir(),
+        &[],
+    );
+    let mut started = launcher.start(launch, Stdio::Piped).unwrap();
+    let mut stdout = started.child.stdout.take().unwrap();
+    let mut first = [0u8; 1];
+    assert_eq!(
+        stdout.read(&mut first).await.unwrap(),
+        1,
+        "the grandchild runs"
+    );
+    started.group.stop();
+    started.group.wait();
+    assert!(started.group.settled());
+    let mut rest = Vec::new();
+    let end = tokio::time::timeout(Duration::from_secs(20), stdout.read_to_end(&mut rest)).await;
+    assert!(
+        end.is_ok(),
+        "the grandchild is gone, so is its end of the pipe"
+    );
+}
+
+/// cmd.exe gets the command line as typed: its quotes are not std's `\"`.
+#[cfg(windows)]
+#[tokio::test]
+async fn cmd_gets_the_command_line_as_typed() {
+    use tokio::io::AsyncReadExt;
+    let launcher = Launcher::new(&KEYS);
+    let args = ["/d", "/s", "/c", r#"echo "two words" & echo second"#].map(String::from);
+    let launch = launcher.launch(
+        ChildKind::Command,
+        "cmd.exe",
+        &args,
+        &std::env::temp_dir(),
+        &[],
+    );
+    let mut started = launcher.start(launch, Stdio::Merged).unwrap();
+    let mut output = String::new();
+    started
+        .output
+        .take()
+        .unwrap()
+        .read_to_string(&mut output)
+        .await
+        .unwrap();
+    assert_eq!(output, "\"two words\" \r\nsecond\r\n");
+    assert!(started.child.wait().await.unwrap().success());
 }
