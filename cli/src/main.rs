@@ -6,6 +6,7 @@
 
 mod mcp_config;
 mod run;
+mod signals;
 mod stdio;
 
 use std::path::PathBuf;

@@ -45,7 +45,7 @@ pub fn run(config: Config, args: RunArgs) -> Result<u8, String> {
     };
     let outcome = client.session(&args).and_then(|()| {
         let session = client.session.clone();
-        ctrlc_cancels(interrupt, session);
+        interrupt_cancels(interrupt, session);
         client.prompt(&args.prompt)
     });
     client.engine.close().map_err(|e| e.to_string())?;
@@ -232,11 +232,11 @@ fn ask(params: &Value) -> Value {
 }
 
 /// Ctrl-C cancels the turn; the prompt then answers `cancelled` and the run exits 130.
-fn ctrlc_cancels(engine: Arc<Engine>, session: String) {
+fn interrupt_cancels(engine: Arc<Engine>, session: String) {
     let cancel =
         json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}})
             .to_string();
-    let _ = ctrlc::set_handler(move || {
+    let _ = crate::signals::on_termination(move || {
         let _ = engine.send(&cancel);
     });
 }

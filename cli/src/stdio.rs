@@ -69,7 +69,7 @@ pub fn serve(config: Config) -> Result<(), String> {
 /// An editor that kills its agent (SIGTERM, SIGHUP, Ctrl-C) must not leave command trees
 /// running: close the engine — which kills them — before exiting.
 fn close_on_signals(engine: Arc<Engine>) {
-    let installed = ctrlc::set_handler(move || {
+    let installed = crate::signals::on_termination(move || {
         if let Err(e) = engine.close() {
             tracing::error!(error = %e, "closing on a signal failed");
         }

@@ -388,14 +388,31 @@ fn sigterm_leaves_no_mcp_server_behind() {
 /// Sends `hearth acp` SIGTERM and waits for its clean exit.
 #[cfg(unix)]
 fn terminate(client: &mut AcpClient<Stdio>) {
+    signal(client, "TERM");
+}
+
+/// Ctrl-C and a closed terminal stop `hearth acp` as cleanly as SIGTERM does.
+#[test]
+fn sigint_and_sighup_exit_cleanly() {
+    let mock = mock(json!({"responses": []}));
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["INT", "HUP"] {
+        let mut client = hearth(&config(&mock, dir.path()), dir.path());
+        client.initialize();
+        signal(&mut client, name);
+    }
+}
+
+/// Sends `hearth acp` the signal SIG`name` and waits for its clean exit.
+fn signal(client: &mut AcpClient<Stdio>, name: &str) {
     let pid = client.transport.child.id().to_string();
     assert!(
         Command::new("kill")
-            .args(["-TERM", &pid])
+            .args([&format!("-{name}"), &pid])
             .status()
             .unwrap()
             .success()
     );
     let status = client.transport.child.wait().unwrap();
-    assert!(status.success(), "a clean exit on SIGTERM, got {status}");
+    assert!(status.success(), "a clean exit on SIG{name}, got {status}");
 }

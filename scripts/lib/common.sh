@@ -42,6 +42,18 @@ jar_platform() {
     echo "$os-$arch"
 }
 
+# This machine's registry platform name (linux-x86_64, darwin-aarch64, windows-x86_64, ...).
+host_platform() {
+    local os
+    case "$(uname -s)" in
+        Linux) os=linux ;;
+        Darwin) os=darwin ;;
+        MINGW* | MSYS* | CYGWIN*) os=windows ;;
+        *) die "no registry platform for $(uname -s)" ;;
+    esac
+    echo "$os-$(jar_platform | cut -d- -f2)"
+}
+
 # PATH without any Rust toolchain: what a host that installs Hearth from a package has.
 path_without_rust() {
     local entry kept=()

@@ -67,7 +67,7 @@ platform_triple() {
 # $2, the cargo profile (default release): the cross test stages (tests/cross/) pass `dev`,
 # a build several minutes shorter whose one target/<triple>/debug serves all their checks.
 release_build_platform() {
-    local triple packages=(-p hearth-ffi -p hearth-cli -p hearth-jvm -p hearth-node)
+    local triple build=(build) packages=(-p hearth-ffi -p hearth-cli -p hearth-jvm -p hearth-node)
     triple="$(platform_triple "$1")"
     case "$1" in
         # Debian's cross gcc (gcc-aarch64-linux-gnu) links; cc-rs finds it for ring and
@@ -77,7 +77,27 @@ release_build_platform() {
         # which no package here provides (its build script panics without one).
         windows-*) packages=(-p hearth-ffi -p hearth-cli -p hearth-jvm) ;;
     esac
-    (cd "$repo" && cargo build --profile "${2:-release}" --locked --target "$triple" "${packages[@]}")
+    case "$1" in
+        # zig links Mach-O (and compiles ring and SQLite for it); it ships libSystem but no
+        # frameworks, so the Security and CoreFoundation link stubs (macos-stubs/) are put on
+        # the framework path — for this target only, build scripts untouched. A Mac has both.
+        darwin-*)
+            if [[ "$(uname -s)" != Darwin ]]; then
+                release_build_zig_tools
+                build=(zigbuild)
+                export "CARGO_TARGET_$(tr 'a-z-' 'A-Z_' <<<"$triple")_RUSTFLAGS=-C link-arg=-F$repo/scripts/lib/macos-stubs"
+            fi
+            ;;
+        windows-aarch64) release_build_zig_tools; build=(zigbuild) ;;
+    esac
+    (cd "$repo" && cargo "${build[@]}" --profile "${2:-release}" --locked --target "$triple" "${packages[@]}")
+}
+
+# cargo-zigbuild and zig (PyPI's ziglang, which cargo-zigbuild runs as `python3 -m ziglang`),
+# pinned; installed once.
+release_build_zig_tools() {
+    command -v cargo-zigbuild >/dev/null || cargo install --locked cargo-zigbuild --version 0.24.1
+    python3 -m ziglang version >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check ziglang==0.17.1
 }
 
 # The directory cargo puts profile $1's artifacts in: `dev` builds into debug/.
