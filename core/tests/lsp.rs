@@ -151,7 +151,8 @@ fn typescript_7_reports_errors_finds_definitions_and_references_and_sees_an_edit
 
 const RS_CARGO: &str = "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
 const RS_LIB: &str = "pub fn greet(name: &str) -> String {\n    format!(\"hi {name}\")\n}\n";
-const RS_MAIN: &str = "fn main() {\n    let n: u32 = tiny::greet(\"x\");\n    println!(\"{n}\");\n}\n";
+const RS_MAIN: &str =
+    "fn main() {\n    let n: u32 = tiny::greet(\"x\");\n    println!(\"{n}\");\n}\n";
 
 /// rust-analyzer, the default server for `.rs` (`rustup component add rust-analyzer`, done by
 /// tests/lsp/setup.sh): a dependency-free crate, so it indexes only the sysroot.
@@ -164,7 +165,11 @@ fn rust_analyzer_reports_a_type_error_and_finds_the_definition() {
     ]}));
     let root = workspace(
         &setup,
-        &[("Cargo.toml", RS_CARGO), ("src/lib.rs", RS_LIB), ("src/main.rs", RS_MAIN)],
+        &[
+            ("Cargo.toml", RS_CARGO),
+            ("src/lib.rs", RS_LIB),
+            ("src/main.rs", RS_MAIN),
+        ],
     );
     let mut client = start(&setup, json!({"permissionMode": "bypass"}));
     let session = session(&mut client, &root);
@@ -176,7 +181,10 @@ fn rust_analyzer_reports_a_type_error_and_finds_the_definition() {
     let [diagnostics, definition] = &results[..] else {
         panic!("{results:?}")
     };
-    assert!(diagnostics.contains("src/main.rs: 1 error"), "{diagnostics}");
+    assert!(
+        diagnostics.contains("src/main.rs: 1 error"),
+        "{diagnostics}"
+    );
     assert!(diagnostics.contains("2:18 error"), "{diagnostics}");
     assert!(
         definition.contains("src/lib.rs:1:8\n>    1\tpub fn greet"),

@@ -6,8 +6,8 @@ use std::sync::atomic::Ordering;
 use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::SessionAdditionalDirectoriesCapabilities;
 use agent_client_protocol_schema::v1::{
-    AgentCapabilities, AuthMethod, AuthMethodAgent, AuthMethodTerminal, AuthenticateRequest, Implementation,
-    InitializeRequest, InitializeResponse, McpCapabilities, PromptCapabilities,
+    AgentCapabilities, AuthMethod, AuthMethodAgent, AuthMethodTerminal, AuthenticateRequest,
+    Implementation, InitializeRequest, InitializeResponse, McpCapabilities, PromptCapabilities,
     SessionCapabilities, SessionCloseCapabilities, SessionDeleteCapabilities,
     SessionForkCapabilities, SessionListCapabilities, SessionResumeCapabilities,
     SessionSystemPromptCapabilities, SessionTitleCapabilities,
@@ -143,11 +143,7 @@ pub fn authenticate(responder: Responder, raw: Params<'_>) {
         None => Err(RpcError::invalid_params(format!(
             "unknown auth method `{method}`"
         ))),
-        Some((_, provider, _))
-            if providers.by_name(provider).has_credential() =>
-        {
-            Ok(json!({}))
-        }
+        Some((_, provider, _)) if providers.by_name(provider).has_credential() => Ok(json!({})),
         Some((_, provider, _)) => Err(RpcError::auth_required(Providers::credential_hint(
             provider,
         ))),
