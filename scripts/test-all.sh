@@ -72,6 +72,7 @@ stage "cargo build" cargo build --workspace --all-targets
 stage "cargo fmt + clippy" rust_checks
 stage "cargo test" cargo test --workspace --no-fail-fast
 stage "conformance (official TS + Python SDKs)" bash tests/conformance/run.sh
+stage "registry entry (scripts/registry.sh) + the registry's spawn check" bash tests/registry/run.sh
 stage "C ABI (shared, static, valgrind)" bash tests/c/run.sh
 stage "Node binding" bash bindings/node/run-tests.sh
 stage "VS Code extension example (tsc against @types/vscode, node:test)" bash examples/vscode/run-tests.sh

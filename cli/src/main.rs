@@ -4,6 +4,8 @@
 //! `Engine::send`, one per line out on stdout. stdout carries protocol only; logs go to
 //! stderr. EOF on stdin closes the engine cleanly and exits 0.
 
+mod auth;
+mod credentials;
 mod mcp_config;
 mod run;
 mod signals;
@@ -35,6 +37,16 @@ enum Command {
     Acp(ConfigArgs),
     /// Run one prompt to completion in the terminal (for scripts and CI).
     Run(RunCommand),
+    /// Sign in: store an API key for a provider (what editors run for terminal auth).
+    Auth(AuthArgs),
+}
+
+#[derive(clap::Args)]
+struct AuthArgs {
+    #[command(flatten)]
+    auth: auth::AuthCommand,
+    #[command(flatten)]
+    config: ConfigArgs,
 }
 
 #[derive(clap::Args)]
@@ -123,11 +135,15 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Acp(args) => {
             init_logging(args.log_level.as_deref());
-            args.load().and_then(stdio::serve).map(|()| 0)
+            args.load().and_then(|mut config| {
+                credentials::apply_stored(&mut config);
+                stdio::serve(config).map(|()| 0)
+            })
         }
         Command::Run(command) => {
             init_logging(command.config.log_level.as_deref());
             command.config.load().and_then(|mut config| {
+                credentials::apply_stored(&mut config);
                 if let Some(mode) = &command.mode {
                     config.permission_mode = hearth_core::Mode::parse(mode);
                 }
@@ -139,6 +155,10 @@ fn main() -> ExitCode {
                 run::run(config, args)
             })
         }
+        Command::Auth(args) => args
+            .config
+            .load()
+            .and_then(|config| auth::run(args.auth, &config)),
     };
     match result {
         Ok(code) => ExitCode::from(code),

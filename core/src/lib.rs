@@ -28,7 +28,7 @@ mod store;
 mod text;
 mod tools;
 
-pub use config::{Config, ConfigError};
+pub use config::{Config, ConfigError, SIGN_IN_PROVIDERS};
 pub use engine::Engine;
 pub use error::EngineError;
 pub use io::process::{ChildKind, Confinement, Launch};

@@ -163,6 +163,12 @@ fn initialize_answers_version_1_whatever_was_asked_and_again() {
                 .contains("OPENAI_API_KEY"),
             "{auth}"
         );
+        // In process there is no `hearth` binary to run, so no legacy `terminal-auth`.
+        assert_eq!(auth.get("_meta"), None, "{auth}");
+        let terminal = &result["authMethods"][2];
+        assert_eq!(terminal["type"], "terminal");
+        assert_eq!(terminal["id"], "hearth-auth");
+        assert_eq!(terminal["args"], json!(["auth"]));
     }
 }
 

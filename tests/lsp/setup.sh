@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the real language servers the LSP tests start, pinned by package-lock.json, into
-# node_modules/ (pyright, TypeScript 7); safe to run again (it reinstalls only what changed).
+# node_modules/ (pyright, TypeScript 7), and rust-analyzer with rustup; safe to run again (it reinstalls only what changed).
 # Then prints, one KEY=VALUE a line, the commands a test needs:
 #   LSP_TEST_PYRIGHT  pyright-langserver (run it with --stdio)
 #   LSP_TEST_TSC      TypeScript 7's tsc (run it with --lsp --stdio)
@@ -23,6 +23,14 @@ for program in "$pyright" "$tsc"; do
   [[ -x "$program" ]] || { echo "lsp setup: $program is missing" >&2; exit 1; }
 done
 "$tsc" --version >&2
+
+# rust-analyzer, the Rust server Hearth starts by default: rustup's component, pinned with
+# the toolchain (rustup's proxy in ~/.cargo/bin answers `--version` only once it is added).
+if ! rust-analyzer --version >/dev/null 2>&1; then
+  echo "lsp setup: rustup component add rust-analyzer" >&2
+  rustup component add rust-analyzer >&2
+fi
+rust-analyzer --version >&2
 
 echo "LSP_TEST_PYRIGHT=$pyright"
 echo "LSP_TEST_TSC=$tsc"

@@ -12,11 +12,13 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 mod resolve;
+mod user_key;
 
 pub use resolve::{
     ANTHROPIC_API_KEY_ENV, CREDENTIAL_ENV, Endpoint, ModelInfo, OPENAI_API_KEY_ENV, Resolved,
     model_sees, model_thinks,
 };
+pub use user_key::SIGN_IN_PROVIDERS;
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

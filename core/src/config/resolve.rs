@@ -160,7 +160,7 @@ fn endpoint(
     }
 }
 
-fn non_empty_env(name: &str) -> Option<String> {
+pub(super) fn non_empty_env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 

@@ -40,7 +40,7 @@ describe("session lifecycle", () => {
     for (const method of ["list", "delete", "resume", "close"]) {
       assert.ok(caps.sessionCapabilities?.[method], `sessionCapabilities.${method} advertised`);
     }
-    assert.deepEqual(init.authMethods.map((m) => m.id), ["openai-api-key", "anthropic-api-key"]);
+    assert.deepEqual(init.authMethods.map((m) => m.id), ["openai-api-key", "anthropic-api-key", "hearth-auth"]);
   });
 
   it("session/new gives a session id", async () => {

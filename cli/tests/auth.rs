@@ -1,0 +1,183 @@
+//! `hearth auth` as a real child process, on its file fallback: the test points `configDir`
+//! at a temp dir and hides every D-Bus session bus (as CI has none), so no OS store answers.
+//! The key it stores must reach the mock LLM from a fresh `hearth acp` as the bearer token.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio as Pipe};
+
+use hearth_mock_llm::{MockLlm, Script};
+use hearth_testkit::{AcpClient, Stdio, cargo_bin};
+use serde_json::{Value, json};
+
+/// No session bus: unset, and its default socket under XDG_RUNTIME_DIR (the temp dir) absent.
+fn no_keyring(dir: &Path) -> [(&'static str, Option<String>); 4] {
+    let runtime = dir.to_string_lossy().into_owned();
+    [
+        ("DBUS_SESSION_BUS_ADDRESS", None),
+        ("XDG_RUNTIME_DIR", Some(runtime)),
+        ("OPENAI_API_KEY", None),
+        ("OPENAI_BASE_URL", None),
+    ]
+}
+
+fn write_config(dir: &Path, config: Value) -> std::path::PathBuf {
+    let path = dir.join("auth-config.json");
+    std::fs::write(&path, config.to_string()).unwrap();
+    path
+}
+
+/// Runs `hearth auth <args> --config <config>` with `stdin` piped in.
+fn auth(dir: &Path, config: &Path, args: &[&str], stdin: &str) -> Output {
+    let mut command = Command::new(cargo_bin("hearth"));
+    command.arg("auth").arg("--config").arg(config).args(args);
+    for (key, value) in no_keyring(dir) {
+        match value {
+            Some(v) => command.env(key, v),
+            None => command.env_remove(key),
+        };
+    }
+    let mut child = command
+        .stdin(Pipe::piped())
+        .stdout(Pipe::piped())
+        .stderr(Pipe::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn acp(dir: &Path, config: &Value) -> AcpClient<Stdio> {
+    let env = no_keyring(dir);
+    let env: Vec<(&str, Option<&str>)> = env.iter().map(|(k, v)| (*k, v.as_deref())).collect();
+    AcpClient::new(Stdio::start(&config.to_string(), dir, &env))
+}
+
+fn mock() -> MockLlm {
+    let script = json!({"responses": [{"events": [{"text": "ok"}]}, {"events": [{"text": "ok"}]}]});
+    MockLlm::start(serde_json::from_value::<Script>(script).unwrap()).unwrap()
+}
+
+/// The config both commands share: the store in memory, the user's files in `dir`.
+fn base_config(dir: &Path, mock: &MockLlm) -> Value {
+    json!({"dataDir": ":memory:", "configDir": dir, "model": "mock-model",
+           "providers": {"openai": {"baseUrl": mock.base_url()}}})
+}
+
+fn prompt_and_bearer(client: &mut AcpClient<Stdio>, mock: &MockLlm) -> Option<String> {
+    let session = client.new_session("/tmp");
+    client.prompt(&session, "hi");
+    let requests = mock.requests();
+    let last = requests.last().expect("the model was called");
+    last.headers.get("authorization").cloned()
+}
+
+#[test]
+fn a_stored_key_reaches_the_model_and_logout_removes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = mock();
+    let config = base_config(dir.path(), &mock);
+    let path = write_config(dir.path(), config.clone());
+
+    let stored = auth(
+        dir.path(),
+        &path,
+        &["--key-stdin", "--provider", "openai"],
+        "sk-stored\n",
+    );
+    assert!(stored.status.success(), "{stored:?}");
+    let file = dir.path().join("credentials.json");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "owner-only");
+    }
+
+    let mut client = acp(dir.path(), &config);
+    let init = client.initialize();
+    assert_eq!(
+        client.call("authenticate", json!({"methodId": "hearth-auth"})),
+        json!({})
+    );
+    assert_eq!(
+        prompt_and_bearer(&mut client, &mock).as_deref(),
+        Some("Bearer sk-stored")
+    );
+    let methods = init["authMethods"].as_array().unwrap();
+    // Stable Zed's legacy form: an agent-type method that runs this very binary.
+    let legacy = &methods[0]["_meta"]["terminal-auth"];
+    assert_eq!(legacy["args"], json!(["auth", "--provider", "openai"]));
+    assert!(
+        legacy["command"].as_str().unwrap().contains("hearth"),
+        "{legacy}"
+    );
+    assert_eq!(methods[2]["type"], "terminal");
+    assert_eq!(methods[2]["args"], json!(["auth"]));
+
+    let status = auth(dir.path(), &path, &["status"], "");
+    let shown = String::from_utf8_lossy(&status.stdout);
+    assert!(shown.contains("openai: signed in"), "{shown}");
+
+    let out = auth(dir.path(), &path, &["logout"], "");
+    assert!(out.status.success(), "{out:?}");
+    let left: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(left, json!({}));
+    let status = auth(dir.path(), &path, &["status"], "");
+    let shown = String::from_utf8_lossy(&status.stdout);
+    assert!(shown.contains("openai: not signed in"), "{shown}");
+    // The mock's own URL needs no key, so the turn still runs: without one.
+    let mut client = acp(dir.path(), &config);
+    client.initialize();
+    assert_eq!(prompt_and_bearer(&mut client, &mock), None);
+}
+
+#[test]
+fn a_key_the_host_passes_wins_over_the_stored_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = mock();
+    let mut config = base_config(dir.path(), &mock);
+    let path = write_config(dir.path(), config.clone());
+    let stored = auth(
+        dir.path(),
+        &path,
+        &["--key-stdin", "--provider", "openai"],
+        "sk-stored",
+    );
+    assert!(stored.status.success(), "{stored:?}");
+    config["providers"]["openai"]["apiKey"] = json!("sk-host");
+    let mut client = acp(dir.path(), &config);
+    client.initialize();
+    assert_eq!(
+        prompt_and_bearer(&mut client, &mock).as_deref(),
+        Some("Bearer sk-host")
+    );
+}
+
+#[test]
+fn bad_input_is_refused_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = mock();
+    let path = write_config(dir.path(), base_config(dir.path(), &mock));
+    let cases: [(&[&str], &str, &str); 3] = [
+        (&["--key-stdin", "--provider", "openai"], "  \n", "empty"),
+        (
+            &["--key-stdin", "--provider", "nope"],
+            "sk-x",
+            "unknown provider",
+        ),
+        (&["--key-stdin"], "sk-x", "needs --provider"),
+    ];
+    for (args, stdin, message) in cases {
+        let out = auth(dir.path(), &path, args, stdin);
+        assert!(!out.status.success(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+    }
+    assert!(!dir.path().join("credentials.json").exists());
+}
