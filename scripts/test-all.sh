@@ -56,7 +56,21 @@ install_system_packages() {
 # Builds dist/ from the release build the performance stage just made (the same commands, see
 # scripts/lib/release-build.sh, so nothing is rebuilt), then installs each artifact as a user would.
 packages() {
-  bash scripts/package.sh && bash scripts/package-check.sh
+  bash scripts/package.sh && bash scripts/package-check.sh && registry_of_the_packages
+}
+
+# The registry entry of the archives just built, and the registry's spawn check on the packaged
+# `hearth` as a user unpacks it (the archive, not target/).
+registry_of_the_packages() {
+  local unpacked archive
+  bash scripts/registry.sh || return 1
+  unpacked="$(mktemp -d)"
+  archive="$(ls dist/archives/hearth-*-linux-x86_64.tar.gz)" || return 1
+  tar -xzf "$archive" -C "$unpacked" &&
+    python3 tests/registry/spawn-check.py --cmd "$(find "$unpacked" -name hearth -type f) acp"
+  local status=$?
+  rm -rf "$unpacked"
+  return "$status"
 }
 
 rust_checks() {
@@ -73,6 +87,14 @@ stage "cargo fmt + clippy" rust_checks
 stage "cargo test" cargo test --workspace --no-fail-fast
 stage "conformance (official TS + Python SDKs)" bash tests/conformance/run.sh
 stage "registry entry (scripts/registry.sh) + the registry's spawn check" bash tests/registry/run.sh
+# Other platforms, each from one debug cross build reused by all its checks (tests/cross/):
+# Windows under wine (engine suites, conformance with the process-tree check, the registry's
+# spawn check), Linux aarch64 under qemu (conformance). macOS cannot run here: it is built and
+# linked by hand (scripts/package.sh --platform darwin-*) and tested by .github/workflows/release.yml.
+stage "Windows x86_64 under wine (engine suites, conformance, process trees, registry check)" bash tests/cross/windows.sh
+drop_on_ci target/x86_64-pc-windows-gnu
+stage "Linux aarch64 under qemu (conformance)" bash tests/cross/aarch64.sh
+drop_on_ci target/aarch64-unknown-linux-gnu
 stage "C ABI (shared, static, valgrind)" bash tests/c/run.sh
 stage "Node binding" bash bindings/node/run-tests.sh
 stage "VS Code extension example (tsc against @types/vscode, node:test)" bash examples/vscode/run-tests.sh

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Windows x86_64 under wine: Hearth built for x86_64-pc-windows-gnu (release_build_platform),
-# then (a) the engine's integration suites built for Windows and run by wine (cargo's runner),
-# minus the ones that need Unix-only servers, each skip printed with its reason; (b) both ACP
-# conformance suites against `wine hearth.exe acp`, whose command-cancel scenario is (c) the
-# Windows process-tree check (tests/cross/spawn-tree.exe: a child and a grandchild, gone after
-# the cancel); (d) the registry's spawn check, once tests/registry/ has it. Installs what it
-# needs when missing. Exits non-zero if any part fails.
+# Windows x86_64 under wine: Hearth's engine and CLI tests built for x86_64-pc-windows-gnu in
+# one cargo invocation (the stage's one build; it makes hearth.exe too), then (a) the engine's
+# integration suites run by wine (cargo's runner), minus the ones that need Unix-only servers,
+# each skip printed with its reason (--no-engine-suites leaves (a) out; CI's time budget);
+# (b) both ACP conformance suites against `wine hearth.exe acp`, whose command-cancel scenario
+# is (c) the Windows process-tree check (tests/cross/spawn-tree.exe: a child and a grandchild,
+# gone after the cancel); (d) the registry's spawn check on hearth.exe. Installs what it needs
+# when missing. Exits non-zero if any part fails.
+#   tests/cross/windows.sh [--no-engine-suites]
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/common.sh"
@@ -45,28 +47,36 @@ wine_prefix() {
     wineserver --wait
 }
 
-# The integration suites of package $1 (test files $2...), built in $cross_profile and run by
-# wine; prints cargo's output, then "windows: <package>: N passed, M failed".
+# The integration suites of hearth-core and hearth-cli (the test files named), built in
+# $cross_profile by ONE cargo invocation — the one build of this stage: it also makes the
+# hearth.exe the conformance suites drive, so hearth-core compiles once for Windows (a separate
+# `cargo build` or a per-package `cargo test` resolves other features and compiles it again,
+# about 5 minutes each here). With $1 = --build-only it only builds. Run by wine (cargo's
+# runner); prints cargo's output, then "windows: engine suites: N passed, M failed".
 engine_suites() {
-    local package="$1" suite args=() skips=() key log status=0
+    local mode="$1" suite args=() skips=() key log status=0
     shift
     for suite in "$@"; do
         if [[ -n "${skip_suites[$suite]:-}" ]]; then
-            echo "windows: skipped $package test suite $suite: ${skip_suites[$suite]}"
+            [[ $mode == --build-only ]] || echo "windows: skipped test suite $suite: ${skip_suites[$suite]}"
         else
             args+=(--test "$suite")
         fi
     done
+    local cargo_test=(cargo test --locked --profile "$cross_profile" --target "$triple" -p hearth-core -p hearth-cli --no-fail-fast "${args[@]}")
+    if [[ $mode == --build-only ]]; then
+        (cd "$repo" && "${cargo_test[@]}" --no-run)
+        return
+    fi
     for key in "${!skip_tests[@]}"; do
         [[ " ${args[*]} " == *" --test ${key%% *} "* ]] || continue
-        echo "windows: skipped $package test ${key/ /::}: ${skip_tests[$key]}"
+        echo "windows: skipped test ${key/ /::}: ${skip_tests[$key]}"
         skips+=(--skip "${key#* }" --exact)
     done
     log="$(mktemp)"
-    (cd "$repo" && CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=wine \
-        cargo test --locked --profile "$cross_profile" --target "$triple" -p "$package" --no-fail-fast "${args[@]}" -- "${skips[@]}") 2>&1 | tee "$log" || status=1
-    awk -v package="$package" '/^test result:/ { passed += $4; failed += $6 }
-        END { printf "windows: %s: %d passed, %d failed\n", package, passed, failed }' "$log"
+    (cd "$repo" && CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=wine "${cargo_test[@]}" -- "${skips[@]}") 2>&1 | tee "$log" || status=1
+    awk '/^test result:/ { passed += $4; failed += $6 }
+        END { printf "windows: engine suites: %d passed, %d failed\n", passed, failed }' "$log"
     rm -f "$log"
     return "$status"
 }
@@ -77,29 +87,28 @@ suites_of() {
     for file in "$repo/$1"/tests/*.rs; do basename "$file" .rs; done
 }
 
-# (d) The ACP registry's spawn check (tests/registry/, written by the auth-registry work) on
-# hearth.exe; a hook until that script exists, which says so.
+# (d) The ACP registry's spawn check (tests/registry/spawn-check.py) on hearth.exe under wine.
 registry_spawn_check() {
-    local check="$repo/tests/registry/spawn-check.sh"
-    if [[ ! -f "$check" ]]; then
-        echo "windows: skipped the registry spawn check: $check does not exist yet"
-        return 0
-    fi
-    timed "registry spawn check" bash "$check" wine "$1"
+    timed "registry spawn check" python3 "$repo/tests/registry/spawn-check.py" --cmd "wine $1 acp"
 }
 
 ensure_apt gcc-mingw-w64-x86-64 wine wine64
 wine_prefix
-bin="$(cross_build windows-x86_64)"
+ensure_rust_target windows-x86_64
+# shellcheck disable=SC2046 # one word per suite name
+suites=($(suites_of core) $(suites_of cli))
+timed "build for windows-x86_64 ($cross_profile)" engine_suites --build-only "${suites[@]}"
+bin="$target/$triple/$(profile_dir "$cross_profile")"
 spawn_tree="$target/cross/spawn-tree.exe"
 mkdir -p "$(dirname "$spawn_tree")"
 x86_64-w64-mingw32-gcc -O2 -Wall -o "$spawn_tree" "$repo/tests/cross/spawn-tree.c"
 
 status=0
-# shellcheck disable=SC2046 # one word per suite name
-timed "hearth-core suites under wine" engine_suites hearth-core $(suites_of core) || status=1
-# shellcheck disable=SC2046
-timed "hearth-cli suites under wine" engine_suites hearth-cli $(suites_of cli) || status=1
+if [[ ${1:-} == --no-engine-suites ]]; then
+    echo "windows: skipped the engine suites under wine: --no-engine-suites (${HEARTH_WINE_SUITES_WHY:-asked})"
+else
+    timed "engine suites under wine" engine_suites --run "${suites[@]}" || status=1
+fi
 HEARTH_SPAWN_TREE="$spawn_tree" cross_conformance "$bin/hearth.exe" wine || status=1
 registry_spawn_check "$bin/hearth.exe" || status=1
 exit "$status"
