@@ -5,7 +5,7 @@ use std::process::{Command, Stdio as Pipe};
 use std::time::Duration;
 
 use hearth_mock_llm::{MockLlm, Script};
-use hearth_testkit::{AcpClient, Stdio, agent_text, cargo_bin};
+use hearth_testkit::{AcpClient, Stdio, absolute, agent_text, cargo_bin};
 use serde_json::{Value, json};
 
 fn mock(script: Value) -> MockLlm {
@@ -28,7 +28,7 @@ fn a_full_session_over_stdio_then_eof_exits_cleanly() {
     // RUST_LOG=debug: whatever is logged must stay off stdout (every line is validated).
     let mut client = hearth(&config(&mock, dir.path()), dir.path());
     client.initialize();
-    let session = client.new_session("/tmp");
+    let session = client.new_session(&absolute("/tmp"));
     assert_eq!(
         client.prompt(&session, "hello")["result"]["stopReason"],
         "end_turn"
@@ -131,7 +131,10 @@ fn no_credential_means_auth_required() {
     let mut client = AcpClient::new(Stdio::start(&config, dir.path(), &env));
     let init = client.initialize();
     let method = init["authMethods"][0]["id"].clone();
-    let error = client.call_err("session/new", json!({"cwd": "/tmp", "mcpServers": []}));
+    let error = client.call_err(
+        "session/new",
+        json!({"cwd": absolute("/tmp"), "mcpServers": []}),
+    );
     assert_eq!(error["code"], -32000);
     assert!(
         error["data"]["detail"]
@@ -164,7 +167,7 @@ fn the_credential_can_come_from_the_environment() {
         ),
         json!({})
     );
-    let session = client.new_session("/tmp");
+    let session = client.new_session(&absolute("/tmp"));
     client.prompt(&session, "hi");
     let request = &mock.requests()[0];
     assert_eq!(request.body["model"], "env-model");
@@ -182,7 +185,7 @@ fn kill_9_mid_turn_keeps_everything_the_client_saw() {
         let config = config(&mock, dir.path());
         let mut client = hearth(&config, dir.path());
         client.initialize();
-        let session = client.new_session("/tmp");
+        let session = client.new_session(&absolute("/tmp"));
         client.start_request(
             "session/prompt",
             json!({"sessionId": session, "prompt": [{"type": "text", "text": "count"}]}),
@@ -227,7 +230,7 @@ fn kill_9_mid_turn_keeps_everything_the_client_saw() {
         again.initialize();
         again.call(
             "session/load",
-            json!({"sessionId": session, "cwd": "/tmp", "mcpServers": []}),
+            json!({"sessionId": session, "cwd": absolute("/tmp"), "mcpServers": []}),
         );
         let replayed = agent_text(&again.updates(&session));
         assert!(

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{Setup, text};
-use hearth_testkit::{AcpClient, InProcess};
+use hearth_testkit::{AcpClient, InProcess, absolute};
 use serde_json::{Value, json};
 
 fn setup(responses: Value) -> Setup {
@@ -45,7 +45,10 @@ fn set(client: &mut AcpClient<InProcess>, session: &str, id: &str, value: &str) 
 fn new_sessions_list_model_and_mode_and_thinking_only_for_thinking_models() {
     let setup = setup(json!([]));
     let mut client = client(&setup);
-    let created = client.call("session/new", json!({"cwd": "/w", "mcpServers": []}));
+    let created = client.call(
+        "session/new",
+        json!({"cwd": absolute("/w"), "mcpServers": []}),
+    );
     let options = &created["configOptions"];
     assert_eq!(option(options, "model").unwrap()["category"], "model");
     assert_eq!(
@@ -87,7 +90,7 @@ fn new_sessions_list_model_and_mode_and_thinking_only_for_thinking_models() {
 fn bad_values_are_invalid_params_and_change_nothing() {
     let setup = setup(json!([]));
     let mut client = client(&setup);
-    let session = client.new_session("/w");
+    let session = client.new_session(&absolute("/w"));
     for (id, value) in [
         ("model", "gpt-9000"),
         ("mode", "yolo"),
@@ -113,7 +116,7 @@ fn set_mode_and_the_mode_option_stay_in_sync_and_persist() {
     let setup = setup(json!([text(&["ok"])]));
     let session = {
         let mut client = client(&setup);
-        let session = client.new_session("/w");
+        let session = client.new_session(&absolute("/w"));
         assert_eq!(
             client.call(
                 "session/set_mode",
@@ -141,7 +144,7 @@ fn set_mode_and_the_mode_option_stay_in_sync_and_persist() {
     let mut client = client(&setup);
     let loaded = client.call(
         "session/load",
-        json!({"sessionId": session, "cwd": "/w", "mcpServers": []}),
+        json!({"sessionId": session, "cwd": absolute("/w"), "mcpServers": []}),
     );
     assert_eq!(loaded["modes"]["currentModeId"], "plan");
     let options = &loaded["configOptions"];

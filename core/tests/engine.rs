@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use common::Setup;
 use hearth_core::{Config, Engine, EngineError, Host};
+use hearth_testkit::absolute;
 use serde_json::{Value, json};
 
 /// A host that records frames and can run a reaction on the delivery thread.
@@ -60,7 +61,7 @@ fn send_from_inside_deliver_works_and_close_from_inside_is_an_error() {
                 .send(&frame_str(
                     2,
                     "session/new",
-                    json!({"cwd": "/tmp", "mcpServers": []}),
+                    json!({"cwd": absolute("/tmp"), "mcpServers": []}),
                 ))
                 .unwrap();
         }
@@ -113,7 +114,7 @@ fn close_answers_a_running_prompt_and_stops_delivering() {
         .send(&frame(
             2,
             "session/new",
-            json!({"cwd": "/tmp", "mcpServers": []}),
+            json!({"cwd": absolute("/tmp"), "mcpServers": []}),
         ))
         .unwrap();
     next(&rx);
@@ -223,7 +224,7 @@ fn with_stalled_prompt(engine: &Engine, rx: &mpsc::Receiver<Value>) {
         .send(&frame(
             2,
             "session/new",
-            json!({"cwd": "/tmp", "mcpServers": []}),
+            json!({"cwd": absolute("/tmp"), "mcpServers": []}),
         ))
         .unwrap();
     let session = loop {
@@ -298,7 +299,7 @@ fn an_engine_dropped_inside_deliver_still_closes_cleanly() {
         .send(&frame(
             2,
             "session/new",
-            json!({"cwd": "/tmp", "mcpServers": []}),
+            json!({"cwd": absolute("/tmp"), "mcpServers": []}),
         ))
         .unwrap();
     next(&rx);

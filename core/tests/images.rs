@@ -9,7 +9,7 @@ use std::io::Cursor;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use common::{Setup, call, text};
-use hearth_testkit::{AcpClient, InProcess};
+use hearth_testkit::{AcpClient, InProcess, absolute, file_uri};
 use image::{DynamicImage, ImageFormat, Rgb, RgbImage};
 use serde_json::{Value, json};
 
@@ -346,11 +346,11 @@ fn images_are_read_from_file_and_data_uris() {
     );
     let path = setup.dir.path().join("shot one.png");
     std::fs::write(&path, png(2000, 500)).unwrap();
-    let file_uri = format!("file://{}", path.display()).replace(' ', "%20");
+    let shot_uri = file_uri(&path);
     let small = png(5, 5);
     let data_uri = format!("data:image/png;base64,{}", STANDARD.encode(&small));
     let blocks = json!([
-        {"type": "image", "data": "", "mimeType": "image/png", "uri": file_uri},
+        {"type": "image", "data": "", "mimeType": "image/png", "uri": shot_uri},
         {"type": "image", "data": "", "mimeType": "", "uri": data_uri},
     ]);
     assert_eq!(
@@ -366,21 +366,22 @@ fn images_are_read_from_file_and_data_uris() {
     load(&mut fresh, &session, &setup.cwd());
     let replayed = replayed_images(&fresh, &session);
     assert_eq!(dimensions(&replayed[0].1), (1568, 392));
-    assert_eq!(replayed[0].2, json!(file_uri));
+    assert_eq!(replayed[0].2, json!(shot_uri));
 
+    let missing = std::path::PathBuf::from(absolute("/no/such/image.png"));
     for (uri, expected) in [
         (
-            "https://example.com/a.png",
-            "is not a local file:// path or a data: URL",
+            "https://example.com/a.png".to_string(),
+            "is not a local file:// path or a data: URL".to_string(),
         ),
         (
-            "file:///no/such/image.png",
-            "could not be read from /no/such/image.png",
+            file_uri(&missing),
+            format!("could not be read from {}", missing.display()),
         ),
     ] {
         let blocks = json!([{"type": "image", "data": "", "mimeType": "image/png", "uri": uri}]);
         let message = refused(&mut client, &session, blocks);
-        assert!(message.contains(expected), "{message}");
+        assert!(message.contains(&expected), "{message}");
     }
 }
 

@@ -84,7 +84,7 @@ fn a_claude_md_only_directory_and_the_users_own_file() {
     let project = setup.dir.path().join("project");
     write(&project.join("CLAUDE.md"), "Claude rules apply.");
     write(&project.join("GEMINI.md"), "Not this one.");
-    let user = setup.dir.path().join("user-config/AGENTS.md");
+    let user = setup.dir.path().join("user-config").join("AGENTS.md");
     write(&user, "Always answer in English.");
     let mut client = setup.client();
     let session = session_in(&mut client, &project);

@@ -6,7 +6,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{Setup, text};
-use hearth_testkit::{agent_text, chunk_text};
+use hearth_testkit::{absolute, agent_text, chunk_text};
 use serde_json::json;
 
 #[test]
@@ -320,7 +320,7 @@ fn a_server_of_your_own_needs_no_key() {
     let config = json!({"dataDir": setup.dir.path(), "providers": {"openai": {"baseUrl": setup.mock.base_url()}}}).to_string();
     let mut client = hearth_testkit::AcpClient::new(hearth_testkit::InProcess::start(&config));
     client.initialize();
-    let session = client.new_session("/tmp");
+    let session = client.new_session(&absolute("/tmp"));
     assert_eq!(
         client.prompt(&session, "hi")["result"]["stopReason"],
         "end_turn"

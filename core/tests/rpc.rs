@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use common::Setup;
-use hearth_testkit::{AcpClient, InProcess};
+use hearth_testkit::{AcpClient, InProcess, absolute};
 use serde_json::{Value, json};
 
 fn setup() -> (Setup, AcpClient<InProcess>) {
@@ -124,7 +124,7 @@ fn bad_params_name_the_field() {
     );
     let error = client.call_err(
         "session/load",
-        json!({"sessionId": 3, "cwd": "/", "mcpServers": []}),
+        json!({"sessionId": 3, "cwd": absolute("/"), "mcpServers": []}),
     );
     assert!(
         error["message"].as_str().unwrap().contains("sessionId"),
@@ -136,11 +136,14 @@ fn bad_params_name_the_field() {
 fn requests_before_initialize_are_refused() {
     let setup = Setup::new(json!({"responses": []}));
     let mut client = AcpClient::new(InProcess::start(&setup.config()));
-    let error = client.call_err("session/new", json!({"cwd": "/tmp", "mcpServers": []}));
+    let error = client.call_err(
+        "session/new",
+        json!({"cwd": absolute("/tmp"), "mcpServers": []}),
+    );
     assert_eq!(error["code"], -32600);
     assert!(error["message"].as_str().unwrap().contains("initialize"));
     client.initialize();
-    client.new_session("/tmp");
+    client.new_session(&absolute("/tmp"));
 }
 
 #[test]

@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use common::{Setup, text};
-use hearth_testkit::{AcpClient, InProcess, Transport, agent_text};
+use hearth_testkit::{AcpClient, InProcess, Transport, absolute, agent_text};
 use serde_json::{Value, json};
 
 fn load<T: Transport>(client: &mut AcpClient<T>, session: &str, cwd: &str) -> Value {
@@ -357,7 +357,7 @@ fn list_filters_by_cwd_and_pages() {
         "the newest leads"
     );
 
-    let only_a = client.call("session/list", json!({"cwd": "/projects/a"}));
+    let only_a = client.call("session/list", json!({"cwd": absolute("/projects/a")}));
     assert_eq!(only_a["sessions"].as_array().unwrap().len(), 40);
     assert!(
         only_a["sessions"]
@@ -376,17 +376,17 @@ fn additional_directories_are_kept_and_replaced_on_load() {
     let mut client = setup.client();
     let created = client.call(
         "session/new",
-        json!({"cwd": "/w/main", "additionalDirectories": ["/w/lib"], "mcpServers": []}),
+        json!({"cwd": absolute("/w/main"), "additionalDirectories": [absolute("/w/lib")], "mcpServers": []}),
     );
     let session = created["sessionId"].as_str().unwrap().to_string();
     let listed = client.call("session/list", json!({}));
     assert_eq!(
         listed["sessions"][0]["additionalDirectories"],
-        json!(["/w/lib"])
+        json!([absolute("/w/lib")])
     );
     let error = client.call_err(
         "session/new",
-        json!({"cwd": "/w", "additionalDirectories": ["rel"], "mcpServers": []}),
+        json!({"cwd": absolute("/w"), "additionalDirectories": ["rel"], "mcpServers": []}),
     );
     assert!(
         error["message"]
@@ -396,16 +396,16 @@ fn additional_directories_are_kept_and_replaced_on_load() {
         "{error}"
     );
 
-    client.call("session/load", json!({"sessionId": session, "cwd": "/w/moved", "additionalDirectories": [], "mcpServers": []}));
+    client.call("session/load", json!({"sessionId": session, "cwd": absolute("/w/moved"), "additionalDirectories": [], "mcpServers": []}));
     let listed = client.call("session/list", json!({}));
-    assert_eq!(listed["sessions"][0]["cwd"], "/w/moved");
+    assert_eq!(listed["sessions"][0]["cwd"], absolute("/w/moved"));
     assert!(listed["sessions"][0].get("additionalDirectories").is_none());
     client.prompt(&session, "where am I?");
     assert!(
         setup.model_messages(0)[0]["content"]
             .as_str()
             .unwrap()
-            .contains("/w/moved")
+            .contains(&absolute("/w/moved"))
     );
 }
 
@@ -418,7 +418,7 @@ fn an_in_memory_store_works_and_keeps_nothing() {
     assert!(config.contains(":memory:"));
     let mut client = AcpClient::new(InProcess::start(&config));
     client.initialize();
-    let session = client.new_session("/tmp");
+    let session = client.new_session(&absolute("/tmp"));
     assert_eq!(
         client.prompt(&session, "hi")["result"]["stopReason"],
         "end_turn"

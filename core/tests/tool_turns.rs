@@ -51,10 +51,24 @@ fn a_read_runs_without_asking_and_its_result_reaches_the_model() {
     assert_eq!(setup.model_messages(1)[2]["tool_calls"][0]["id"], "c1");
 }
 
+/// A command line printing a line, pausing, printing another and exiting 3, in the syntax of
+/// the shell `run_command` uses here, with what it prints. cmd.exe (the shell under wine) has
+/// no `;` nor `sleep`: `&&` chains, and two pings to loopback take about a second.
+#[cfg(unix)]
+const STREAMED: (&str, &str) = (
+    "echo first; sleep 0.3; echo second; exit 3",
+    "first\nsecond\n",
+);
+#[cfg(windows)]
+const STREAMED: (&str, &str) = (
+    "echo first&& ping -n 2 127.0.0.1 >NUL&& echo second&& exit 3",
+    "first\r\nsecond\r\n",
+);
+
 #[test]
 fn command_output_streams_as_deltas_and_ends_bounded() {
     let setup = Setup::new(json!({"responses": [
-        call("c", "run_command", json!({"command": "echo first; sleep 0.3; echo second; exit 3"})),
+        call("c", "run_command", json!({"command": STREAMED.0})),
         text(&["exit 3 noted"]),
     ]}));
     let cwd = workspace(&setup);
@@ -73,7 +87,7 @@ fn command_output_streams_as_deltas_and_ends_bounded() {
     assert!(deltas.len() >= 2, "output arrived in pieces: {deltas:?}");
     assert_eq!(
         deltas.concat(),
-        "first\nsecond\n",
+        STREAMED.1,
         "deltas, never accumulated output"
     );
     let last = tool_updates(&client, &session).last().unwrap().clone();

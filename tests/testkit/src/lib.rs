@@ -4,14 +4,17 @@
 //!   `Engine` ([`InProcess`]) or a real `hearth acp` child ([`Stdio`]) — that validates every
 //!   frame the agent emits against the official schema.
 //! - [`transcript`]: golden transcripts (frames in, expected frames out, with placeholders).
+//! - [`absolute`], [`file_uri`]: a Unix-form absolute path in this OS's form; a path's `file://` URI.
 
 mod client;
+mod paths;
 pub mod processes;
 mod schema;
 pub mod transcript;
 mod transport;
 
 pub use client::{AcpClient, PATIENCE, agent_text, chunk_text};
+pub use paths::{absolute, file_uri};
 pub use schema::Schema;
 pub use transport::{InProcess, Stdio, Transport};
 

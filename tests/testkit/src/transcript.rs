@@ -64,16 +64,35 @@ fn load(path: &Path) -> Transcript {
             .unwrap_or_else(|| panic!("{}:{}: expected one key", path.display(), n + 1));
         match key.as_str() {
             "script" => transcript.script = value.clone(),
-            "send" => transcript.steps.push(Step::Send(value.clone())),
+            "send" => transcript.steps.push(Step::Send(portable_cwd(value))),
             "sendRaw" => transcript
                 .steps
                 .push(Step::SendRaw(value.as_str().unwrap().to_string())),
-            "expect" => transcript.steps.push(Step::Expect(value.clone())),
+            "expect" => transcript.steps.push(Step::Expect(portable_cwd(value))),
             "comment" => {}
             other => panic!("{}:{}: unknown key `{other}`", path.display(), n + 1),
         }
     }
     transcript
+}
+
+/// `value` with every `"cwd"` string in this OS's form ([`crate::absolute`]): the files write
+/// Unix paths, which are not absolute on Windows.
+fn portable_cwd(value: &Value) -> Value {
+    match value {
+        Value::Array(items) => Value::Array(items.iter().map(portable_cwd).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| match v.as_str() {
+                    Some(path) if k == "cwd" && path.starts_with('/') => {
+                        (k.clone(), json!(crate::absolute(path)))
+                    }
+                    _ => (k.clone(), portable_cwd(v)),
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    }
 }
 
 /// Plays every transcript on a fresh agent made by `start(config_json, data_dir)`, each
