@@ -88,10 +88,12 @@ stage "cargo test" cargo test --workspace --no-fail-fast
 stage "conformance (official TS + Python SDKs)" bash tests/conformance/run.sh
 stage "registry entry (scripts/registry.sh) + the registry's spawn check" bash tests/registry/run.sh
 # Other platforms, each from one debug cross build reused by all its checks (tests/cross/):
-# Windows under wine (engine suites, conformance with the process-tree check, the registry's
-# spawn check), Linux aarch64 under qemu (conformance). macOS cannot run here: it is built and
+# Windows under wine (conformance with the process-tree check, the registry's spawn check; the
+# engine suites under wine, `tests/cross/windows.sh` without the flag, cost ~8 more minutes of
+# build and CI's 60-minute budget has no room for them yet: run them by hand), Linux aarch64
+# under qemu (conformance). macOS cannot run here: it is built and
 # linked by hand (scripts/package.sh --platform darwin-*) and tested by .github/workflows/release.yml.
-stage "Windows x86_64 under wine (engine suites, conformance, process trees, registry check)" bash tests/cross/windows.sh
+stage "Windows x86_64 under wine (conformance, process trees, registry check)" env HEARTH_WINE_SUITES_WHY="CI's 60-minute budget; tests/cross/windows.sh runs them" bash tests/cross/windows.sh --no-engine-suites
 drop_on_ci target/x86_64-pc-windows-gnu
 stage "Linux aarch64 under qemu (conformance)" bash tests/cross/aarch64.sh
 drop_on_ci target/aarch64-unknown-linux-gnu
