@@ -2,13 +2,13 @@
 """Writes the macOS framework link stubs (Security, CoreFoundation) this directory holds.
 
 zig links Mach-O but ships no Apple frameworks; a text stub (.tbd, TAPI v4) gives the linker
-what it needs: the install name and the symbols the framework exports. Each stub lists only
-the symbols Hearth's objects reference: the undefined symbols of the compiled crates
-(llvm-nm -u over target/<triple>/release/deps) that the framework's -sys crate declares.
+what it needs: the install name and the symbols the framework exports. Each stub lists every
+function and static the framework's -sys crate declares (security-framework-sys,
+core-foundation-sys), read from their sources in cargo's registry: the framework's interface as
+Hearth's dependencies know it. Only what the objects reference ends up bound in the binary.
 
 Regenerate after a dependency update (a new symbol fails the macOS link with "undefined
-symbol"): run a macOS release build once (it may fail at the link; the objects are what
-counts), then `python3 scripts/lib/macos-stubs/generate.py` from the repo root.
+symbol"): `python3 scripts/lib/macos-stubs/generate.py` from the repo root.
 """
 import json
 import pathlib
@@ -20,7 +20,8 @@ REPO = HERE.parents[2]
 TARGETS = {"x86_64-apple-darwin": "x86_64-macos", "aarch64-apple-darwin": "arm64-macos"}
 # The -sys crate that declares each framework's functions and statics.
 FRAMEWORKS = {"Security": "security-framework-sys", "CoreFoundation": "core-foundation-sys"}
-DECLARED = re.compile(r"\bpub (?:fn|static(?: mut)?) ([A-Za-z_][A-Za-z0-9_]*)")
+# Functions and statics, and the statics its macros declare (`Name => kSecKeyAlgorithmName`).
+DECLARED = re.compile(r"\bpub (?:fn|static(?: mut)?) ([A-Za-z_][A-Za-z0-9_]*)|=>\s*(k[A-Z][A-Za-z0-9_]*)\b")
 
 
 def crate_dirs():
@@ -34,18 +35,8 @@ def crate_dirs():
 def declared(crate_dir):
     names = set()
     for source in crate_dir.joinpath("src").rglob("*.rs"):
-        names.update(DECLARED.findall(source.read_text()))
+        names.update(a or b for a, b in DECLARED.findall(source.read_text()))
     return {"_" + n for n in names}
-
-
-def undefined(triple):
-    deps = REPO / "target" / triple / "release" / "deps"
-    objects = [str(p) for p in deps.glob("*") if p.suffix in (".rlib", ".a", ".o")]
-    if not objects:
-        return set()
-    out = subprocess.run(["llvm-nm", "-u", "--just-symbol-name", *objects],
-                         capture_output=True, text=True).stdout
-    return {line.strip() for line in out.splitlines() if line.startswith("_")}
 
 
 def stub(framework, symbols, targets):
@@ -65,11 +56,11 @@ exports:
 
 def main():
     dirs = crate_dirs()
-    used = set().union(*(undefined(t) for t in TARGETS))
-    if not used:
-        raise SystemExit("no macOS objects under target/*-apple-darwin/release/deps: build first")
     for framework, crate in FRAMEWORKS.items():
-        symbols = used & declared(dirs[crate])
+        # Every symbol the -sys crate declares, not only those the deps' objects reference:
+        # some are referenced only from code generated in the final link (generics), which no
+        # object under deps/ shows; a stub entry nothing references costs nothing.
+        symbols = declared(dirs[crate])
         path = HERE / f"{framework}.framework" / f"{framework}.tbd"
         path.parent.mkdir(exist_ok=True)
         path.write_text(stub(framework, symbols, list(TARGETS.values())))
