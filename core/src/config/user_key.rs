@@ -14,12 +14,7 @@ pub const SIGN_IN_PROVIDERS: [(&str, &str); 2] = [
 impl Config {
     /// Whether the host passed a key for `provider` (config `apiKey` or its variable).
     pub fn host_passes_key(&self, provider: &str) -> bool {
-        let providers = &self.providers;
-        let slot = match provider {
-            "anthropic" => &providers.anthropic,
-            _ => &providers.openai,
-        };
-        let configured = slot.as_ref().is_some_and(|p| p.api_key.is_some());
+        let configured = self.provider(provider).is_some_and(|p| p.api_key.is_some());
         let env = SIGN_IN_PROVIDERS
             .iter()
             .find(|(name, _)| *name == provider)
@@ -34,6 +29,13 @@ impl Config {
         }
         let slot = self.provider_slot(provider);
         slot.get_or_insert_with(ProviderConfig::default).api_key = Some(Secret::new(key));
+    }
+
+    fn provider(&self, provider: &str) -> Option<&ProviderConfig> {
+        match provider {
+            "anthropic" => self.providers.anthropic.as_ref(),
+            _ => self.providers.openai.as_ref(),
+        }
     }
 
     fn provider_slot(&mut self, provider: &str) -> &mut Option<ProviderConfig> {
