@@ -43,12 +43,12 @@ fn auth(dir: &Path, config: &Path, args: &[&str], stdin: &str) -> Output {
         .stderr(Pipe::piped())
         .spawn()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
+    let written = child.stdin.take().unwrap().write_all(stdin.as_bytes());
+    // A command that refuses its arguments exits before it reads stdin: the pipe closing
+    // under the write is that refusal, which the caller asserts on from the exit status.
+    if let Err(error) = written {
+        assert_eq!(error.kind(), std::io::ErrorKind::BrokenPipe, "{error}");
+    }
     child.wait_with_output().unwrap()
 }
 
