@@ -6,7 +6,8 @@
 #
 # - npm: `npm install --offline` of the two tarballs into an empty project; a session with the
 #   official TS SDK over engine.stream(); another against `npx hearth acp` over stdio;
-#   `npx hearth-acp acp --version`;
+#   `npx hearth-acp acp --version`; the registry's spawn check on `npx hearth-acp acp`, timed
+#   from a cold npx to the answered `initialize`;
 # - wheel: `pip install --no-index` into a fresh venv; examples/python/ask.py (the official
 #   Python SDK over hearth.aio), configured from the environment as its README says;
 #   `hearth acp --version` from the venv's bin;
@@ -48,7 +49,8 @@ for sdk in @agentclientprotocol/sdk zod; do
 done
 "${PYTHON:-python3}" -m pip download --quiet --disable-pip-version-check --only-binary=:all: \
     -d "$work/vendor/python" -r "$here/python-requirements.txt"
-cp "$here"/node-host.mjs "$here"/python-requirements.txt "$repo/examples/python/ask.py" "$work/src/"
+cp "$here"/node-host.mjs "$here"/python-requirements.txt "$repo/examples/python/ask.py" \
+    "$repo/tests/registry/spawn-check.py" "$work/src/"
 cp -r "$repo/examples/jetbrains/src" "$work/src/jetbrains"
 cp "$repo/examples/c/hello.c" "$work/src/"
 set +e
@@ -77,7 +79,10 @@ check() {
     echo
     echo "--- $name"
     local started=$SECONDS
-    if (set -euo pipefail; "$@"); then
+    # Not in an `if`: bash ignores `set -e` inside a subshell whose status is being tested,
+    # which would let a check pass on its last command alone.
+    (set -euo pipefail; "$@")
+    if (($? == 0)); then
         passed+=("$name ($((SECONDS - started)) s)")
     else
         failed+=("$name ($((SECONDS - started)) s)")
@@ -118,6 +123,12 @@ check_npm() {
     echo "cold npm install to the first answered prompt: $(awk "BEGIN { printf \"%.1f\", $EPOCHREALTIME - $started }") s"
     expect_answer node node-host.mjs stdio "$work/config.json"
     expect_version npx --no hearth-acp acp --version
+    # What an editor installing from the registry waits for: npx cold (empty HOME, so no npx
+    # cache) to an answered `initialize`, under the registry's own spawn check. --prefix points
+    # npx at this project's install, since the check runs the agent in the empty HOME.
+    "${PYTHON:-python3}" "$work/src/spawn-check.py" \
+        --cmd "npx --no --offline --no-update-notifier --prefix $PWD hearth-acp acp" |
+        sed 's/^spawn-check: ok in/cold npx hearth-acp acp to an answered initialize:/'
     no_debug_info node_modules/hearth-acp-"$(napi_platform)"/hearth
     no_debug_info node_modules/hearth-acp-"$(napi_platform)"/hearth_node.*.node
 }
