@@ -156,7 +156,8 @@ impl EngineContext {
     /// without a restart; nothing to read for a host without sign-in.
     pub fn refresh_stored_keys(&self) {
         if let Some(sign_in) = &self.sign_in {
-            self.providers.refresh_stored_keys(|p| sign_in.stored_key(p));
+            self.providers
+                .refresh_stored_keys(|p| sign_in.stored_key(p));
         }
     }
 

@@ -16,9 +16,9 @@ use serde_json::json;
 
 use super::responder::{Responder, params};
 use super::wire;
+use crate::config::{ProviderName, TerminalSignIn};
 use crate::context::EngineContext;
 use crate::io::LocalIo;
-use crate::config::{ProviderName, TerminalSignIn};
 use crate::llm::Providers;
 use crate::rpc::RpcError;
 use crate::rpc::envelope::Params;
@@ -30,8 +30,16 @@ const TERMINAL_METHOD: &str = "hearth-auth";
 /// One auth method per provider: `(method id, provider, name)`. The credential comes from
 /// the environment, from the host's config, or from `hearth auth`.
 const AUTH_METHODS: [(&str, ProviderName, &str); 2] = [
-    ("openai-api-key", ProviderName::Openai, "OpenAI-compatible API key"),
-    ("anthropic-api-key", ProviderName::Anthropic, "Anthropic API key"),
+    (
+        "openai-api-key",
+        ProviderName::Openai,
+        "OpenAI-compatible API key",
+    ),
+    (
+        "anthropic-api-key",
+        ProviderName::Anthropic,
+        "Anthropic API key",
+    ),
 ];
 
 /// Answers `protocolVersion: 1` whatever was asked (we speak only v1; the client decides),
@@ -167,6 +175,8 @@ fn outcome(ctx: &EngineContext, method: &str) -> Result<serde_json::Value, RpcEr
 fn no_key_message(sign_in: Option<&dyn TerminalSignIn>) -> &'static str {
     match sign_in {
         Some(_) => "No key is stored: run `hearth auth` in a terminal, then authenticate again",
-        None => "No API key is set: the host passes one in its config (providers.<name>.apiKey) or the environment",
+        None => {
+            "No API key is set: the host passes one in its config (providers.<name>.apiKey) or the environment"
+        }
     }
 }

@@ -30,8 +30,8 @@ pub mod updates;
 pub mod wire;
 
 use std::future::Future;
-use std::sync::{Arc, OnceLock};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;

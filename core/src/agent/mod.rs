@@ -149,7 +149,9 @@ async fn converse(
 
 /// The provider of `model`, if it has a credential.
 pub fn check_credential(ctx: &EngineContext, model: &str) -> Result<Arc<dyn Provider>, TurnError> {
-    let provider_name = ctx.model(model).map_or(ProviderName::Openai, |m| m.provider);
+    let provider_name = ctx
+        .model(model)
+        .map_or(ProviderName::Openai, |m| m.provider);
     let provider = ctx.providers().by_name(provider_name);
     if provider.has_credential() {
         Ok(provider)
