@@ -18,6 +18,9 @@ use super::transport;
 
 /// JSON-RPC's "method not found".
 pub const METHOD_NOT_FOUND: i64 = -32601;
+/// LSP's `ServerCancelled`: the server dropped the request (rust-analyzer, when its project
+/// finished loading under it) and asks for it again (`retriggerRequest`).
+pub const SERVER_CANCELLED: i64 = -32802;
 
 /// Why a request got no result.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +33,8 @@ pub enum CallError {
     Failed { code: i64, message: String },
     /// The turn was cancelled.
     Cancelled,
+    /// The server was still loading its project when the time was up (`readiness.rs`).
+    Loading(Duration),
 }
 
 impl std::fmt::Display for CallError {
@@ -45,6 +50,11 @@ impl std::fmt::Display for CallError {
                 write!(f, "the server answered {code}: {message}")
             }
             CallError::Cancelled => f.write_str("cancelled"),
+            CallError::Loading(limit) => write!(
+                f,
+                "the server was still loading the project after {} s (`lsp.startupTimeoutSecs`); ask again in a while",
+                limit.as_secs()
+            ),
         }
     }
 }
