@@ -29,7 +29,7 @@ impl ApiKey {
     }
 
     /// Whether the host passed a key, which no stored key replaces.
-    pub fn from_host(&self) -> bool {
+    pub fn host_passed(&self) -> bool {
         self.host.is_some()
     }
 
@@ -55,6 +55,6 @@ mod tests {
         let host = ApiKey::new(Some(Secret::new("sk-host")));
         host.set_stored(Some(Secret::new("sk-user")));
         assert_eq!(host.current().unwrap().expose(), "sk-host");
-        assert!(host.from_host() && !stored.from_host());
+        assert!(host.host_passed() && !stored.host_passed());
     }
 }

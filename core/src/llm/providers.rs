@@ -54,7 +54,7 @@ impl Providers {
     pub fn refresh_stored_keys(&self, read: impl Fn(ProviderName) -> Option<Secret>) {
         for provider in ProviderName::ALL {
             let key = self.key(provider);
-            if !key.from_host() {
+            if !key.host_passed() {
                 key.set_stored(read(provider));
             }
         }
