@@ -53,6 +53,12 @@ fn auth(dir: &Path, config: &Path, args: &[&str], stdin: &str) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// `hearth auth --key-stdin --provider openai`, which must succeed.
+fn store_openai_key(dir: &Path, config: &Path, key: &str) {
+    let stored = auth(dir, config, &["--key-stdin", "--provider", "openai"], key);
+    assert!(stored.status.success(), "{stored:?}");
+}
+
 fn acp(dir: &Path, config: &Value) -> AcpClient<Stdio> {
     let env = no_keyring(dir);
     let env: Vec<(&str, Option<&str>)> = env.iter().map(|(k, v)| (*k, v.as_deref())).collect();
@@ -85,13 +91,7 @@ fn a_stored_key_reaches_the_model_and_logout_removes_it() {
     let config = base_config(dir.path(), &mock);
     let path = write_config(dir.path(), config.clone());
 
-    let stored = auth(
-        dir.path(),
-        &path,
-        &["--key-stdin", "--provider", "openai"],
-        "sk-stored\n",
-    );
-    assert!(stored.status.success(), "{stored:?}");
+    store_openai_key(dir.path(), &path, "sk-stored\n");
     let file = dir.path().join("credentials.json");
     #[cfg(unix)]
     {
@@ -153,13 +153,7 @@ fn a_sign_in_while_the_agent_runs_counts_at_the_next_authenticate() {
     // Opened before the sign-in: it must use the key too.
     let session = client.new_session("/tmp");
 
-    let stored = auth(
-        dir.path(),
-        &path,
-        &["--key-stdin", "--provider", "openai"],
-        "sk-signed-in-later\n",
-    );
-    assert!(stored.status.success(), "{stored:?}");
+    store_openai_key(dir.path(), &path, "sk-signed-in-later\n");
     assert_eq!(
         client.call("authenticate", json!({"methodId": "hearth-auth"})),
         json!({})
@@ -179,13 +173,7 @@ fn a_key_the_host_passes_wins_over_the_stored_one() {
     let mock = mock();
     let mut config = base_config(dir.path(), &mock);
     let path = write_config(dir.path(), config.clone());
-    let stored = auth(
-        dir.path(),
-        &path,
-        &["--key-stdin", "--provider", "openai"],
-        "sk-stored",
-    );
-    assert!(stored.status.success(), "{stored:?}");
+    store_openai_key(dir.path(), &path, "sk-stored");
     config["providers"]["openai"]["apiKey"] = json!("sk-host");
     let mut client = acp(dir.path(), &config);
     client.initialize();

@@ -166,7 +166,8 @@ fn initialize_answers_version_1_whatever_was_asked_and_again() {
                 .contains("OPENAI_API_KEY"),
             "{auth}"
         );
-        // In process there is no `hearth` binary to run, so no legacy `terminal-auth`.
+        // In process no host passes a sign-in port (`HostPorts::sign_in`), so no legacy
+        // `terminal-auth`: there is no `hearth` binary to run.
         assert_eq!(auth.get("_meta"), None, "{auth}");
         let terminal = &result["authMethods"][2];
         assert_eq!(terminal["type"], "terminal");

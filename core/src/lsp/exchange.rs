@@ -11,7 +11,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tokio::sync::futures::Notified;
 use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::transport;
@@ -176,5 +178,21 @@ impl Exchange {
             self.ended()
                 .unwrap_or_else(|| "the connection closed".into()),
         )
+    }
+}
+
+/// Waits for `changed` (a `Notify`'s, taken before the caller's last look at its state), at
+/// most until `deadline` (then `late`), or until `cancel`: the step of every wait for news
+/// from a server.
+pub async fn until_changed(
+    changed: Notified<'_>,
+    deadline: Instant,
+    late: CallError,
+    cancel: &CancellationToken,
+) -> Result<(), CallError> {
+    tokio::select! {
+        _ = changed => Ok(()),
+        _ = tokio::time::sleep_until(deadline) => Err(late),
+        _ = cancel.cancelled() => Err(CallError::Cancelled),
     }
 }

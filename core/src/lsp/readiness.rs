@@ -15,7 +15,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::exchange::{CallError, Exchange};
+use super::exchange::{CallError, Exchange, until_changed};
 
 #[derive(Default)]
 pub struct Readiness {
@@ -60,11 +60,7 @@ impl Readiness {
             if exchange.ended().is_some() {
                 return Err(exchange.gone());
             }
-            tokio::select! {
-                _ = changed => {}
-                _ = tokio::time::sleep_until(deadline) => return Err(CallError::Loading(limit)),
-                _ = cancel.cancelled() => return Err(CallError::Cancelled),
-            }
+            until_changed(changed, deadline, CallError::Loading(limit), cancel).await?;
         }
     }
 }
