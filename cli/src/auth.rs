@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, IsTerminal, Read};
 
-use hearth_core::{Config, SIGN_IN_PROVIDERS};
+use hearth_core::{Config, ProviderName};
 
 use crate::credentials::{self, Place};
 
@@ -14,7 +14,7 @@ pub struct AuthCommand {
     action: Option<Action>,
     /// The provider: openai or anthropic (asked for when interactive).
     #[arg(long, global = true)]
-    provider: Option<String>,
+    provider: Option<ProviderName>,
     /// Read the key from stdin instead of asking (for scripts).
     #[arg(long)]
     key_stdin: bool,
@@ -29,27 +29,18 @@ enum Action {
 }
 
 pub fn run(command: AuthCommand, config: &Config) -> Result<u8, String> {
-    let provider = command.provider.as_deref().map(known).transpose()?;
     match command.action {
         Some(Action::Status) => status(config),
-        Some(Action::Logout) => logout(config, provider),
-        None => sign_in(config, provider, command.key_stdin),
+        Some(Action::Logout) => logout(config, command.provider),
+        None => sign_in(config, command.provider, command.key_stdin),
     }
 }
 
-fn known(name: &str) -> Result<&'static str, String> {
-    SIGN_IN_PROVIDERS
-        .iter()
-        .map(|(p, _)| *p)
-        .find(|p| *p == name)
-        .ok_or_else(|| format!("unknown provider `{name}` (known: {})", names()))
-}
-
 fn names() -> String {
-    SIGN_IN_PROVIDERS.map(|(p, _)| p).join(", ")
+    ProviderName::ALL.map(ProviderName::as_str).join(", ")
 }
 
-fn sign_in(config: &Config, provider: Option<&str>, key_stdin: bool) -> Result<u8, String> {
+fn sign_in(config: &Config, provider: Option<ProviderName>, key_stdin: bool) -> Result<u8, String> {
     let interactive = !key_stdin;
     if interactive && !std::io::stdin().is_terminal() {
         return Err("no terminal to ask on: pass --key-stdin and --provider".into());
@@ -60,7 +51,7 @@ fn sign_in(config: &Config, provider: Option<&str>, key_stdin: bool) -> Result<u
         None => return Err(format!("--key-stdin needs --provider ({})", names())),
     };
     let key = if interactive {
-        rpassword::prompt_password(format!("{provider} API key (not shown): "))
+        rpassword::prompt_password(format!("{} API key (not shown): ", provider.as_str()))
             .map_err(|e| format!("cannot read the key: {e}"))?
     } else {
         let mut key = String::new();
@@ -73,10 +64,11 @@ fn sign_in(config: &Config, provider: Option<&str>, key_stdin: bool) -> Result<u
     if key.is_empty() {
         return Err("the key is empty; nothing was stored".into());
     }
+    let name = provider.as_str();
     match credentials::for_config(config).save(provider, key)? {
-        Place::Keyring => eprintln!("Stored the {provider} key in the OS credential store."),
+        Place::Keyring => eprintln!("Stored the {name} key in the OS credential store."),
         Place::File(path) => eprintln!(
-            "No OS credential store answered; stored the {provider} key in {} (owner-only).",
+            "No OS credential store answered; stored the {name} key in {} (owner-only).",
             path.display()
         ),
     }
@@ -86,9 +78,9 @@ fn sign_in(config: &Config, provider: Option<&str>, key_stdin: bool) -> Result<u
     Ok(0)
 }
 
-fn ask_provider() -> Result<&'static str, String> {
-    for (i, (provider, _)) in SIGN_IN_PROVIDERS.iter().enumerate() {
-        eprintln!("  {}) {provider}", i + 1);
+fn ask_provider() -> Result<ProviderName, String> {
+    for (i, provider) in ProviderName::ALL.iter().enumerate() {
+        eprintln!("  {}) {}", i + 1, provider.as_str());
     }
     eprint!("Provider [1]: ");
     let mut line = String::new();
@@ -98,37 +90,38 @@ fn ask_provider() -> Result<&'static str, String> {
         .map_err(|e| format!("cannot read the provider: {e}"))?;
     let answer = line.trim();
     match answer.parse::<usize>() {
-        _ if answer.is_empty() => Ok(SIGN_IN_PROVIDERS[0].0),
-        Ok(n) if (1..=SIGN_IN_PROVIDERS.len()).contains(&n) => Ok(SIGN_IN_PROVIDERS[n - 1].0),
-        _ => known(answer),
+        _ if answer.is_empty() => Ok(ProviderName::ALL[0]),
+        Ok(n) if (1..=ProviderName::ALL.len()).contains(&n) => Ok(ProviderName::ALL[n - 1]),
+        _ => answer.parse(),
     }
 }
 
 fn status(config: &Config) -> Result<u8, String> {
     let credentials = credentials::for_config(config);
-    for (provider, var) in SIGN_IN_PROVIDERS {
+    for provider in ProviderName::ALL {
         let source = if config.host_passes_key(provider) {
+            let var = provider.key_env();
             format!("key passed by the host (config apiKey or {var})")
         } else if credentials.load(provider).is_some() {
             "signed in (stored with `hearth auth`)".to_string()
         } else {
             "not signed in".to_string()
         };
-        println!("{provider}: {source}");
+        println!("{}: {source}", provider.as_str());
     }
     Ok(0)
 }
 
-fn logout(config: &Config, provider: Option<&str>) -> Result<u8, String> {
+fn logout(config: &Config, provider: Option<ProviderName>) -> Result<u8, String> {
     let credentials = credentials::for_config(config);
-    let providers: Vec<&str> = match provider {
+    let providers: Vec<ProviderName> = match provider {
         Some(p) => vec![p],
-        None => SIGN_IN_PROVIDERS.map(|(p, _)| p).to_vec(),
+        None => ProviderName::ALL.to_vec(),
     };
     for provider in providers {
         let removed = credentials.delete(provider)?;
         let what = if removed { "removed" } else { "none stored" };
-        eprintln!("{provider}: {what}");
+        eprintln!("{}: {what}", provider.as_str());
     }
     Ok(0)
 }

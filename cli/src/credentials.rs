@@ -1,14 +1,18 @@
 //! Where `hearth auth` keeps a user's API key: the OS credential store (Keychain, Windows
 //! Credential Manager, Secret Service), else — no store reachable, e.g. no D-Bus session as
-//! in CI — `credentials.json` in the config dir, readable by its owner only. Read once, when
-//! `hearth acp` / `hearth run` start, so the store is never on a request's path.
+//! in CI — `credentials.json` in the config dir, readable by its owner only. `SignIn` is how
+//! the engine reads it (its `TerminalSignIn` port): when `hearth acp` / `hearth run` start,
+//! and again at each `authenticate`, so a key stored while the agent runs is used without a
+//! restart.
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use hearth_core::{Config, SIGN_IN_PROVIDERS};
+use std::sync::Arc;
+
+use hearth_core::{Config, HostPorts, ProviderName, Secret, TerminalSignIn};
 
 /// The credential store's service name; the entry's user is the provider.
 const SERVICE: &str = "hearth";
@@ -31,27 +35,27 @@ impl Credentials {
     }
 
     /// The stored key of `provider`: the OS store's, else the file's.
-    pub fn load(&self, provider: &str) -> Option<String> {
+    pub fn load(&self, provider: ProviderName) -> Option<String> {
         entry(provider)
             .and_then(|e| e.get_password().ok())
-            .or_else(|| self.read_file().ok()?.remove(provider))
+            .or_else(|| self.read_file().ok()?.remove(provider.as_str()))
     }
 
     /// Stores `key`: in the OS store when one answers, else in the file.
-    pub fn save(&self, provider: &str, key: &str) -> Result<Place, String> {
+    pub fn save(&self, provider: ProviderName, key: &str) -> Result<Place, String> {
         if entry(provider).is_some_and(|e| e.set_password(key).is_ok()) {
             return Ok(Place::Keyring);
         }
         let mut keys = self.read_file()?;
-        keys.insert(provider.to_string(), key.to_string());
+        keys.insert(provider.as_str().to_string(), key.to_string());
         self.write_file(&keys).map(Place::File)
     }
 
     /// Removes `provider`'s key from both places; whether there was one.
-    pub fn delete(&self, provider: &str) -> Result<bool, String> {
+    pub fn delete(&self, provider: ProviderName) -> Result<bool, String> {
         let in_store = entry(provider).is_some_and(|e| e.delete_credential().is_ok());
         let mut keys = self.read_file()?;
-        let in_file = keys.remove(provider).is_some();
+        let in_file = keys.remove(provider.as_str()).is_some();
         if in_file {
             self.write_file(&keys)?;
         }
@@ -96,8 +100,8 @@ impl Credentials {
 }
 
 /// The OS store's entry for `provider`, or `None` when this platform has no store.
-fn entry(provider: &str) -> Option<keyring::Entry> {
-    keyring::Entry::new(SERVICE, provider).ok()
+fn entry(provider: ProviderName) -> Option<keyring::Entry> {
+    keyring::Entry::new(SERVICE, provider.as_str()).ok()
 }
 
 /// A new file only its owner can read: mode 0600 on Unix. On Windows the config dir is in
@@ -115,15 +119,37 @@ pub fn for_config(config: &Config) -> Credentials {
     Credentials::new(config.resolve().user_config_dir)
 }
 
-/// Fills each provider's key from the user's store where the host passed none.
-pub fn apply_stored(config: &mut Config) {
-    let credentials = for_config(config);
-    for (provider, _) in SIGN_IN_PROVIDERS {
-        if config.host_passes_key(provider) {
-            continue;
+/// The engine's way to the user's keys, and the program editors run to sign in.
+pub struct SignIn {
+    program: PathBuf,
+    credentials: Credentials,
+}
+
+impl SignIn {
+    /// Finds this very executable once, so no `initialize` asks the OS for it.
+    pub fn for_config(config: &Config) -> Self {
+        SignIn {
+            // Not found (rare: a deleted binary): the name on PATH is the best guess left.
+            program: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("hearth")),
+            credentials: for_config(config),
         }
-        if let Some(key) = credentials.load(provider) {
-            config.use_stored_key(provider, key);
-        }
+    }
+}
+
+/// The engine's host ports of a `hearth` command: sign-in, nothing else.
+pub fn ports(sign_in: SignIn) -> HostPorts {
+    HostPorts {
+        sign_in: Some(Arc::new(sign_in)),
+        ..HostPorts::default()
+    }
+}
+
+impl TerminalSignIn for SignIn {
+    fn program(&self) -> &Path {
+        &self.program
+    }
+
+    fn stored_key(&self, provider: ProviderName) -> Option<Secret> {
+        self.credentials.load(provider).map(Secret::new)
     }
 }

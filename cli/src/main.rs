@@ -135,15 +135,15 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Acp(args) => {
             init_logging(args.log_level.as_deref());
-            args.load().and_then(|mut config| {
-                credentials::apply_stored(&mut config);
-                stdio::serve(config).map(|()| 0)
+            args.load().and_then(|config| {
+                let sign_in = credentials::SignIn::for_config(&config);
+                stdio::serve(config, sign_in).map(|()| 0)
             })
         }
         Command::Run(command) => {
             init_logging(command.config.log_level.as_deref());
             command.config.load().and_then(|mut config| {
-                credentials::apply_stored(&mut config);
+                let sign_in = credentials::SignIn::for_config(&config);
                 if let Some(mode) = &command.mode {
                     config.permission_mode = hearth_core::Mode::parse(mode);
                 }
@@ -152,7 +152,7 @@ fn main() -> ExitCode {
                     cwd: command.cwd,
                     output: command.output,
                 };
-                run::run(config, args)
+                run::run(config, sign_in, args)
             })
         }
         Command::Auth(args) => args

@@ -13,6 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hearth_core::{Config, Engine, Host};
+
+use crate::credentials::{self, SignIn};
 use serde_json::{Value, json};
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -30,11 +32,11 @@ pub struct RunArgs {
 
 /// Exit codes: 0 the turn ended (end_turn, max_tokens); 1 an error; 3 the model refused;
 /// 4 the step limit was hit; 130 cancelled (Ctrl-C).
-pub fn run(config: Config, args: RunArgs) -> Result<u8, String> {
+pub fn run(config: Config, sign_in: SignIn, args: RunArgs) -> Result<u8, String> {
     let (tx, frames) = mpsc::channel();
-    let engine = Arc::new(
-        Engine::start(config, Arc::new(Forward(Mutex::new(tx)))).map_err(|e| e.to_string())?,
-    );
+    let host = Arc::new(Forward(Mutex::new(tx)));
+    let engine = Engine::start_with(config, host, credentials::ports(sign_in));
+    let engine = Arc::new(engine.map_err(|e| e.to_string())?);
     let interrupt = engine.clone();
     let mut client = Client {
         engine,

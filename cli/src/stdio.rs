@@ -5,6 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use hearth_core::{Config, Engine, Host};
 
+use crate::credentials::{self, SignIn};
+
 /// Writes each frame as one line and flushes, so the client sees it at once.
 struct StdoutHost {
     out: Mutex<BufWriter<io::Stdout>>,
@@ -23,11 +25,12 @@ impl Host for StdoutHost {
     }
 }
 
-pub fn serve(config: Config) -> Result<(), String> {
+pub fn serve(config: Config, sign_in: SignIn) -> Result<(), String> {
     let host = Arc::new(StdoutHost {
         out: Mutex::new(BufWriter::new(io::stdout())),
     });
-    let engine = Arc::new(Engine::start(config, host).map_err(|e| e.to_string())?);
+    let engine = Engine::start_with(config, host, credentials::ports(sign_in));
+    let engine = Arc::new(engine.map_err(|e| e.to_string())?);
     close_on_signals(engine.clone());
     let mut stdin = io::stdin().lock();
     let mut line = Vec::new();

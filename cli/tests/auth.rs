@@ -1,6 +1,7 @@
 //! `hearth auth` as a real child process, on its file fallback: the test points `configDir`
 //! at a temp dir and hides every D-Bus session bus (as CI has none), so no OS store answers.
-//! The key it stores must reach the mock LLM from a fresh `hearth acp` as the bearer token.
+//! The key it stores must reach the mock LLM as the bearer token, from a fresh `hearth acp`
+//! and from one that was already running when the user signed in (after `authenticate`).
 
 use std::io::Write;
 use std::path::Path;
@@ -52,6 +53,12 @@ fn auth(dir: &Path, config: &Path, args: &[&str], stdin: &str) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// `hearth auth --key-stdin --provider openai`, which must succeed.
+fn store_openai_key(dir: &Path, config: &Path, key: &str) {
+    let stored = auth(dir, config, &["--key-stdin", "--provider", "openai"], key);
+    assert!(stored.status.success(), "{stored:?}");
+}
+
 fn acp(dir: &Path, config: &Value) -> AcpClient<Stdio> {
     let env = no_keyring(dir);
     let env: Vec<(&str, Option<&str>)> = env.iter().map(|(k, v)| (*k, v.as_deref())).collect();
@@ -84,13 +91,7 @@ fn a_stored_key_reaches_the_model_and_logout_removes_it() {
     let config = base_config(dir.path(), &mock);
     let path = write_config(dir.path(), config.clone());
 
-    let stored = auth(
-        dir.path(),
-        &path,
-        &["--key-stdin", "--provider", "openai"],
-        "sk-stored\n",
-    );
-    assert!(stored.status.success(), "{stored:?}");
+    store_openai_key(dir.path(), &path, "sk-stored\n");
     let file = dir.path().join("credentials.json");
     #[cfg(unix)]
     {
@@ -138,21 +139,49 @@ fn a_stored_key_reaches_the_model_and_logout_removes_it() {
 }
 
 #[test]
+fn a_sign_in_while_the_agent_runs_counts_at_the_next_authenticate() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = mock();
+    let config = base_config(dir.path(), &mock);
+    let path = write_config(dir.path(), config.clone());
+    let mut client = acp(dir.path(), &config);
+    client.initialize();
+    let error = client.call_err("authenticate", json!({"methodId": "hearth-auth"}));
+    assert_eq!(error["code"], -32000, "{error}");
+    let detail = error["data"]["detail"].as_str().unwrap();
+    assert!(detail.contains("run `hearth auth`"), "{detail}");
+    // Opened before the sign-in: it must use the key too.
+    let session = client.new_session("/tmp");
+
+    store_openai_key(dir.path(), &path, "sk-signed-in-later\n");
+    assert_eq!(
+        client.call("authenticate", json!({"methodId": "hearth-auth"})),
+        json!({})
+    );
+    client.prompt(&session, "hi");
+    let requests = mock.requests();
+    let sent = requests.last().expect("the model was called");
+    assert_eq!(
+        sent.headers.get("authorization").map(String::as_str),
+        Some("Bearer sk-signed-in-later")
+    );
+}
+
+#[test]
 fn a_key_the_host_passes_wins_over_the_stored_one() {
     let dir = tempfile::tempdir().unwrap();
     let mock = mock();
     let mut config = base_config(dir.path(), &mock);
     let path = write_config(dir.path(), config.clone());
-    let stored = auth(
-        dir.path(),
-        &path,
-        &["--key-stdin", "--provider", "openai"],
-        "sk-stored",
-    );
-    assert!(stored.status.success(), "{stored:?}");
+    store_openai_key(dir.path(), &path, "sk-stored");
     config["providers"]["openai"]["apiKey"] = json!("sk-host");
     let mut client = acp(dir.path(), &config);
     client.initialize();
+    // Re-reading the store changes nothing for a provider the host passed a key for.
+    assert_eq!(
+        client.call("authenticate", json!({"methodId": "hearth-auth"})),
+        json!({})
+    );
     assert_eq!(
         prompt_and_bearer(&mut client, &mock).as_deref(),
         Some("Bearer sk-host")

@@ -11,7 +11,7 @@ use std::sync::{Arc, RwLock};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::config::{Config, ModelInfo, Resolved};
+use crate::config::{Config, ModelInfo, Resolved, TerminalSignIn};
 use crate::io::Workspaces;
 use crate::io::process::Launcher;
 use crate::llm::Providers;
@@ -22,7 +22,7 @@ use crate::session::registry::Sessions;
 use crate::store::{Reader, Store, StoreError, StoreOp};
 use crate::tools::{Limits, ToolDeps};
 
-/// What the protocol edge implements for the domain.
+/// What the protocol edge (and, for sign-in, the host) implements for the domain.
 pub struct Ports {
     /// How session events are logged and read back (ACP v1 `session/update`s).
     pub log: Arc<dyn LogFormat>,
@@ -31,6 +31,8 @@ pub struct Ports {
     pub connection: Connection,
     /// Permission requests to the user.
     pub approver: Arc<dyn Approver>,
+    /// The host's `hearth auth`, when it has one (the CLI does; embedding hosts don't).
+    pub sign_in: Option<Arc<dyn TerminalSignIn>>,
 }
 
 /// The stored log's format, one for the whole engine whatever its clients speak: what an
@@ -81,6 +83,7 @@ pub struct EngineContext {
     connection: RwLock<Connection>,
     log: Arc<dyn LogFormat>,
     approver: Arc<dyn Approver>,
+    sign_in: Option<Arc<dyn TerminalSignIn>>,
     closed: AtomicBool,
 }
 
@@ -94,7 +97,7 @@ impl EngineContext {
         ports: Ports,
         launcher: Arc<Launcher>,
     ) -> Self {
-        EngineContext {
+        let ctx = EngineContext {
             providers: Providers::new(&resolved, config.stream_idle_timeout()),
             tool_limits: Limits::from(&config.tools),
             resolved,
@@ -107,8 +110,11 @@ impl EngineContext {
             connection: RwLock::new(ports.connection),
             log: ports.log,
             approver: ports.approver,
+            sign_in: ports.sign_in,
             closed: AtomicBool::new(false),
-        }
+        };
+        ctx.refresh_stored_keys();
+        ctx
     }
 
     pub fn config(&self) -> &Config {
@@ -139,6 +145,20 @@ impl EngineContext {
 
     pub fn providers(&self) -> &Providers {
         &self.providers
+    }
+
+    /// The host's terminal sign-in, if it offers one.
+    pub fn sign_in(&self) -> Option<&dyn TerminalSignIn> {
+        self.sign_in.as_deref()
+    }
+
+    /// Re-reads the user's stored keys, so a `hearth auth` run since start takes effect
+    /// without a restart; nothing to read for a host without sign-in.
+    pub fn refresh_stored_keys(&self) {
+        if let Some(sign_in) = &self.sign_in {
+            self.providers
+                .refresh_stored_keys(|p| sign_in.stored_key(p));
+        }
     }
 
     pub fn tool_limits(&self) -> &Limits {

@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::acp::client::AcpClient;
 use crate::acp::updates::V1Log;
 use crate::acp::{self, Edge, wire};
-use crate::config::Config;
+use crate::config::{Config, TerminalSignIn};
 use crate::context::{EngineContext, Ports};
 use crate::error::EngineError;
 use crate::io::LocalIo;
@@ -43,6 +43,17 @@ fn launcher() -> Launcher {
     Launcher::new(&crate::config::CREDENTIAL_ENV)
 }
 
+/// What a host may plug into an engine besides its frames; the default is none of it.
+#[derive(Default)]
+pub struct HostPorts {
+    /// Confines every child process the engine starts (commands, MCP and language servers):
+    /// a sandbox.
+    pub confinement: Option<Arc<dyn Confinement>>,
+    /// The host's `hearth auth` (the stdio binary has one): the keys the user stored, read at
+    /// start and at each `authenticate`, and the program a terminal runs to sign in.
+    pub sign_in: Option<Arc<dyn TerminalSignIn>>,
+}
+
 struct Threads {
     runtime: tokio::runtime::Runtime,
     delivery: JoinHandle<()>,
@@ -55,7 +66,7 @@ impl Engine {
     /// Opens the store, starts the runtime and the delivery thread. Errors here are final:
     /// nothing has been written.
     pub fn start(config: Config, host: Arc<dyn Host>) -> Result<Engine, EngineError> {
-        Engine::start_with(config, host, launcher())
+        Engine::start_with(config, host, HostPorts::default())
     }
 
     /// Like `start`, with every child process the engine starts (commands, MCP and language
@@ -65,14 +76,23 @@ impl Engine {
         host: Arc<dyn Host>,
         policy: Arc<dyn Confinement>,
     ) -> Result<Engine, EngineError> {
-        Engine::start_with(config, host, launcher().confined(policy))
+        let ports = HostPorts {
+            confinement: Some(policy),
+            ..HostPorts::default()
+        };
+        Engine::start_with(config, host, ports)
     }
 
-    fn start_with(
+    /// Like `start`, with the host's own ports plugged in.
+    pub fn start_with(
         config: Config,
         host: Arc<dyn Host>,
-        launcher: Launcher,
+        host_ports: HostPorts,
     ) -> Result<Engine, EngineError> {
+        let launcher = match host_ports.confinement {
+            Some(policy) => launcher().confined(policy),
+            None => launcher(),
+        };
         let location = config.store_location()?;
         let store = Arc::new(Store::open(&location).map_err(|e| EngineError::Store(e.0))?);
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -92,6 +112,7 @@ impl Engine {
             log: Arc::new(V1Log::new(catalog.clone())),
             connection: wire::before_initialize(client.clone(), LocalIo::new(launcher.clone())),
             approver: client.clone(),
+            sign_in: host_ports.sign_in,
         };
         let ctx = EngineContext::new(
             config,

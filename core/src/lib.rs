@@ -28,8 +28,8 @@ mod store;
 mod text;
 mod tools;
 
-pub use config::{Config, ConfigError, SIGN_IN_PROVIDERS};
-pub use engine::Engine;
+pub use config::{Config, ConfigError, ProviderName, Secret, TerminalSignIn};
+pub use engine::{Engine, HostPorts};
 pub use error::EngineError;
 pub use io::process::{ChildKind, Confinement, Launch};
 pub use outbox::Host;

@@ -155,11 +155,10 @@ const RS_MAIN: &str =
     "fn main() {\n    let n = tiny::greet(\"x\", 1);\n    println!(\"{n}\");\n}\n";
 
 /// rust-analyzer, the default server for `.rs` (`rustup component add rust-analyzer`, done by
-/// tests/lsp/setup.sh): a dependency-free crate, so it indexes only the sysroot.
+/// tests/lsp/setup.sh): a dependency-free crate, so it indexes only the sysroot. It answers
+/// "0 errors" until it has loaded the workspace: the client waits for its
+/// `experimental/serverStatus` `quiescent` (`core/src/lsp/readiness.rs`).
 #[test]
-#[ignore = "fails today: rust-analyzer answers before it has loaded the cargo workspace (0 errors \
-            within 2 s) and the LSP client does not wait for its `experimental/serverStatus` \
-            quiescent; run with --ignored once it does"]
 fn rust_analyzer_reports_a_type_error_and_finds_the_definition() {
     let setup = Setup::new(json!({"responses": [
         call("d", "lsp_diagnostics", json!({"path": "src/main.rs"})),

@@ -166,7 +166,8 @@ fn initialize_answers_version_1_whatever_was_asked_and_again() {
                 .contains("OPENAI_API_KEY"),
             "{auth}"
         );
-        // In process there is no `hearth` binary to run, so no legacy `terminal-auth`.
+        // In process no host passes a sign-in port (`HostPorts::sign_in`), so no legacy
+        // `terminal-auth`: there is no `hearth` binary to run.
         assert_eq!(auth.get("_meta"), None, "{auth}");
         let terminal = &result["authMethods"][2];
         assert_eq!(terminal["type"], "terminal");
@@ -247,4 +248,26 @@ fn cancel_request_for_unknown_ids_is_ignored() {
     client.notify("session/cancel", json!({}));
     assert!(client.drain(Duration::from_millis(200)).is_empty());
     still_serving(&mut client);
+}
+
+/// An embedding host passes no sign-in port: the engine never reads the key `hearth auth`
+/// stores (here its file, where the CLI would put it), and says where a host's key goes.
+#[test]
+fn in_process_the_terminal_method_reads_no_store() {
+    let setup = Setup::new(json!({"responses": []}));
+    let user_dir = setup.dir.path().join("user-config");
+    std::fs::create_dir_all(&user_dir).unwrap();
+    std::fs::write(
+        user_dir.join("credentials.json"),
+        json!({"openai": "sk-stored"}).to_string(),
+    )
+    .unwrap();
+    let config = json!({"dataDir": ":memory:", "configDir": user_dir,
+                        "providers": {"openai": {"baseUrl": setup.mock.base_url()}}});
+    let mut client = AcpClient::new(InProcess::start(&config.to_string()));
+    client.initialize();
+    let error = client.call_err("authenticate", json!({"methodId": "hearth-auth"}));
+    assert_eq!(error["code"], -32000, "{error}");
+    let detail = error["data"]["detail"].as_str().unwrap();
+    assert!(detail.contains("providers.<name>.apiKey"), "{detail}");
 }

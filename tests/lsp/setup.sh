@@ -31,6 +31,13 @@ if ! rust-analyzer --version >/dev/null 2>&1; then
   rustup component add rust-analyzer >&2
 fi
 rust-analyzer --version >&2
+# The standard library's source, which rust-analyzer loads as the sysroot of every workspace
+# (without it `String` and `format!` are unknown to it); core/tests/lsp.rs's Rust test needs it.
+sysroot=$(rustc --print sysroot)
+if [ ! -d "$sysroot/lib/rustlib/src/rust/library" ]; then
+  echo "lsp setup: rustup component add rust-src" >&2
+  rustup component add rust-src >&2
+fi
 
 echo "LSP_TEST_PYRIGHT=$pyright"
 echo "LSP_TEST_TSC=$tsc"

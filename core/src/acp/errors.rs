@@ -14,7 +14,7 @@ use crate::session::actor::Unavailable;
 pub fn turn_error(error: TurnError) -> RpcError {
     match error {
         TurnError::Auth { provider } => {
-            RpcError::auth_required(Providers::credential_hint(&provider))
+            RpcError::auth_required(Providers::credential_hint(provider))
         }
         TurnError::Provider(e) => {
             RpcError::new(INTERNAL_ERROR, format!("The model provider failed: {e}"))

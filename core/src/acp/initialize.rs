@@ -1,6 +1,6 @@
 //! `initialize` and `authenticate`.
 
-use std::sync::LazyLock;
+use std::path::Path;
 use std::sync::atomic::Ordering;
 
 use agent_client_protocol_schema::ProtocolVersion;
@@ -13,10 +13,11 @@ use agent_client_protocol_schema::v1::{
     SessionSystemPromptCapabilities, SessionTitleCapabilities,
 };
 use serde_json::json;
-use serde_json::value::RawValue;
 
 use super::responder::{Responder, params};
 use super::wire;
+use crate::config::{ProviderName, TerminalSignIn};
+use crate::context::EngineContext;
 use crate::io::LocalIo;
 use crate::llm::Providers;
 use crate::rpc::RpcError;
@@ -28,11 +29,23 @@ const TERMINAL_METHOD: &str = "hearth-auth";
 
 /// One auth method per provider: `(method id, provider, name)`. The credential comes from
 /// the environment, from the host's config, or from `hearth auth`.
-const AUTH_METHODS: [(&str, &str, &str); 2] = [
-    ("openai-api-key", "openai", "OpenAI-compatible API key"),
-    ("anthropic-api-key", "anthropic", "Anthropic API key"),
+const AUTH_METHODS: [(&str, ProviderName, &str); 2] = [
+    (
+        "openai-api-key",
+        ProviderName::Openai,
+        "OpenAI-compatible API key",
+    ),
+    (
+        "anthropic-api-key",
+        ProviderName::Anthropic,
+        "Anthropic API key",
+    ),
 ];
 
+/// Answers `protocolVersion: 1` whatever was asked (we speak only v1; the client decides),
+/// and advertises only what works. The client's capabilities choose its connection (what it
+/// is shown, which workspace backend serves it); a second `initialize` is answered the same
+/// way and replaces it.
 /// Answers `protocolVersion: 1` whatever was asked (we speak only v1; the client decides),
 /// and advertises only what works. The client's capabilities choose its connection (what it
 /// is shown, which workspace backend serves it); a second `initialize` is answered the same
@@ -47,16 +60,15 @@ pub fn initialize(responder: Responder, raw: Params<'_>) {
     let connection = wire::connection(&request.client_capabilities, client, local);
     responder.ctx().connect(connection);
     responder.edge().initialized.store(true, Ordering::Release);
-    responder.reply_raw(&RESPONSE)
+    let edge = responder.edge().clone();
+    let answer = edge.initialize_answer.get_or_init(|| {
+        let answer = response(responder.ctx().sign_in());
+        serde_json::value::to_raw_value(&answer).expect("the initialize response serializes")
+    });
+    responder.reply_raw(answer)
 }
 
-/// The answer depends on nothing the client sends, so it is serialized once per process:
-/// `initialize` is the request whose round trip embedders measure first.
-static RESPONSE: LazyLock<Box<RawValue>> = LazyLock::new(|| {
-    serde_json::value::to_raw_value(&response()).expect("the initialize response serializes")
-});
-
-fn response() -> InitializeResponse {
+fn response(sign_in: Option<&dyn TerminalSignIn>) -> InitializeResponse {
     let sessions = SessionCapabilities::new()
         .list(SessionListCapabilities::new())
         .delete(SessionDeleteCapabilities::new())
@@ -84,8 +96,8 @@ fn response() -> InitializeResponse {
         .map(|(id, provider, name)| {
             AuthMethod::Agent(
                 AuthMethodAgent::new(*id, *name)
-                    .description(Providers::credential_hint(provider))
-                    .meta(legacy_terminal_auth(provider)),
+                    .description(Providers::credential_hint(*provider))
+                    .meta(sign_in.map(|s| legacy_terminal_auth(s.program(), *provider))),
             )
         })
         .chain(std::iter::once(AuthMethod::Terminal(terminal)))
@@ -102,51 +114,69 @@ fn response() -> InitializeResponse {
 
 /// Stable Zed (the `terminal` type is behind its beta flag) runs `_meta["terminal-auth"]` of
 /// an agent-type method instead: `{label, command, args, env}`, `command` being the agent's
-/// own binary. An embedding host's process is not `hearth`, so it gets none.
-fn legacy_terminal_auth(provider: &str) -> Option<serde_json::Map<String, serde_json::Value>> {
-    let exe = std::env::current_exe().ok()?;
-    let hearth = exe
-        .file_stem()
-        .is_some_and(|stem| stem.eq_ignore_ascii_case("hearth"));
+/// own binary — which only a host with `hearth auth` has (`TerminalSignIn::program`), so an
+/// embedding host's answer carries none.
+fn legacy_terminal_auth(
+    program: &Path,
+    provider: ProviderName,
+) -> serde_json::Map<String, serde_json::Value> {
     let meta = json!({ "terminal-auth": {
         "label": "hearth auth",
-        "command": exe.to_string_lossy(),
-        "args": ["auth", "--provider", provider],
+        "command": program.to_string_lossy(),
+        "args": ["auth", "--provider", provider.as_str()],
         "env": {},
     }});
-    hearth.then(|| meta.as_object().cloned()).flatten()
+    meta.as_object().cloned().unwrap_or_default()
 }
 
 /// The credential comes from the environment, the host or the key the user stored with
-/// `hearth auth` (read when the process started): succeed when it is present, else explain
-/// where it goes. The terminal method succeeds when any provider has one.
+/// `hearth auth`: the store is read again first, so a sign-in since start counts. An agent
+/// method succeeds when its provider is usable (a key, or a server of the user's own); the
+/// terminal method when a key is in effect for any provider. Else the error says where the
+/// key goes.
 pub fn authenticate(responder: Responder, raw: Params<'_>) {
     let request: AuthenticateRequest = match params(raw) {
         Ok(r) => r,
         Err(e) => return responder.respond(Err(e)),
     };
-    let method = &*request.method_id.0;
-    let providers = responder.ctx().providers();
-    let outcome = match AUTH_METHODS.iter().find(|(id, _, _)| *id == method) {
+    let method = request.method_id.0.to_string();
+    let ctx = responder.ctx().clone();
+    if ctx.sign_in().is_none() {
+        let outcome = outcome(&ctx, &method);
+        return responder.respond(outcome);
+    }
+    // The OS credential store may take a while to answer: off the caller's thread.
+    ctx.runtime().clone().spawn_blocking(move || {
+        ctx.refresh_stored_keys();
+        responder.respond(outcome(&ctx, &method));
+    });
+}
+
+fn outcome(ctx: &EngineContext, method: &str) -> Result<serde_json::Value, RpcError> {
+    let providers = ctx.providers();
+    match AUTH_METHODS.iter().find(|(id, _, _)| *id == method) {
         None if method == TERMINAL_METHOD => {
-            if AUTH_METHODS
-                .iter()
-                .any(|(_, provider, _)| providers.by_name(provider).has_credential())
-            {
+            if ProviderName::ALL.into_iter().any(|p| providers.has_key(p)) {
                 Ok(json!({}))
             } else {
-                Err(RpcError::auth_required(
-                    "No key is stored: run `hearth auth` in a terminal, then restart the agent",
-                ))
+                Err(RpcError::auth_required(no_key_message(ctx.sign_in())))
             }
         }
         None => Err(RpcError::invalid_params(format!(
             "unknown auth method `{method}`"
         ))),
-        Some((_, provider, _)) if providers.by_name(provider).has_credential() => Ok(json!({})),
+        Some((_, provider, _)) if providers.by_name(*provider).has_credential() => Ok(json!({})),
         Some((_, provider, _)) => Err(RpcError::auth_required(Providers::credential_hint(
-            provider,
+            *provider,
         ))),
-    };
-    responder.respond(outcome)
+    }
+}
+
+fn no_key_message(sign_in: Option<&dyn TerminalSignIn>) -> &'static str {
+    match sign_in {
+        Some(_) => "No key is stored: run `hearth auth` in a terminal, then authenticate again",
+        None => {
+            "No API key is set: the host passes one in its config (providers.<name>.apiKey) or the environment"
+        }
+    }
 }

@@ -30,12 +30,13 @@ pub mod updates;
 pub mod wire;
 
 use std::future::Future;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use self::client::AcpClient;
 use self::responder::{Responder, params};
@@ -56,6 +57,10 @@ pub struct Edge {
     /// Our requests to the client, on the wire.
     client: Arc<AcpClient>,
     initialized: AtomicBool,
+    /// The `initialize` answer, serialized at the first one: it depends on nothing the
+    /// client sends, only on the host (`acp/initialize.rs`), and it is the request whose
+    /// round trip embedders measure first.
+    initialize_answer: OnceLock<Box<RawValue>>,
 }
 
 impl Edge {
@@ -66,6 +71,7 @@ impl Edge {
             outgoing,
             client,
             initialized: AtomicBool::new(false),
+            initialize_answer: OnceLock::new(),
         }
     }
 

@@ -48,9 +48,10 @@ impl ChildTurns for Children {
         Box::pin(async move {
             let model = self.session.state().settings.model.clone();
             let provider = check_credential(self.session.ctx(), &model).map_err(|e| match e {
-                TurnError::Auth { provider } => {
-                    ToolError(format!("the child turn has no credential for `{provider}`"))
-                }
+                TurnError::Auth { provider } => ToolError(format!(
+                    "the child turn has no credential for `{}`",
+                    provider.as_str()
+                )),
                 other => ToolError(format!("the child turn could not start: {other:?}")),
             })?;
             answer(&*provider, self.request(prompt), cancel).await

@@ -30,6 +30,7 @@ use self::commands::Ran;
 use self::compaction::Compacted;
 pub use self::outcome::{StopReason, TurnError};
 use crate::chat::{Message, Prompt};
+use crate::config::ProviderName;
 use crate::context::EngineContext;
 use crate::ids::new_id;
 use crate::llm::{ChatRequest, Provider};
@@ -148,13 +149,15 @@ async fn converse(
 
 /// The provider of `model`, if it has a credential.
 pub fn check_credential(ctx: &EngineContext, model: &str) -> Result<Arc<dyn Provider>, TurnError> {
-    let provider_name = ctx.model(model).map_or("openai", |m| m.provider.as_str());
+    let provider_name = ctx
+        .model(model)
+        .map_or(ProviderName::Openai, |m| m.provider);
     let provider = ctx.providers().by_name(provider_name);
     if provider.has_credential() {
         Ok(provider)
     } else {
         Err(TurnError::Auth {
-            provider: provider_name.to_string(),
+            provider: provider_name,
         })
     }
 }

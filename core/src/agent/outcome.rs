@@ -1,6 +1,7 @@
 //! How a turn ends: why it stopped, or why it could not go on. The protocol edge maps these to
 //! its stop reasons and error codes (`acp/errors.rs`).
 
+use crate::config::ProviderName;
 use crate::llm::LlmError;
 use crate::store::StoreError;
 
@@ -18,7 +19,7 @@ pub enum StopReason {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TurnError {
     /// The model's provider has no credential; `provider` names it.
-    Auth { provider: String },
+    Auth { provider: ProviderName },
     /// The provider failed before any output.
     Provider(LlmError),
     /// The session's log could not be read.

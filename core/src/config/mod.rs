@@ -18,7 +18,7 @@ pub use resolve::{
     ANTHROPIC_API_KEY_ENV, CREDENTIAL_ENV, Endpoint, ModelInfo, OPENAI_API_KEY_ENV, Resolved,
     model_sees, model_thinks,
 };
-pub use user_key::SIGN_IN_PROVIDERS;
+pub use user_key::TerminalSignIn;
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -132,11 +132,38 @@ pub enum ProviderName {
 }
 
 impl ProviderName {
+    /// Every provider, in the order users are offered them.
+    pub const ALL: [ProviderName; 2] = [ProviderName::Openai, ProviderName::Anthropic];
+
     pub fn as_str(self) -> &'static str {
         match self {
             ProviderName::Openai => "openai",
             ProviderName::Anthropic => "anthropic",
         }
+    }
+
+    /// The environment variable a host's key for this provider arrives in.
+    pub fn key_env(self) -> &'static str {
+        match self {
+            ProviderName::Openai => OPENAI_API_KEY_ENV,
+            ProviderName::Anthropic => ANTHROPIC_API_KEY_ENV,
+        }
+    }
+}
+
+/// A provider named by a user (`hearth auth --provider`): an unknown name is an error that
+/// lists the known ones, never a fallback to some provider.
+impl std::str::FromStr for ProviderName {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Self, String> {
+        ProviderName::ALL
+            .into_iter()
+            .find(|p| p.as_str() == name)
+            .ok_or_else(|| {
+                let known: Vec<&str> = ProviderName::ALL.map(ProviderName::as_str).to_vec();
+                format!("unknown provider `{name}` (known: {})", known.join(", "))
+            })
     }
 }
 

@@ -73,6 +73,15 @@ impl Config {
     }
 }
 
+impl Resolved {
+    pub fn endpoint(&self, provider: ProviderName) -> &Endpoint {
+        match provider {
+            ProviderName::Openai => &self.openai,
+            ProviderName::Anthropic => &self.anthropic,
+        }
+    }
+}
+
 /// A catalog entry with every default filled in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelInfo {

@@ -1,47 +1,28 @@
-//! A key the user stored with `hearth auth`, handed in by the host that read it (the CLI):
-//! the only credential source besides the host's config and the environment. It fills a
-//! provider's key only where neither of those gave one, so a host-passed key always wins.
+//! The key a user stored with `hearth auth`, which only a host that offers that command can
+//! read: the `TerminalSignIn` port. The CLI implements it over the OS credential store
+//! (`cli/src/credentials.rs`), so no credential store is ever linked into the engine; hosts
+//! that embed the engine pass none, and then only the host's config and the environment give
+//! keys. A stored key fills a provider's key only where neither of those gave one, so a
+//! host-passed key always wins.
 
-use super::resolve::non_empty_env;
-use super::{ANTHROPIC_API_KEY_ENV, Config, OPENAI_API_KEY_ENV, ProviderConfig, Secret};
+use std::path::Path;
 
-/// The providers a user can sign in to, each with the variable a host's key arrives in.
-pub const SIGN_IN_PROVIDERS: [(&str, &str); 2] = [
-    ("openai", OPENAI_API_KEY_ENV),
-    ("anthropic", ANTHROPIC_API_KEY_ENV),
-];
+use super::{Config, ProviderName, Secret};
+
+/// What a host that ships `hearth auth` offers the engine.
+pub trait TerminalSignIn: Send + Sync {
+    /// The executable a terminal runs with `auth` to sign in: the host's own binary, found
+    /// once by the host (the legacy `_meta["terminal-auth"]` names it).
+    fn program(&self) -> &Path;
+
+    /// The key the user has stored for `provider`, read from the store now: the engine asks
+    /// at start and again at each `authenticate`, so a sign-in needs no restart.
+    fn stored_key(&self, provider: ProviderName) -> Option<Secret>;
+}
 
 impl Config {
     /// Whether the host passed a key for `provider` (config `apiKey` or its variable).
-    pub fn host_passes_key(&self, provider: &str) -> bool {
-        let configured = self.provider(provider).is_some_and(|p| p.api_key.is_some());
-        let env = SIGN_IN_PROVIDERS
-            .iter()
-            .find(|(name, _)| *name == provider)
-            .and_then(|(_, var)| non_empty_env(var));
-        configured || env.is_some()
-    }
-
-    /// Uses the user's stored `key` for `provider` unless the host passed one.
-    pub fn use_stored_key(&mut self, provider: &str, key: String) {
-        if self.host_passes_key(provider) {
-            return;
-        }
-        let slot = self.provider_slot(provider);
-        slot.get_or_insert_with(ProviderConfig::default).api_key = Some(Secret::new(key));
-    }
-
-    fn provider(&self, provider: &str) -> Option<&ProviderConfig> {
-        match provider {
-            "anthropic" => self.providers.anthropic.as_ref(),
-            _ => self.providers.openai.as_ref(),
-        }
-    }
-
-    fn provider_slot(&mut self, provider: &str) -> &mut Option<ProviderConfig> {
-        match provider {
-            "anthropic" => &mut self.providers.anthropic,
-            _ => &mut self.providers.openai,
-        }
+    pub fn host_passes_key(&self, provider: ProviderName) -> bool {
+        self.resolve().endpoint(provider).api_key.is_some()
     }
 }

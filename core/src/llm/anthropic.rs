@@ -2,6 +2,7 @@
 //! come back verbatim inside a tool loop.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::Duration;
 
 use eventsource_stream::Event;
@@ -9,6 +10,7 @@ use futures::future::BoxFuture;
 use reqwest::header::CONTENT_TYPE;
 use serde_json::{Value, json};
 
+use super::api_key::ApiKey;
 use super::error::Failure;
 use super::http::Transport;
 use super::sse::{self, Decode, Flow};
@@ -25,14 +27,21 @@ const ANSWER_TOKENS: u64 = 8192;
 pub struct Anthropic {
     transport: Transport,
     endpoint: Endpoint,
+    key: Arc<ApiKey>,
 }
 
 impl Anthropic {
     pub fn new(endpoint: Endpoint, idle_timeout: Duration) -> Self {
         Anthropic {
             transport: Transport::new(idle_timeout, endpoint.max_retries),
+            key: Arc::new(ApiKey::new(endpoint.api_key.clone())),
             endpoint,
         }
+    }
+
+    /// The key every request reads, which a sign-in may set while the engine runs.
+    pub fn key(&self) -> Arc<ApiKey> {
+        self.key.clone()
     }
 }
 
@@ -216,19 +225,20 @@ fn tool_result_block(result: &ToolResult) -> Value {
 impl Provider for Anthropic {
     /// A key, or a server of the user's own choosing (a proxy may hold the key itself).
     fn has_credential(&self) -> bool {
-        self.endpoint.api_key.is_some() || !self.endpoint.default_base_url
+        self.key.current().is_some() || !self.endpoint.default_base_url
     }
 
     fn stream(&self, request: ChatRequest) -> BoxFuture<'static, Result<EventStream, LlmError>> {
         let url = format!("{}/messages", self.endpoint.base_url.trim_end_matches('/'));
         let body = body(&request);
+        let key = self.key.current();
         self.transport.stream::<Decoder>(|client| {
             let call = client
                 .post(url)
                 .header("anthropic-version", API_VERSION)
                 .header(CONTENT_TYPE, "application/json")
                 .body(body);
-            match &self.endpoint.api_key {
+            match &key {
                 Some(key) => call.header("x-api-key", key.expose()),
                 None => call,
             }

@@ -2,6 +2,7 @@
 //! leaf vocabulary in `chat.rs`.
 
 pub mod anthropic;
+mod api_key;
 mod error;
 mod http;
 pub mod openai;

@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 use std::time::Duration;
 
 use eventsource_stream::Event;
@@ -10,6 +11,7 @@ use futures::future::BoxFuture;
 use reqwest::header::CONTENT_TYPE;
 use serde_json::{Value, json};
 
+use super::api_key::ApiKey;
 use super::error::Failure;
 use super::http::Transport;
 use super::sse::{self, Decode, Flow};
@@ -21,14 +23,21 @@ use crate::config::{Endpoint, OPENAI_API_KEY_ENV};
 pub struct OpenAi {
     transport: Transport,
     endpoint: Endpoint,
+    key: Arc<ApiKey>,
 }
 
 impl OpenAi {
     pub fn new(endpoint: Endpoint, idle_timeout: Duration) -> Self {
         OpenAi {
             transport: Transport::new(idle_timeout, endpoint.max_retries),
+            key: Arc::new(ApiKey::new(endpoint.api_key.clone())),
             endpoint,
         }
+    }
+
+    /// The key every request reads, which a sign-in may set while the engine runs.
+    pub fn key(&self) -> Arc<ApiKey> {
+        self.key.clone()
     }
 
     /// The body's JSON text. The conversation comes last, after everything that stays put
@@ -171,7 +180,7 @@ impl Provider for OpenAi {
     /// A key, or a server of the user's own choosing: local servers (Ollama, llama.cpp,
     /// LM Studio) need none, and one that does will say so in its error.
     fn has_credential(&self) -> bool {
-        self.endpoint.api_key.is_some() || !self.endpoint.default_base_url
+        self.key.current().is_some() || !self.endpoint.default_base_url
     }
 
     fn stream(&self, request: ChatRequest) -> BoxFuture<'static, Result<EventStream, LlmError>> {
@@ -180,12 +189,13 @@ impl Provider for OpenAi {
             self.endpoint.base_url.trim_end_matches('/')
         );
         let body = Self::body(&request);
+        let key = self.key.current();
         self.transport.stream::<Decoder>(|client| {
             let call = client
                 .post(url)
                 .header(CONTENT_TYPE, "application/json")
                 .body(body);
-            match &self.endpoint.api_key {
+            match &key {
                 Some(key) => call.bearer_auth(key.expose()),
                 None => call,
             }

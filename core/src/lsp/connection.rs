@@ -30,6 +30,7 @@ use super::LOG_TARGET;
 use super::documents::Documents;
 use super::exchange::{CallError, Exchange, Reply};
 use super::pushed::{Published, Pushed};
+use super::readiness::Readiness;
 use super::spec::ServerSpec;
 use super::{requests, transport};
 use crate::io::process::{
@@ -43,6 +44,7 @@ pub struct Connection {
     name: String,
     exchange: Arc<Exchange>,
     pushed: Arc<Pushed>,
+    readiness: Arc<Readiness>,
     group: Arc<Group>,
     /// Whether `initialize` succeeded: only then is the server asked to shut down.
     initialized: AtomicBool,
@@ -84,9 +86,11 @@ impl Connection {
         tokio::spawn(write_all(stdin, queue));
         let exchange = Arc::new(Exchange::new(outgoing));
         let pushed = Arc::new(Pushed::default());
+        let readiness = Arc::new(Readiness::default());
         let reader = Reader {
             exchange: exchange.clone(),
             pushed: pushed.clone(),
+            readiness: readiness.clone(),
             group: group.clone(),
             folders: requests::folders(root),
         };
@@ -95,6 +99,7 @@ impl Connection {
             name: spec.name.clone(),
             exchange,
             pushed,
+            readiness,
             group,
             initialized: AtomicBool::new(false),
             pulls: AtomicBool::new(true),
@@ -204,6 +209,20 @@ impl Connection {
         self.pulls.store(false, Ordering::Release);
     }
 
+    /// Whether the server last said it is still loading its project.
+    pub fn busy(&self) -> bool {
+        self.readiness.busy()
+    }
+
+    /// Waits while the server says it is loading its project (see `readiness.rs`).
+    pub async fn ready(
+        &self,
+        deadline: (tokio::time::Instant, Duration),
+        cancel: &CancellationToken,
+    ) -> Result<(), CallError> {
+        self.readiness.wait(&self.exchange, deadline, cancel).await
+    }
+
     /// Every document the server pushed diagnostics for.
     pub fn pushed(&self) -> HashMap<String, Published> {
         self.pushed.all()
@@ -242,6 +261,7 @@ async fn write_all(mut stdin: ChildStdin, mut queue: mpsc::UnboundedReceiver<Vec
 struct Reader {
     exchange: Arc<Exchange>,
     pushed: Arc<Pushed>,
+    readiness: Arc<Readiness>,
     group: Arc<Group>,
     folders: Value,
 }
@@ -266,6 +286,7 @@ impl Reader {
         tracing::warn!(target: LOG_TARGET, "language server ended: {reason}");
         self.exchange.end(reason);
         self.pushed.ended();
+        self.readiness.ended();
     }
 
     fn dispatch(&self, message: Value) {
@@ -281,6 +302,11 @@ impl Reader {
                     self.pushed.record(params);
                 }
             }
+            (Some("experimental/serverStatus"), None) => {
+                if let Some(params) = message.get("params") {
+                    self.readiness.record(params);
+                }
+            }
             (Some(_), None) => {}
             (None, Some(id)) => self.exchange.resolve(id, &message),
             (None, None) => {}
@@ -289,7 +315,8 @@ impl Reader {
 }
 
 /// What Hearth tells a server it can do: full-text sync, pull and pushed diagnostics,
-/// definitions (links too) and references, in UTF-16 positions only.
+/// definitions (links too) and references, in UTF-16 positions only; and that it listens to
+/// rust-analyzer's readiness.
 fn initialize_params(root: &Path, options: Option<Value>) -> Value {
     json!({
         "initializationOptions": options,
@@ -308,7 +335,9 @@ fn initialize_params(root: &Path, options: Option<Value>) -> Value {
                 "references": {}
             },
             "workspace": {"configuration": true, "workspaceFolders": true},
-            "window": {"workDoneProgress": true}
+            "window": {"workDoneProgress": true},
+            // rust-analyzer's `experimental/serverStatus` (`readiness.rs`).
+            "experimental": {"serverStatusNotification": true}
         }
     })
 }

@@ -6,11 +6,13 @@
 use std::collections::HashMap;
 
 use serde_json::{Value, json};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::connection::Connection;
-use super::exchange::{CallError, METHOD_NOT_FOUND};
+use super::exchange::{CallError, METHOD_NOT_FOUND, SERVER_CANCELLED};
 use super::position::from_lsp;
+use super::server::Timeouts;
 use crate::io::cut_line;
 use crate::text::plural;
 
@@ -124,8 +126,32 @@ pub fn parse_all(value: &Value) -> Vec<Diagnostic> {
     all
 }
 
-/// The server's diagnostics of `uri` as synced (`synced` is what `Connection::sync` gave).
+/// The server's diagnostics of `uri` as synced (`synced` is what `Connection::sync` gave),
+/// from a server done loading its project: one that says it is loading is waited for (at
+/// most `timeouts.startup`), and what it answered while loading, or dropped when loading
+/// ended, is asked again (`readiness.rs`).
 pub async fn current(
+    connection: &Connection,
+    uri: &str,
+    synced: (i32, u64),
+    timeouts: &Timeouts,
+    cancel: &CancellationToken,
+) -> Result<Vec<Diagnostic>, CallError> {
+    let loading = (Instant::now() + timeouts.startup, timeouts.startup);
+    loop {
+        connection.ready(loading, cancel).await?;
+        let answer = once(connection, uri, synced, timeouts.request, cancel).await;
+        let dropped =
+            matches!(&answer, Err(CallError::Failed { code, .. }) if *code == SERVER_CANCELLED);
+        let stale = answer.is_ok() && connection.busy();
+        if !(stale || dropped && Instant::now() < loading.0) {
+            return answer;
+        }
+    }
+}
+
+/// One ask, pulled or waited for as pushed.
+async fn once(
     connection: &Connection,
     uri: &str,
     synced: (i32, u64),

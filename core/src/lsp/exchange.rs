@@ -11,13 +11,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tokio::sync::futures::Notified;
 use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::transport;
 
 /// JSON-RPC's "method not found".
 pub const METHOD_NOT_FOUND: i64 = -32601;
+/// LSP's `ServerCancelled`: the server dropped the request (rust-analyzer, when its project
+/// finished loading under it) and asks for it again (`retriggerRequest`).
+pub const SERVER_CANCELLED: i64 = -32802;
 
 /// Why a request got no result.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +35,8 @@ pub enum CallError {
     Failed { code: i64, message: String },
     /// The turn was cancelled.
     Cancelled,
+    /// The server was still loading its project when the time was up (`readiness.rs`).
+    Loading(Duration),
 }
 
 impl std::fmt::Display for CallError {
@@ -45,6 +52,11 @@ impl std::fmt::Display for CallError {
                 write!(f, "the server answered {code}: {message}")
             }
             CallError::Cancelled => f.write_str("cancelled"),
+            CallError::Loading(limit) => write!(
+                f,
+                "the server was still loading the project after {} s (`lsp.startupTimeoutSecs`); ask again in a while",
+                limit.as_secs()
+            ),
         }
     }
 }
@@ -166,5 +178,21 @@ impl Exchange {
             self.ended()
                 .unwrap_or_else(|| "the connection closed".into()),
         )
+    }
+}
+
+/// Waits for `changed` (a `Notify`'s, taken before the caller's last look at its state), at
+/// most until `deadline` (then `late`), or until `cancel`: the step of every wait for news
+/// from a server.
+pub async fn until_changed(
+    changed: Notified<'_>,
+    deadline: Instant,
+    late: CallError,
+    cancel: &CancellationToken,
+) -> Result<(), CallError> {
+    tokio::select! {
+        _ = changed => Ok(()),
+        _ = tokio::time::sleep_until(deadline) => Err(late),
+        _ = cancel.cancelled() => Err(CallError::Cancelled),
     }
 }

@@ -9,8 +9,8 @@
 //! - `server.rs`: one server's life (started on first use, restarted once);
 //! - `connection.rs`: one running server — its process, the handshake, the reader task;
 //!   `exchange.rs` + `transport.rs`: the JSON-RPC exchange with it; `documents.rs`: the
-//!   documents open in it; `pushed.rs`: the diagnostics it pushed; `requests.rs`: the
-//!   answers to what it asks;
+//!   documents open in it; `pushed.rs`: the diagnostics it pushed; `readiness.rs`: whether
+//!   it says it has loaded its project; `requests.rs`: the answers to what it asks;
 //! - `session.rs`: a session's hold on its servers ([`Lsp`]), and opening a file with its
 //!   content;
 //! - `diagnostics.rs`, `position.rs`: diagnostics and positions, as a person reads them.
@@ -36,7 +36,10 @@
 //! copy match (`documents.rs`), holding the connection's turn until the answer is in (another
 //! session syncing other content for the same file in between would make the answer describe
 //! that content). Diagnostics are pulled (`textDocument/diagnostic`); a server without it
-//! (`-32601`) is waited for as it pushes diagnostics for that version (`diagnostics.rs`).
+//! (`-32601`) is waited for as it pushes diagnostics for that version (`diagnostics.rs`). A
+//! server that says it is still loading its project (rust-analyzer's
+//! `experimental/serverStatus`) is waited for first, within `lsp.startupTimeoutSecs`, and an
+//! answer it gave while loading is asked again (`readiness.rs`).
 //!
 //! What the tools make of the answers (which places are shown with their lines, the errors an
 //! edit introduced) is specified with them, in `tools/lsp/` (`mod.rs`, `check.rs`).
@@ -56,6 +59,7 @@ mod documents;
 mod exchange;
 pub mod position;
 mod pushed;
+mod readiness;
 mod requests;
 mod server;
 mod servers;

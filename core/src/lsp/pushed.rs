@@ -10,7 +10,7 @@ use serde_json::Value;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use super::exchange::{CallError, Exchange, Reply};
+use super::exchange::{CallError, Exchange, Reply, until_changed};
 
 /// Diagnostics a server pushed for one document.
 #[derive(Clone)]
@@ -98,11 +98,7 @@ impl Pushed {
             if exchange.ended().is_some() {
                 return Err(exchange.gone());
             }
-            tokio::select! {
-                _ = changed => {}
-                _ = tokio::time::sleep_until(deadline) => return Err(CallError::Timeout(timeout)),
-                _ = cancel.cancelled() => return Err(CallError::Cancelled),
-            }
+            until_changed(changed, deadline, CallError::Timeout(timeout), cancel).await?;
         }
     }
 }

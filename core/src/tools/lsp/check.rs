@@ -107,7 +107,7 @@ async fn ask(ctx: &Context, opened: &Opened) -> Result<Vec<Diagnostic>, crate::l
         &opened.connection,
         &opened.uri,
         opened.synced,
-        opened.timeouts.request,
+        &opened.timeouts,
         &ctx.cancel,
     )
     .await

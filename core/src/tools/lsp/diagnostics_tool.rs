@@ -96,7 +96,7 @@ async fn ask_diagnostics(
         &opened.connection,
         uri,
         synced,
-        opened.timeouts.request,
+        &opened.timeouts,
         &ctx.cancel,
     )
     .await
