@@ -48,13 +48,22 @@ fn run(extra: Value, commands: &[String]) -> Ran {
     let mut responses: Vec<Value> = commands
         .iter()
         .enumerate()
-        .map(|(i, command)| call(&format!("c{i}"), "run_command", json!({ "command": command })))
+        .map(|(i, command)| {
+            call(
+                &format!("c{i}"),
+                "run_command",
+                json!({ "command": command }),
+            )
+        })
         .collect();
     responses.push(text(&["done"]));
     let setup = Setup::new(json!({ "responses": responses }));
     let cwd = workspace(&setup);
     let mut config = json!({ "permissionMode": "bypass" });
-    config.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+    config
+        .as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
     let mut client = start(&setup, config);
     let session = session(&mut client, &cwd);
     client.prompt(&session, "run them");
@@ -87,13 +96,29 @@ fn writes_inside_the_workspace_and_moves_within_it_land() {
         "mkdir a b && echo hi > a/f && mv a/f b/f && ln b/f b/hard && ln -s f b/soft".into(),
         "echo t > \"$TMPDIR/t\" && cat \"$TMPDIR/t\" && test \"$TMPDIR\" = \"$TMP\"".into(),
     ]);
-    assert_eq!(exit_code(&ran.results[0]), "Exit code: 0", "{}", ran.results[0]);
-    assert_eq!(std::fs::read_to_string(ran.cwd.join("b/f")).unwrap(), "hi\n");
+    assert_eq!(
+        exit_code(&ran.results[0]),
+        "Exit code: 0",
+        "{}",
+        ran.results[0]
+    );
+    assert_eq!(
+        std::fs::read_to_string(ran.cwd.join("b/f")).unwrap(),
+        "hi\n"
+    );
     assert!(ran.cwd.join("b/hard").exists() && ran.cwd.join("b/soft").exists());
-    assert_eq!(exit_code(&ran.results[1]), "Exit code: 0", "{}", ran.results[1]);
+    assert_eq!(
+        exit_code(&ran.results[1]),
+        "Exit code: 0",
+        "{}",
+        ran.results[1]
+    );
     let sandbox = &ran.finals[0]["_meta"]["hearth"]["sandbox"];
     assert!(
-        sandbox["backend"].as_str().unwrap().starts_with("landlock ABI "),
+        sandbox["backend"]
+            .as_str()
+            .unwrap()
+            .starts_with("landlock ABI "),
         "{sandbox}"
     );
     assert_eq!(sandbox["policy"]["mode"], "workspace-write");
@@ -134,7 +159,12 @@ fn reads_stay_open() {
         return;
     }
     let ran = sandboxed(&["cat /etc/os-release && ls / >/dev/null".into()]);
-    assert_eq!(exit_code(&ran.results[0]), "Exit code: 0", "{}", ran.results[0]);
+    assert_eq!(
+        exit_code(&ran.results[0]),
+        "Exit code: 0",
+        "{}",
+        ran.results[0]
+    );
     assert!(ran.results[0].contains("ID="), "{}", ran.results[0]);
 }
 
@@ -166,18 +196,47 @@ fn the_network_is_off_unless_switched_on() {
     let own_loopback = "python3 -c \"import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); \
         s.listen(); socket.create_connection(s.getsockname(), 2); print('own loopback')\"";
     let off = sandboxed(&[connect(port), own_loopback.into()]);
-    assert_ne!(exit_code(&off.results[0]), "Exit code: 0", "{}", off.results[0]);
+    assert_ne!(
+        exit_code(&off.results[0]),
+        "Exit code: 0",
+        "{}",
+        off.results[0]
+    );
     assert!(!was_reached(&listener), "a network-off command got out");
-    assert_eq!(exit_code(&off.results[1]), "Exit code: 0", "{}", off.results[1]);
+    assert_eq!(
+        exit_code(&off.results[1]),
+        "Exit code: 0",
+        "{}",
+        off.results[1]
+    );
 
     let on = run(json!({ "sandbox": { "network": true } }), &[connect(port)]);
-    assert_eq!(exit_code(&on.results[0]), "Exit code: 0", "{}", on.results[0]);
-    assert!(was_reached(&listener), "the network-on command did not connect");
-    assert_eq!(on.finals[0]["_meta"]["hearth"]["sandbox"]["policy"]["network"], true);
+    assert_eq!(
+        exit_code(&on.results[0]),
+        "Exit code: 0",
+        "{}",
+        on.results[0]
+    );
+    assert!(
+        was_reached(&listener),
+        "the network-on command did not connect"
+    );
+    assert_eq!(
+        on.finals[0]["_meta"]["hearth"]["sandbox"]["policy"]["network"],
+        true
+    );
 
     // An allowlist is not enforced yet: it means off, and says so.
-    let listed = run(json!({ "sandbox": { "network": ["127.0.0.1"] } }), &[connect(port)]);
-    assert_ne!(exit_code(&listed.results[0]), "Exit code: 0", "{}", listed.results[0]);
+    let listed = run(
+        json!({ "sandbox": { "network": ["127.0.0.1"] } }),
+        &[connect(port)],
+    );
+    assert_ne!(
+        exit_code(&listed.results[0]),
+        "Exit code: 0",
+        "{}",
+        listed.results[0]
+    );
     assert!(!was_reached(&listener), "an allowlisted command got out");
 }
 
@@ -188,19 +247,31 @@ fn a_sandbox_denial_gets_a_block_and_a_plain_failure_does_not() {
     }
     let ran = sandboxed(&["touch /etc/hearth-denied".into(), "false".into()]);
     let denied = &ran.results[0];
-    assert!(denied.contains("Permission denied"), "output kept: {denied}");
+    assert!(
+        denied.contains("Permission denied"),
+        "output kept: {denied}"
+    );
     assert!(
         denied.contains("[sandbox] Ran confined: workspace-write, network off (landlock ABI "),
         "{denied}"
     );
-    assert!(denied.contains("writing /etc/hearth-denied was denied"), "{denied}");
+    assert!(
+        denied.contains("writing /etc/hearth-denied was denied"),
+        "{denied}"
+    );
     assert!(denied.contains("GOCACHE"), "{denied}");
     let meta = &ran.finals[0]["_meta"]["hearth"]["sandbox"];
     assert_eq!(meta["denied"], json!({ "write": "/etc/hearth-denied" }));
-    assert_eq!(ran.finals[0]["rawOutput"]["exitCode"], 1, "exit code unchanged");
+    assert_eq!(
+        ran.finals[0]["rawOutput"]["exitCode"], 1,
+        "exit code unchanged"
+    );
 
     assert_eq!(ran.results[1], "Exit code: 1\n(no output)");
-    assert_eq!(ran.finals[1]["_meta"]["hearth"]["sandbox"]["denied"], Value::Null);
+    assert_eq!(
+        ran.finals[1]["_meta"]["hearth"]["sandbox"]["denied"],
+        Value::Null
+    );
 }
 
 #[test]
@@ -211,9 +282,17 @@ fn off_leaves_commands_unconfined() {
         json!({ "sandbox": { "mode": "off" } }),
         &[format!("echo x > {}", target.display())],
     );
-    assert_eq!(exit_code(&ran.results[0]), "Exit code: 0", "{}", ran.results[0]);
+    assert_eq!(
+        exit_code(&ran.results[0]),
+        "Exit code: 0",
+        "{}",
+        ran.results[0]
+    );
     assert!(target.exists());
-    assert_eq!(ran.finals[0]["_meta"]["hearth"]["sandbox"]["backend"], "off");
+    assert_eq!(
+        ran.finals[0]["_meta"]["hearth"]["sandbox"]["backend"],
+        "off"
+    );
 }
 
 #[test]
@@ -263,6 +342,12 @@ fn cancel_kills_the_whole_confined_tree() {
     }
     assert!(!process_gone(&marker), "the command started");
     client.notify("session/cancel", json!({ "sessionId": session }));
-    assert_eq!(client.response(&prompt)["result"]["stopReason"], "cancelled");
-    assert!(process_gone(&marker), "no process of the confined tree survives");
+    assert_eq!(
+        client.response(&prompt)["result"]["stopReason"],
+        "cancelled"
+    );
+    assert!(
+        process_gone(&marker),
+        "no process of the confined tree survives"
+    );
 }

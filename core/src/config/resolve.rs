@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{Config, ModelConfig, ProviderConfig, ProviderName, Secret};
 use super::StoreLocation;
+use super::{Config, ModelConfig, ProviderConfig, ProviderName, Secret};
 use crate::permissions::Mode;
 use crate::sandbox::Setup;
 

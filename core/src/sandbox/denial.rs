@@ -161,17 +161,35 @@ mod tests {
     }
 
     fn denial(output: &str) -> Option<Denied> {
-        find_denial(&policy(Network::Off), Path::new("/w"), Some(1), None, output)
+        find_denial(
+            &policy(Network::Off),
+            Path::new("/w"),
+            Some(1),
+            None,
+            output,
+        )
     }
 
     #[test]
     fn names_a_refused_write_outside_the_writable_set() {
         let cases = [
             ("touch: cannot touch '/etc/x': Permission denied", "/etc/x"),
-            ("sh: 1: cannot create /tmp/other/f: Permission denied", "/tmp/other/f"),
-            ("mv: cannot move 'a' to '/tmp/b': Permission denied", "/tmp/b"),
-            ("PermissionError: [Errno 13] Permission denied: '/root/.cache/pip'", "/root/.cache/pip"),
-            ("ln: failed to create symbolic link '../out': Permission denied", "/out"),
+            (
+                "sh: 1: cannot create /tmp/other/f: Permission denied",
+                "/tmp/other/f",
+            ),
+            (
+                "mv: cannot move 'a' to '/tmp/b': Permission denied",
+                "/tmp/b",
+            ),
+            (
+                "PermissionError: [Errno 13] Permission denied: '/root/.cache/pip'",
+                "/root/.cache/pip",
+            ),
+            (
+                "ln: failed to create symbolic link '../out': Permission denied",
+                "/out",
+            ),
         ];
         for (line, path) in cases {
             assert_eq!(denial(line), Some(Denied::Write(path.into())), "{line}");
@@ -183,9 +201,18 @@ mod tests {
         assert_eq!(denial(""), None);
         assert_eq!(denial("test failed: expected 2, got 3"), None);
         // Inside the workspace, a refusal is the file's own mode, not the sandbox.
-        assert_eq!(denial("sh: 1: cannot create /w/ro.txt: Permission denied"), None);
+        assert_eq!(
+            denial("sh: 1: cannot create /w/ro.txt: Permission denied"),
+            None
+        );
         assert_eq!(denial("cannot create /dev/null/x: Permission denied"), None);
-        let ok = find_denial(&policy(Network::Off), Path::new("/w"), Some(0), None, "/etc/x: Permission denied");
+        let ok = find_denial(
+            &policy(Network::Off),
+            Path::new("/w"),
+            Some(0),
+            None,
+            "/etc/x: Permission denied",
+        );
         assert_eq!(ok, None);
     }
 
@@ -199,7 +226,13 @@ mod tests {
 
     #[test]
     fn sigsys_is_the_sandbox() {
-        let found = find_denial(&policy(Network::Off), Path::new("/w"), None, Some("SIGSYS"), "");
+        let found = find_denial(
+            &policy(Network::Off),
+            Path::new("/w"),
+            None,
+            Some("SIGSYS"),
+            "",
+        );
         assert_eq!(found, Some(Denied::Syscall));
     }
 
@@ -208,14 +241,29 @@ mod tests {
         let mut setup = Setup::default();
         setup.settings.mode = Mode::Off;
         let off = Policy::new(&setup, &["/w".into()], "/t".into()).unwrap();
-        let found = find_denial(&off, Path::new("/w"), Some(1), None, "touch: cannot touch '/etc/x': Permission denied");
+        let found = find_denial(
+            &off,
+            Path::new("/w"),
+            Some(1),
+            None,
+            "touch: cannot touch '/etc/x': Permission denied",
+        );
         assert_eq!(found, None);
     }
 
     #[test]
     fn the_block_names_the_denial_and_the_cache_hints() {
-        let block = notice(&policy(Network::Off), "landlock ABI 7 + seccomp", &Denied::Write("/etc/x".into()));
-        assert!(block.starts_with("[sandbox] Ran confined: workspace-write, network off (landlock ABI 7 + seccomp)."), "{block}");
+        let block = notice(
+            &policy(Network::Off),
+            "landlock ABI 7 + seccomp",
+            &Denied::Write("/etc/x".into()),
+        );
+        assert!(
+            block.starts_with(
+                "[sandbox] Ran confined: workspace-write, network off (landlock ABI 7 + seccomp)."
+            ),
+            "{block}"
+        );
         assert!(block.contains("writing /etc/x was denied"), "{block}");
         assert!(block.contains("Writable: /w, $TMPDIR (/t/s)."), "{block}");
         assert!(block.contains("GOCACHE"), "{block}");

@@ -99,7 +99,13 @@ impl Policy {
 }
 
 /// Devices a confined command may still write (output thrown away, a terminal).
-pub const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/pts"];
+pub const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/tty",
+    "/dev/pts",
+];
 
 #[cfg(test)]
 mod tests {
@@ -122,9 +128,15 @@ mod tests {
 
     #[test]
     fn workspace_write_grants_the_roots_the_extra_roots_and_the_temp_dir() {
-        let policy = Policy::new(&setup(Mode::WorkspaceWrite, &[]), &roots(), "/t/s1".into())
-            .unwrap();
-        for path in ["/w/app/a.rs", "/w/lib/x/y", "/extra/cache", "/t/s1/f", "/dev/null"] {
+        let policy =
+            Policy::new(&setup(Mode::WorkspaceWrite, &[]), &roots(), "/t/s1".into()).unwrap();
+        for path in [
+            "/w/app/a.rs",
+            "/w/lib/x/y",
+            "/extra/cache",
+            "/t/s1/f",
+            "/dev/null",
+        ] {
             assert!(policy.may_write(Path::new(path)), "{path}");
         }
         for path in ["/etc/passwd", "/w/other", "/t/s2/f", "/w/application"] {
@@ -136,8 +148,7 @@ mod tests {
 
     #[test]
     fn read_only_grants_only_the_temp_dir() {
-        let policy =
-            Policy::new(&setup(Mode::ReadOnly, &[]), &roots(), "/t/s1".into()).unwrap();
+        let policy = Policy::new(&setup(Mode::ReadOnly, &[]), &roots(), "/t/s1".into()).unwrap();
         assert!(policy.writable.is_empty());
         assert!(!policy.may_write(Path::new("/w/app/a.rs")));
         assert!(policy.may_write(Path::new("/t/s1/a")));
@@ -145,8 +156,12 @@ mod tests {
 
     #[test]
     fn off_confines_nothing() {
-        let policy =
-            Policy::new(&setup(Mode::Off, &["/w/app/.hearth"]), &roots(), "/t".into()).unwrap();
+        let policy = Policy::new(
+            &setup(Mode::Off, &["/w/app/.hearth"]),
+            &roots(),
+            "/t".into(),
+        )
+        .unwrap();
         assert!(!policy.confines());
         assert!(policy.network_allowed());
         assert!(policy.may_write(Path::new("/etc/passwd")));
@@ -175,7 +190,11 @@ mod tests {
     fn the_network_is_on_only_when_switched_on() {
         let mut on = setup(Mode::WorkspaceWrite, &[]);
         on.settings.network = Network::On;
-        assert!(Policy::new(&on, &roots(), "/t".into()).unwrap().network_allowed());
+        assert!(
+            Policy::new(&on, &roots(), "/t".into())
+                .unwrap()
+                .network_allowed()
+        );
         let mut listed = setup(Mode::WorkspaceWrite, &[]);
         listed.settings.network = Network::Allow(vec!["example.com".into()]);
         let policy = Policy::new(&listed, &roots(), "/t".into()).unwrap();

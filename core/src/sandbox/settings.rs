@@ -74,9 +74,8 @@ impl<'de> Deserialize<'de> for Network {
             Switch(bool),
             Hosts(Vec<String>),
         }
-        let shape = Shape::deserialize(deserializer).map_err(|_| {
-            de::Error::custom("expected true, false or a list of host names")
-        })?;
+        let shape = Shape::deserialize(deserializer)
+            .map_err(|_| de::Error::custom("expected true, false or a list of host names"))?;
         match shape {
             Shape::Switch(true) => Ok(Network::On),
             Shape::Switch(false) => Ok(Network::Off),
@@ -160,8 +159,16 @@ mod tests {
     #[test]
     fn reads_modes_switches_and_allowlists() {
         let settings = parse(json!({ "mode": "read-only", "network": true })).unwrap();
-        assert_eq!((settings.mode, settings.network), (Mode::ReadOnly, Network::On));
-        let hosts = json!(["registry.npmjs.org", "*.pypi.org", "10.0.0.1:8080", "[::1]:443"]);
+        assert_eq!(
+            (settings.mode, settings.network),
+            (Mode::ReadOnly, Network::On)
+        );
+        let hosts = json!([
+            "registry.npmjs.org",
+            "*.pypi.org",
+            "10.0.0.1:8080",
+            "[::1]:443"
+        ]);
         let settings = parse(json!({ "mode": "off", "network": hosts })).unwrap();
         assert_eq!(settings.mode, Mode::Off);
         let Network::Allow(list) = settings.network else {
@@ -172,9 +179,21 @@ mod tests {
 
     #[test]
     fn refuses_bad_hosts_and_unknown_values() {
-        for host in ["", "exa mple.com", "*.", "a:0", "a:99999", "[nope]", "-a.com", "a.*.com"] {
+        for host in [
+            "",
+            "exa mple.com",
+            "*.",
+            "a:0",
+            "a:99999",
+            "[nope]",
+            "-a.com",
+            "a.*.com",
+        ] {
             let error = parse(json!({ "network": [host] })).unwrap_err();
-            assert!(error.contains("bad sandbox network host"), "{host}: {error}");
+            assert!(
+                error.contains("bad sandbox network host"),
+                "{host}: {error}"
+            );
         }
         let error = parse(json!({ "mode": "danger" })).unwrap_err();
         assert!(error.contains("unknown variant"), "{error}");

@@ -130,7 +130,9 @@ impl Tool for RunCommand {
         let backend = backend(&policy, &result);
         if let Some(denied) = &denied {
             output.for_model.push('\n');
-            output.for_model.push_str(&notice(&policy, &backend, denied));
+            output
+                .for_model
+                .push_str(&notice(&policy, &backend, denied));
         }
         output.meta = Some(json!({ "sandbox": sandbox_meta(&policy, &backend, denied.as_ref()) }));
         Ok(output)
@@ -244,9 +246,13 @@ mod tests {
     #[tokio::test]
     async fn titles_and_access_name_the_command() {
         let (_dir, ctx) = workspace();
-        let prepared = prepare(&RunCommand::for_session(), json!({ "command": "cargo test" }), &ctx)
-            .await
-            .unwrap();
+        let prepared = prepare(
+            &RunCommand::for_session(),
+            json!({ "command": "cargo test" }),
+            &ctx,
+        )
+        .await
+        .unwrap();
         assert_eq!(prepared.title, "Run `cargo test`");
         assert_eq!(prepared.access, Access::Execute("cargo test".into()));
         let long = prepare(
@@ -283,9 +289,13 @@ mod tests {
             output.raw_output,
             Some(json!({ "exitCode": 2, "signal": null, "timedOut": false, "truncated": false }))
         );
-        let quiet = call(&RunCommand::for_session(), json!({ "command": "true" }), &ctx)
-            .await
-            .unwrap();
+        let quiet = call(
+            &RunCommand::for_session(),
+            json!({ "command": "true" }),
+            &ctx,
+        )
+        .await
+        .unwrap();
         assert_eq!(quiet.for_model, "Exit code: 0\n(no output)");
     }
 
@@ -294,9 +304,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut ctx = context(dir.path());
         ctx.limits.output_limit = 200;
-        let output = call(&RunCommand::for_session(), json!({ "command": "seq 1 10000" }), &ctx)
-            .await
-            .unwrap();
+        let output = call(
+            &RunCommand::for_session(),
+            json!({ "command": "seq 1 10000" }),
+            &ctx,
+        )
+        .await
+        .unwrap();
         assert!(output.for_model.starts_with("Exit code: 0\n```\n1\n2\n"));
         assert!(output.for_model.contains("bytes of output omitted"));
         assert!(output.for_model.ends_with("9999\n10000\n```"));
@@ -307,7 +321,9 @@ mod tests {
     async fn streams_progress_and_cancel_stops_the_whole_tree() {
         let (_dir, ctx) = workspace();
         let input = json!({ "command": "echo $$; sleep 1000 & sleep 1000" });
-        let prepared = prepare(&RunCommand::for_session(), input, &ctx).await.unwrap();
+        let prepared = prepare(&RunCommand::for_session(), input, &ctx)
+            .await
+            .unwrap();
         let (recorder, mut rx) = Recorder::new();
         let tool = RunCommand::for_session();
         let running = tool.run(prepared.plan, &ctx, &recorder);
@@ -409,13 +425,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut ctx = context(dir.path());
         ctx.io = Arc::new(TerminalIo);
-        let output = call(&RunCommand::for_session(), json!({ "command": "make" }), &ctx)
-            .await
-            .unwrap();
+        let output = call(
+            &RunCommand::for_session(),
+            json!({ "command": "make" }),
+            &ctx,
+        )
+        .await
+        .unwrap();
         assert_eq!(output.content, vec![ToolContent::Terminal("term-7".into())]);
         assert_eq!(output.for_model, "Exit code: 0\n```\nran make\n```");
         // Hearth cannot confine the client's terminal, and says so.
         let meta = output.meta.unwrap();
-        assert_eq!(meta["sandbox"]["backend"], "none (ran in the client's terminal)");
+        assert_eq!(
+            meta["sandbox"]["backend"],
+            "none (ran in the client's terminal)"
+        );
     }
 }

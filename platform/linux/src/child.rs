@@ -51,7 +51,14 @@ impl Steps {
                 filter: variant.filter.as_ptr().cast_mut(),
             };
             let program: *const libc::sock_fprog = &program;
-            if libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, program, 0, 0) != 0 {
+            if libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER,
+                program,
+                0,
+                0,
+            ) != 0
+            {
                 return Err(io::Error::last_os_error());
             }
             let fd = variant.ruleset.as_raw_fd();

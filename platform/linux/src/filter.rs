@@ -30,8 +30,7 @@ pub fn program(deny_inet: bool) -> Result<Vec<libc::sock_filter>, String> {
         .map(|&number| (number, Vec::new()))
         .collect();
     let family = |op, family: libc::c_int| {
-        let condition =
-            SeccompCondition::new(0, SeccompCmpArgLen::Dword, op, family as u64)?;
+        let condition = SeccompCondition::new(0, SeccompCmpArgLen::Dword, op, family as u64)?;
         SeccompRule::new(vec![condition])
     };
     let mut socket = vec![family(SeccompCmpOp::Eq, libc::AF_VSOCK).map_err(|e| failed(&e))?];

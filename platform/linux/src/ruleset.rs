@@ -8,15 +8,20 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, PathBeneath, PathFd, Ruleset, RulesetAttr,
-    RulesetCreatedAttr,
+    ABI, Access, AccessFs, AccessNet, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr,
 };
 
 /// The newest ABI asked for; the kernel's own bounds what is enforced.
 const BEST: ABI = ABI::V10;
 
 /// Devices a confined command may write (output thrown away, a terminal).
-const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/pts"];
+const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/tty",
+    "/dev/pts",
+];
 
 /// The kernel's Landlock ABI version (0 or less: none).
 pub fn kernel_abi() -> i32 {

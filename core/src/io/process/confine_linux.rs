@@ -17,7 +17,12 @@ pub fn confine(command: &mut std::process::Command, policy: &Policy) -> Result<S
         .recursive(true)
         .mode(0o700)
         .create(&policy.temp_dir)
-        .map_err(|e| format!("cannot make the private temp dir {}: {e}", policy.temp_dir.display()))?;
+        .map_err(|e| {
+            format!(
+                "cannot make the private temp dir {}: {e}",
+                policy.temp_dir.display()
+            )
+        })?;
     let mut writable = policy.writable.clone();
     writable.push(policy.temp_dir.clone());
     let rules = Rules {

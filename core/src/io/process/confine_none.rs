@@ -12,7 +12,10 @@ pub fn confine(_command: &mut std::process::Command, policy: &Policy) -> Result<
         return Err(UNAVAILABLE.into());
     }
     std::fs::create_dir_all(&policy.temp_dir).map_err(|e| {
-        format!("cannot make the private temp dir {}: {e}", policy.temp_dir.display())
+        format!(
+            "cannot make the private temp dir {}: {e}",
+            policy.temp_dir.display()
+        )
     })?;
     Ok("none".into())
 }
