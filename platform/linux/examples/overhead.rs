@@ -1,9 +1,10 @@
 //! The sandbox's cost per command: `true` started and waited for 100 times confined
 //! (workspace-write with the network off: rulesets and filters built, a network namespace
 //! entered, Landlock and seccomp applied — what every `run_command` pays) and 100 times not,
-//! interleaved; the medians and their difference.
+//! interleaved; the medians and their difference. With `network`, the network is on: no
+//! namespace, so the difference is what the namespace costs.
 //!
-//! `cargo run --release -p hearth-linux-sandbox --example overhead [runs]`
+//! `cargo run --release -p hearth-linux-sandbox --example overhead [runs] [network]`
 
 use std::process::Command;
 use std::time::Instant;
@@ -16,7 +17,7 @@ fn main() {
     std::fs::create_dir_all(&workspace).expect("a workspace");
     let rules = hearth_linux_sandbox::Rules {
         writable: vec![workspace.clone()],
-        network: false,
+        network: std::env::args().nth(2).as_deref() == Some("network"),
     };
     let (mut confined, mut open) = (Vec::new(), Vec::new());
     for _ in 0..runs {
@@ -30,8 +31,9 @@ fn main() {
     }
     let _ = std::fs::remove_dir_all(&workspace);
     let (confined, open) = (median(confined), median(open));
+    let network = if rules.network { "on" } else { "off" };
     println!(
-        "`true`, median of {runs}: confined {confined:.3} ms, unconfined {open:.3} ms, overhead {:.3} ms",
+        "`true`, network {network}, median of {runs}: confined {confined:.3} ms, unconfined {open:.3} ms, overhead {:.3} ms",
         confined - open
     );
 }
