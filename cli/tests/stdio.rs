@@ -317,7 +317,10 @@ fn sigterm_closes_the_engine_and_kills_running_commands() {
     config["permissionMode"] = json!("bypass");
     let mut client = hearth(&config.to_string(), dir.path());
     client.initialize();
-    let session = client.new_session(dir.path().to_str().unwrap());
+    // A project beside the data dir: the sandbox refuses a workspace holding Hearth's state.
+    let project = dir.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    let session = client.new_session(project.to_str().unwrap());
     client.start_request(
         "session/prompt",
         json!({"sessionId": session, "prompt": [{"type": "text", "text": "sleep"}]}),

@@ -23,6 +23,7 @@ mod net;
 mod outbox;
 mod permissions;
 mod rpc;
+mod sandbox;
 mod session;
 mod store;
 mod text;

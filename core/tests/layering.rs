@@ -104,6 +104,7 @@ const RULES: &[(&str, &[&str], &str)] = &[
 
 /// Modules that import nothing else of the crate.
 const LEAVES: &[&str] = &[
+    "sandbox",
     "access",
     "chat",
     "ids",

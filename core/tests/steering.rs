@@ -61,7 +61,9 @@ fn a_message_steered_during_a_tool_call_joins_the_next_request() {
         text(&["Checked the README too."]),
     ]}));
     let mut client = bypass(&setup);
-    let session = client.new_session(&setup.cwd());
+    // A project beside the data dir: the sandbox refuses a workspace holding Hearth's state.
+    let cwd = common::tools::workspace(&setup);
+    let session = client.new_session(cwd.to_str().unwrap());
     let pending = client.start_request(
         "session/prompt",
         json!({"sessionId": session, "prompt": [{"type": "text", "text": "run it"}]}),

@@ -338,11 +338,15 @@ fn finished(outcome: &ToolOutcome) -> Value {
         ToolOutcome::Completed {
             content,
             raw_output,
+            meta,
         } => {
             let content = content.iter().map(tool_content).collect();
             let mut fields = json!({ "status": "completed", "content": bounded(content) });
             if let Some(raw) = raw_output {
                 fields["rawOutput"] = raw.clone();
+            }
+            if let Some(meta) = meta {
+                fields["_meta"] = json!({ "hearth": meta });
             }
             fields
         }
@@ -546,13 +550,14 @@ mod tests {
                 },
             ],
             raw_output: Some(json!({"exitCode": 0})),
+            meta: Some(json!({"sandbox": {"backend": "landlock ABI 7 + seccomp"}})),
         };
         assert_eq!(
             encoded(SessionEvent::ToolCallFinished {
                 id: "tc_1".into(),
                 outcome: done
             }),
-            r#"{"sessionUpdate":"tool_call_update","toolCallId":"tc_1","status":"completed","content":[{"type":"content","content":{"type":"text","text":"ok"}},{"type":"terminal","terminalId":"term-1"},{"type":"diff","path":"/w/a.rs","oldText":null,"newText":"x"},{"type":"content","content":{"type":"image","data":"AA==","mimeType":"image/png"}}],"rawOutput":{"exitCode":0}}"#
+            r#"{"sessionUpdate":"tool_call_update","toolCallId":"tc_1","status":"completed","content":[{"type":"content","content":{"type":"text","text":"ok"}},{"type":"terminal","terminalId":"term-1"},{"type":"diff","path":"/w/a.rs","oldText":null,"newText":"x"},{"type":"content","content":{"type":"image","data":"AA==","mimeType":"image/png"}}],"rawOutput":{"exitCode":0},"_meta":{"hearth":{"sandbox":{"backend":"landlock ABI 7 + seccomp"}}}}"#
         );
         assert_eq!(
             encoded(SessionEvent::ToolCallOutput {

@@ -270,6 +270,7 @@ fn finish(turn: &Turn<'_>, id: &str, outcome: Result<&Output, &String>) {
         Ok(output) => ToolOutcome::Completed {
             content: output.content.clone(),
             raw_output: output.raw_output.clone(),
+            meta: output.meta.clone(),
         },
         Err(message) => ToolOutcome::Failed(message.clone()),
     };

@@ -182,6 +182,7 @@ fn tool_context(session: &Arc<Session>, token: &CancellationToken) -> tools::Con
         roots,
         io: session.services().workspace(&*ctx.workspaces(), token),
         limits: ctx.tool_limits().clone(),
+        sandbox: ctx.resolved().sandbox.clone(),
         cancel: token.clone(),
         vision: ctx.model_sees(&model),
         lsp: session.services().lsp(),

@@ -57,6 +57,10 @@ pub struct Config {
     /// headers}`). One that cannot be used is reported in each session, like a client's.
     #[serde(default)]
     pub mcp_servers: Vec<serde_json::Value>,
+    /// What the commands `run_command` starts may touch (`crate::sandbox::Settings`):
+    /// workspace-write with the network off unless the user says otherwise.
+    #[serde(default)]
+    pub sandbox: crate::sandbox::Settings,
 }
 
 /// How sessions connect their MCP servers.
@@ -335,6 +339,16 @@ impl Config {
         {
             return Err(ConfigError(format!(
                 "invalid config key `models[{i}].id`: must not be empty"
+            )));
+        }
+        if let Some(i) = self
+            .sandbox
+            .writable_roots
+            .iter()
+            .position(|root| !root.is_absolute())
+        {
+            return Err(ConfigError(format!(
+                "invalid config key `sandbox.writableRoots[{i}]`: must be an absolute path"
             )));
         }
         if self.data_dir.as_deref() == Some("") {

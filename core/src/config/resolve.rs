@@ -3,10 +3,13 @@
 //! the provider endpoints and the user's config dir — the config first, then the environment. The engine holds the result
 //! (`EngineContext::resolved`), so nothing reads the environment per session or per turn.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use super::StoreLocation;
 use super::{Config, ModelConfig, ProviderConfig, ProviderName, Secret};
 use crate::permissions::Mode;
+use crate::sandbox::Setup;
 
 /// The model used when neither the config nor `HEARTH_MODEL` names one.
 pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
@@ -41,6 +44,9 @@ pub struct Resolved {
     /// Where the user's own files live (`configDir`, else the platform config dir's
     /// `hearth`); `None` when the platform has no config dir.
     pub user_config_dir: Option<PathBuf>,
+    /// The sandbox of the commands: the user's settings (`required` also set by
+    /// `HEARTH_REQUIRE_SANDBOX=1`), and Hearth's own directories, which no command may write.
+    pub sandbox: Arc<Setup>,
 }
 
 impl Config {
@@ -51,14 +57,16 @@ impl Config {
             .clone()
             .or_else(|| non_empty_env("HEARTH_MODEL"))
             .unwrap_or_else(|| DEFAULT_MODEL.to_string());
+        let user_config_dir = match self.config_dir.as_deref() {
+            Some(dir) => Some(PathBuf::from(dir)),
+            None => dirs::config_dir().map(|d| d.join("hearth")),
+        };
         Resolved {
+            sandbox: Arc::new(sandbox_setup(self, user_config_dir.as_deref())),
+            user_config_dir,
             catalog: catalog(self, &default_model),
             default_model,
             default_mode: self.permission_mode.unwrap_or_default(),
-            user_config_dir: match self.config_dir.as_deref() {
-                Some(dir) => Some(PathBuf::from(dir)),
-                None => dirs::config_dir().map(|d| d.join("hearth")),
-            },
             openai: endpoint(
                 self.providers.openai.as_ref(),
                 ("OPENAI_BASE_URL", DEFAULT_OPENAI_BASE_URL),
@@ -171,6 +179,28 @@ fn endpoint(
 
 pub(super) fn non_empty_env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// The sandbox as configured, `required` also from `HEARTH_REQUIRE_SANDBOX=1`, and the
+/// directories no command may write: the data dir (the store, with its "always" rules) and
+/// the user's config dir, as canonical paths where they exist (the roots they are compared
+/// with are canonical too).
+fn sandbox_setup(config: &Config, user_config_dir: Option<&Path>) -> Setup {
+    let mut settings = config.sandbox.clone();
+    settings.required |= non_empty_env("HEARTH_REQUIRE_SANDBOX").as_deref() == Some("1");
+    let data_dir = match config.store_location() {
+        Ok(StoreLocation::File(db)) => db.parent().map(Path::to_path_buf),
+        _ => None,
+    };
+    let protected = data_dir
+        .into_iter()
+        .chain(user_config_dir.map(Path::to_path_buf))
+        .map(|dir| dunce::canonicalize(&dir).unwrap_or(dir))
+        .collect();
+    Setup {
+        settings,
+        protected,
+    }
 }
 
 /// Whether `model` takes a thinking level.

@@ -175,6 +175,9 @@ fn describe(error: std::io::Error, path: &Path) -> IoError {
     }
 }
 
+/// A started command: the child, its tree, its merged output, its sandbox backend.
+type Spawned = (Child, Group, OutputReader, Option<String>);
+
 /// Why the first phase of a command ended.
 enum Ending {
     Exited(std::process::ExitStatus),
@@ -188,7 +191,7 @@ async fn run_command(
     output: UnboundedSender<String>,
     cancel: CancellationToken,
 ) -> Result<CommandResult, IoError> {
-    let (mut child, group, mut reader) = spawn(launcher, &spec)?;
+    let (mut child, group, mut reader, sandbox) = spawn(launcher, &spec)?;
     let mut sink = OutputSink::new(&spec, output);
     let deadline = Instant::now() + spec.timeout;
 
@@ -230,6 +233,7 @@ async fn run_command(
         truncated,
         timed_out: matches!(ending, Ending::TimedOut),
         terminal_id: None,
+        sandbox,
     })
 }
 
@@ -239,11 +243,12 @@ fn wait_failed(error: std::io::Error) -> IoError {
 
 /// Starts `command` in the OS's shell (`sh -c` on Unix) as the leader of a new process tree,
 /// both output streams on one pipe, no stdin (a command waiting for input would hang until
-/// its timeout).
-fn spawn(launcher: &Launcher, spec: &CommandSpec) -> Result<(Child, Group, OutputReader), IoError> {
+/// its timeout), in its sandbox; the backend that confines it.
+fn spawn(launcher: &Launcher, spec: &CommandSpec) -> Result<Spawned, IoError> {
     let shell = shell();
     let args = shell.args(&spec.command);
-    let launch = launcher.launch(ChildKind::Command, shell.program, &args, &spec.cwd, &[]);
+    let mut launch = launcher.launch(ChildKind::Command, shell.program, &args, &spec.cwd, &[]);
+    launch.sandbox = spec.sandbox.clone();
     let cannot = |reason: &dyn std::fmt::Display| {
         IoError(format!("cannot start `{}`: {reason}", spec.command))
     };
@@ -252,7 +257,8 @@ fn spawn(launcher: &Launcher, spec: &CommandSpec) -> Result<(Child, Group, Outpu
             child,
             group,
             output: Some(output),
-        }) => Ok((child, group, output)),
+            sandbox,
+        }) => Ok((child, group, output, sandbox)),
         Ok(_) => Err(cannot(&"its output pipe was not set up")),
         Err(StartError::Refused(reason)) => Err(cannot(&reason)),
         Err(StartError::Io(_)) if !spec.cwd.is_dir() => Err(IoError(format!(

@@ -46,6 +46,8 @@ pub struct CommandSpec {
     pub timeout: Duration,
     /// Bytes of output kept for the model and the log; the rest is dropped with a marker.
     pub output_limit: usize,
+    /// The sandbox it runs in; `None`: unconfined.
+    pub sandbox: Option<crate::sandbox::Policy>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -58,6 +60,10 @@ pub struct CommandResult {
     pub timed_out: bool,
     /// Set when the command ran in a client terminal (to embed it in the tool call).
     pub terminal_id: Option<String>,
+    /// The sandbox backend that confined it ("none" where the system has none); `None`
+    /// when it ran unconfined by request, or where Hearth cannot confine it (a client's
+    /// terminal).
+    pub sandbox: Option<String>,
 }
 
 pub trait Io: Send + Sync {

@@ -130,6 +130,8 @@ pub enum ToolOutcome {
     Completed {
         content: Vec<ToolContent>,
         raw_output: Option<Value>,
+        /// What the tool adds to the update's `_meta.hearth` (`run_command`: its sandbox).
+        meta: Option<Value>,
     },
     Failed(String),
 }

@@ -119,6 +119,9 @@ pub struct Output {
     pub raw_output: Option<Value>,
     /// Images for the model to look at (only when `Context::vision`).
     pub images: Vec<Image>,
+    /// What the final tool call update carries in `_meta.hearth` (`run_command`: its
+    /// sandbox: backend, policy, what was denied).
+    pub meta: Option<Value>,
 }
 
 /// A tool failure: the message goes back to the model, which may try again.
@@ -152,6 +155,9 @@ pub struct Context {
     pub cancel: CancellationToken,
     /// Whether the session's model takes images (`read` of an image file).
     pub vision: bool,
+    /// The sandbox of the commands `run_command` starts (the user's settings, Hearth's own
+    /// directories).
+    pub sandbox: Arc<crate::sandbox::Setup>,
     /// The session's language servers (the `lsp_*` tools, and the diagnostics of edits).
     pub lsp: Arc<crate::lsp::Lsp>,
     /// Runs a child turn for a tool that delegates (`None` where no model is at hand).

@@ -61,7 +61,7 @@ fn all(deps: &ToolDeps) -> Vec<Arc<dyn AnyTool>> {
         erase(Grep),
         erase(Edit),
         erase(Write),
-        erase(RunCommand),
+        erase(RunCommand::for_session()),
         erase(Fetch::new(deps.http.clone())),
         erase(Todo),
     ];

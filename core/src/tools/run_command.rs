@@ -1,7 +1,14 @@
 //! `run_command`: a shell command line in the working directory, its output streamed live,
 //! bounded, with a timeout; cancel, timeout and close stop the whole process tree (the I/O
 //! backend does that).
+//!
+//! Every command runs in the sandbox the user configured (`crate::sandbox`): the session's
+//! roots writable in `workspace-write`, a private temp dir per session (made at the first
+//! command, removed when the session closes), the network off unless allowed. When the
+//! sandbox stopped the command, its result gains a short block saying what was denied; the
+//! tool call carries `_meta.hearth.sandbox` = {backend, policy, denied} either way.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -13,10 +20,33 @@ use super::bounds::{cut_line, fence};
 use super::{
     About, Access, CallReport, Context, Kind, Output, Planned, Result, Tool, ToolContent, ToolError,
 };
+use crate::ids::new_id;
 use crate::io::process::shell;
 use crate::io::{CommandResult, CommandSpec};
+use crate::sandbox::{Denied, Policy, find_denial, notice};
 
-pub struct RunCommand;
+pub struct RunCommand {
+    /// The session's private temp dir (`TMPDIR` of its commands).
+    temp_dir: PathBuf,
+}
+
+impl RunCommand {
+    /// The tool of one session, with a temp dir of its own under the system's.
+    pub fn for_session() -> Self {
+        let system = std::env::temp_dir();
+        let system = dunce::canonicalize(&system).unwrap_or(system);
+        RunCommand {
+            temp_dir: system.join(format!("hearth-{}", new_id("tmp"))),
+        }
+    }
+
+    /// The policy a command of the session in `ctx` runs under (its roots canonical, as the
+    /// sandbox compares them), or why its roots cannot be granted.
+    fn policy(&self, ctx: &Context) -> Result<Policy> {
+        let roots: Vec<PathBuf> = ctx.roots.iter().map(|r| ctx.io.canonicalize(r)).collect();
+        Policy::new(&ctx.sandbox, &roots, self.temp_dir.clone()).map_err(ToolError)
+    }
+}
 
 /// The longest a model may ask a command to run.
 const MAX_TIMEOUT: Duration = Duration::from_secs(60 * 60);
@@ -71,11 +101,13 @@ impl Tool for RunCommand {
     }
 
     async fn run(&self, call: Call, ctx: &Context, report: &dyn CallReport) -> Result<Output> {
+        let policy = self.policy(ctx)?;
         let spec = CommandSpec {
             command: call.command,
             cwd: ctx.cwd.clone(),
             timeout: call.timeout,
             output_limit: ctx.limits.output_limit,
+            sandbox: Some(policy.clone()),
         };
         let (progress, mut deltas) = unbounded_channel::<String>();
         let forward = async {
@@ -87,7 +119,28 @@ impl Tool for RunCommand {
         let (result, ()) = tokio::join!(running, forward);
         let result = result?;
         let status = status_line(&result, call.timeout, ctx.cancel.is_cancelled());
-        Ok(output(&result, &status))
+        let mut output = output(&result, &status);
+        let denied = find_denial(
+            &policy,
+            &ctx.io.canonicalize(&ctx.cwd),
+            result.exit_code,
+            result.signal.as_deref(),
+            &result.output,
+        );
+        let backend = backend(&policy, &result);
+        if let Some(denied) = &denied {
+            output.for_model.push('\n');
+            output
+                .for_model
+                .push_str(&notice(&policy, &backend, denied));
+        }
+        output.meta = Some(json!({ "sandbox": sandbox_meta(&policy, &backend, denied.as_ref()) }));
+        Ok(output)
+    }
+
+    fn shutdown(&self) {
+        // The temp dir exists once a command ran; what a command left in it goes with it.
+        let _ = std::fs::remove_dir_all(&self.temp_dir);
     }
 
     fn about(&self) -> About {
@@ -98,6 +151,30 @@ impl Tool for RunCommand {
             format!("Run a shell command ({shell}) {DESCRIPTION}"),
         )
     }
+}
+
+/// What confined the command: the launcher's backend, "off", or nothing Hearth controls (a
+/// client's terminal).
+fn backend(policy: &Policy, result: &CommandResult) -> String {
+    match &result.sandbox {
+        Some(backend) => backend.clone(),
+        None if !policy.confines() => "off".into(),
+        None => "none (ran in the client's terminal)".into(),
+    }
+}
+
+/// `_meta.hearth.sandbox` of the tool call.
+fn sandbox_meta(policy: &Policy, backend: &str, denied: Option<&Denied>) -> serde_json::Value {
+    json!({
+        "backend": backend,
+        "policy": {
+            "mode": policy.mode.as_str(),
+            "network": policy.network_allowed(),
+            "writable": policy.writable,
+            "tempDir": policy.temp_dir,
+        },
+        "denied": denied.map(Denied::to_json),
+    })
 }
 
 /// "Run `cargo test`", the first line of the command, cut when long.
@@ -169,20 +246,24 @@ mod tests {
     #[tokio::test]
     async fn titles_and_access_name_the_command() {
         let (_dir, ctx) = workspace();
-        let prepared = prepare(&RunCommand, json!({ "command": "cargo test" }), &ctx)
-            .await
-            .unwrap();
+        let prepared = prepare(
+            &RunCommand::for_session(),
+            json!({ "command": "cargo test" }),
+            &ctx,
+        )
+        .await
+        .unwrap();
         assert_eq!(prepared.title, "Run `cargo test`");
         assert_eq!(prepared.access, Access::Execute("cargo test".into()));
         let long = prepare(
-            &RunCommand,
+            &RunCommand::for_session(),
             json!({ "command": "set -e\nmake\nmake install" }),
             &ctx,
         )
         .await
         .unwrap();
         assert_eq!(long.title, "Run `set -e …`");
-        let empty = prepare(&RunCommand, json!({ "command": " " }), &ctx)
+        let empty = prepare(&RunCommand::for_session(), json!({ "command": " " }), &ctx)
             .await
             .err()
             .unwrap();
@@ -193,7 +274,7 @@ mod tests {
     async fn reports_exit_code_and_output() {
         let (_dir, ctx) = workspace();
         let output = call(
-            &RunCommand,
+            &RunCommand::for_session(),
             json!({ "command": "echo hi; echo oops >&2; exit 2" }),
             &ctx,
         )
@@ -208,9 +289,13 @@ mod tests {
             output.raw_output,
             Some(json!({ "exitCode": 2, "signal": null, "timedOut": false, "truncated": false }))
         );
-        let quiet = call(&RunCommand, json!({ "command": "true" }), &ctx)
-            .await
-            .unwrap();
+        let quiet = call(
+            &RunCommand::for_session(),
+            json!({ "command": "true" }),
+            &ctx,
+        )
+        .await
+        .unwrap();
         assert_eq!(quiet.for_model, "Exit code: 0\n(no output)");
     }
 
@@ -219,9 +304,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut ctx = context(dir.path());
         ctx.limits.output_limit = 200;
-        let output = call(&RunCommand, json!({ "command": "seq 1 10000" }), &ctx)
-            .await
-            .unwrap();
+        let output = call(
+            &RunCommand::for_session(),
+            json!({ "command": "seq 1 10000" }),
+            &ctx,
+        )
+        .await
+        .unwrap();
         assert!(output.for_model.starts_with("Exit code: 0\n```\n1\n2\n"));
         assert!(output.for_model.contains("bytes of output omitted"));
         assert!(output.for_model.ends_with("9999\n10000\n```"));
@@ -232,9 +321,12 @@ mod tests {
     async fn streams_progress_and_cancel_stops_the_whole_tree() {
         let (_dir, ctx) = workspace();
         let input = json!({ "command": "echo $$; sleep 1000 & sleep 1000" });
-        let prepared = prepare(&RunCommand, input, &ctx).await.unwrap();
+        let prepared = prepare(&RunCommand::for_session(), input, &ctx)
+            .await
+            .unwrap();
         let (recorder, mut rx) = Recorder::new();
-        let running = RunCommand.run(prepared.plan, &ctx, &recorder);
+        let tool = RunCommand::for_session();
+        let running = tool.run(prepared.plan, &ctx, &recorder);
         let watcher = async {
             let first = rx.recv().await.unwrap();
             let pgid: i32 = first.trim().parse().unwrap();
@@ -262,7 +354,7 @@ mod tests {
     async fn a_timeout_stops_the_whole_tree() {
         let (_dir, ctx) = workspace();
         let input = json!({ "command": "echo $$; sleep 1000 & sleep 1000", "timeout_secs": 1 });
-        let output = call(&RunCommand, input, &ctx).await.unwrap();
+        let output = call(&RunCommand::for_session(), input, &ctx).await.unwrap();
         assert!(
             output.for_model.starts_with("Timed out after 1 s"),
             "{}",
@@ -300,8 +392,8 @@ mod tests {
         fn stat<'a>(&'a self, _: &'a Path) -> BoxFuture<'a, Result<Option<Meta>, IoError>> {
             unreachable!()
         }
-        fn canonicalize(&self, _: &Path) -> PathBuf {
-            unreachable!()
+        fn canonicalize(&self, path: &Path) -> PathBuf {
+            path.to_owned()
         }
         fn walk(
             &self,
@@ -333,10 +425,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut ctx = context(dir.path());
         ctx.io = Arc::new(TerminalIo);
-        let output = call(&RunCommand, json!({ "command": "make" }), &ctx)
-            .await
-            .unwrap();
+        let output = call(
+            &RunCommand::for_session(),
+            json!({ "command": "make" }),
+            &ctx,
+        )
+        .await
+        .unwrap();
         assert_eq!(output.content, vec![ToolContent::Terminal("term-7".into())]);
         assert_eq!(output.for_model, "Exit code: 0\n```\nran make\n```");
+        // Hearth cannot confine the client's terminal, and says so.
+        let meta = output.meta.unwrap();
+        assert_eq!(
+            meta["sandbox"]["backend"],
+            "none (ran in the client's terminal)"
+        );
     }
 }

@@ -20,6 +20,7 @@ pub fn context(cwd: &Path) -> Context {
         limits: Limits::default(),
         cancel: CancellationToken::new(),
         vision: true,
+        sandbox: Default::default(),
         lsp: crate::lsp::Lsp::none(),
         children: None,
     }

@@ -25,7 +25,7 @@ pub fn tool_updates(client: &AcpClient<InProcess>, session: &str) -> Vec<Value> 
         .updates(session)
         .into_iter()
         .filter(|u| u["sessionUpdate"] == "tool_call" || u["sessionUpdate"] == "tool_call_update")
-        .filter(|u| u.get("_meta").is_none())
+        .filter(|u| u.pointer("/_meta/terminal_output").is_none())
         .collect()
 }
 

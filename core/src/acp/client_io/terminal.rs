@@ -173,6 +173,8 @@ impl Terminal {
             truncated,
             timed_out,
             terminal_id: Some(self.id.clone()),
+            // Hearth cannot confine what the client's terminal runs.
+            sandbox: None,
         })
     }
 

@@ -142,6 +142,7 @@ fn spec(command: &str) -> CommandSpec {
         cwd: PathBuf::from("/work/project"),
         timeout: Duration::from_secs(60),
         output_limit: 1000,
+        sandbox: None,
     }
 }
 

@@ -61,6 +61,7 @@ impl V1Wire {
                 let outcome = ToolOutcome::Completed {
                     content: vec![ToolContent::Text(summary)],
                     raw_output: Some(raw_output),
+                    meta: None,
                 };
                 Some(SessionEvent::ToolCallFinished { id, outcome })
             }

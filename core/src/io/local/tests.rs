@@ -11,6 +11,7 @@ fn spec(command: &str, cwd: &Path) -> CommandSpec {
         cwd: cwd.to_owned(),
         timeout: Duration::from_secs(60),
         output_limit: 64 * 1024,
+        sandbox: None,
     }
 }
 

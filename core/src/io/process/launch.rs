@@ -11,7 +11,12 @@ use std::sync::Arc;
 use tokio::process::{Child, Command};
 
 use super::group::Group;
-use super::{OutputReader, os};
+use super::{OutputReader, confine, os};
+use crate::sandbox::Policy;
+
+/// Why a required sandbox refused to run a command where no backend confines it.
+pub(super) const UNAVAILABLE: &str = "the sandbox is required (sandbox.required or \
+    HEARTH_REQUIRE_SANDBOX=1) but this system has none (Linux with Landlock is needed)";
 
 /// What a child is, for a confinement policy to decide by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +39,8 @@ pub struct Launch {
     pub cwd: PathBuf,
     /// The child's whole environment (nothing else is inherited).
     pub env: Vec<(OsString, OsString)>,
+    /// The sandbox it runs in (a `run_command` shell); `None`: unconfined.
+    pub sandbox: Option<Policy>,
 }
 
 /// A confinement policy (a sandbox), applied to every child the launcher starts.
@@ -65,6 +72,9 @@ pub struct Started {
     pub group: Group,
     /// Its merged output, for `Stdio::Merged`.
     pub output: Option<OutputReader>,
+    /// The sandbox backend that confines it ("none" where the system has none); `None`
+    /// when its launch asked for no sandbox.
+    pub sandbox: Option<String>,
 }
 
 /// Why a child did not start.
@@ -132,6 +142,7 @@ impl Launcher {
             args: args.iter().map(OsString::from).collect(),
             cwd: cwd.to_owned(),
             env,
+            sandbox: None,
         }
     }
 
@@ -139,6 +150,13 @@ impl Launcher {
     pub fn start(&self, mut launch: Launch, stdio: Stdio) -> Result<Started, StartError> {
         if let Some(policy) = &self.confinement {
             policy.confine(&mut launch).map_err(StartError::Refused)?;
+        }
+        let sandbox = launch.sandbox.take().filter(Policy::confines);
+        if let Some(policy) = &sandbox {
+            for (name, dir) in policy.temp_env() {
+                launch.env.retain(|(existing, _)| existing != name);
+                launch.env.push((name.into(), dir.into()));
+            }
         }
         let mut command = Command::new(&launch.program);
         os::pass_args(&mut command, &launch.program, &launch.args);
@@ -152,6 +170,12 @@ impl Launcher {
         if let Some(policy) = &self.confinement {
             policy.adjust(launch.kind, &mut command);
         }
+        let backend = match &sandbox {
+            Some(policy) => {
+                Some(confine::confine(command.as_std_mut(), policy).map_err(StartError::Refused)?)
+            }
+            None => None,
+        };
         let child = command.spawn().map_err(StartError::Io)?;
         // `command` still holds copies of a merged pipe's write end; its end of file only
         // comes once they are closed.
@@ -161,6 +185,7 @@ impl Launcher {
             child,
             group,
             output,
+            sandbox: backend,
         })
     }
 }

@@ -10,8 +10,19 @@
 //!   ended;
 //! - `unix.rs`, `windows.rs`: everything OS-specific (a process tree: a process group and its
 //!   signals on Unix, a Job Object on Windows; the merged output pipe; the shell). Another OS is one file
-//!   beside them, with the same few items; nothing outside them names an OS type.
+//!   beside them, with the same few items; nothing outside them names an OS type;
+//! - `confine_linux.rs`, `confine_none.rs`: the sandbox of a `run_command` child whose
+//!   [`Launch`] carries a policy (`crate::sandbox`) — Landlock, seccomp and a network
+//!   namespace on Linux (`platform/linux`), backend "none" elsewhere.
 
+#[cfg(target_os = "linux")]
+mod confine_linux;
+#[cfg(target_os = "linux")]
+use confine_linux as confine;
+#[cfg(not(target_os = "linux"))]
+mod confine_none;
+#[cfg(not(target_os = "linux"))]
+use confine_none as confine;
 mod group;
 mod launch;
 mod server;

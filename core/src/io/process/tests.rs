@@ -51,6 +51,7 @@ async fn run(io: &LocalIo, command: &str) -> Result<String, crate::io::IoError> 
         cwd: std::env::temp_dir(),
         timeout: Duration::from_secs(30),
         output_limit: 4096,
+        sandbox: None,
     };
     let (tx, _rx) = unbounded_channel();
     let result = io.run_command(spec, tx, CancellationToken::new()).await?;

@@ -69,6 +69,7 @@ fn a_client_that_does_not_show_compactions_sees_a_think_call() {
     let completed = ToolOutcome::Completed {
         content: vec![ToolContent::Text("Goal: x".into())],
         raw_output: Some(json!({ "trigger": "overflow", "preTokens": 900, "postTokens": 100 })),
+        meta: None,
     };
     let finished = |outcome| {
         Some(SessionEvent::ToolCallFinished {

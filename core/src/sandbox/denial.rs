@@ -1,0 +1,271 @@
+//! Whether a failed command was stopped by the sandbox, and the short block that tells the
+//! model (and the user) what was denied. The exit code and output stay as they were; the
+//! block is added only when the failure is really the sandbox's: a permission error on a path
+//! outside the writable set, a network error while the network is off, or SIGSYS. A command
+//! that simply failed (`false`, a failing test) gets nothing, and neither does a permission
+//! error on a path the command was allowed to write (the file's own mode said no).
+
+use std::path::{Path, PathBuf};
+
+use super::policy::Policy;
+
+/// What the sandbox denied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Denied {
+    /// Writing this path (outside the writable set).
+    Write(PathBuf),
+    /// A connection, with the network off.
+    Network,
+    /// A system call the sandbox forbids (the command was killed by SIGSYS).
+    Syscall,
+}
+
+impl Denied {
+    /// Its form in the tool call's `_meta.hearth.sandbox.denied`.
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            Denied::Write(path) => serde_json::json!({ "write": path }),
+            Denied::Network => serde_json::json!({ "network": true }),
+            Denied::Syscall => serde_json::json!({ "syscall": true }),
+        }
+    }
+}
+
+/// Phrases of a refused write, as the C library and the usual runtimes word them.
+const WRITE_ERRORS: &[&str] = &[
+    "Permission denied",
+    "Operation not permitted",
+    "Read-only file system",
+    "EACCES",
+    "EPERM",
+];
+
+/// Phrases of a connection or name lookup that had no network to go to.
+const NETWORK_ERRORS: &[&str] = &[
+    "Network is unreachable",
+    "Could not resolve host",
+    "Temporary failure in name resolution",
+    "Name or service not known",
+    "No address associated with hostname",
+    "ENETUNREACH",
+    "ENOTFOUND",
+    "EAI_AGAIN",
+    "getaddrinfo",
+];
+
+/// What the sandbox denied the command that ended with `exit_code` or `signal` and printed
+/// `output`, run in `cwd` under `policy`; `None` when it failed for reasons of its own.
+pub fn find_denial(
+    policy: &Policy,
+    cwd: &Path,
+    exit_code: Option<i32>,
+    signal: Option<&str>,
+    output: &str,
+) -> Option<Denied> {
+    if !policy.confines() || exit_code == Some(0) {
+        return None;
+    }
+    if signal == Some("SIGSYS") {
+        return Some(Denied::Syscall);
+    }
+    let lines = output.lines();
+    for line in lines {
+        if WRITE_ERRORS.iter().any(|phrase| line.contains(phrase))
+            && let Some(path) = paths_in(line, cwd).find(|path| !policy.may_write(path))
+        {
+            return Some(Denied::Write(path));
+        }
+        if !policy.network_allowed() && NETWORK_ERRORS.iter().any(|p| line.contains(p)) {
+            return Some(Denied::Network);
+        }
+    }
+    None
+}
+
+/// The paths an error line names: its words that look like paths, quotes and a trailing
+/// colon taken off, relative ones resolved against `cwd`.
+fn paths_in<'a>(line: &'a str, cwd: &'a Path) -> impl Iterator<Item = PathBuf> + 'a {
+    line.split_whitespace()
+        .map(|word| {
+            word.trim_matches(|c| matches!(c, '\'' | '"' | '`' | '‘' | '’' | ',' | '(' | ')'))
+                .trim_end_matches(':')
+                .trim_matches(|c| matches!(c, '\'' | '"' | '`' | '‘' | '’'))
+        })
+        .filter(|word| word.starts_with('/') || word.starts_with("./") || word.starts_with("../"))
+        .map(move |word| lexical(&cwd.join(word)))
+}
+
+/// `path` with its `.` and `..` steps taken away (without asking the filesystem: the path
+/// the command named may not exist).
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The block added to the model's result after a denial: what ran confined, what was
+/// denied, what is writable, and how the usual caches are pointed inside it.
+pub fn notice(policy: &Policy, backend: &str, denied: &Denied) -> String {
+    let what = match denied {
+        Denied::Write(path) => format!("writing {} was denied", path.display()),
+        Denied::Network => "a network connection was denied (the network is off)".into(),
+        Denied::Syscall => "a forbidden system call killed it (SIGSYS)".into(),
+    };
+    let mut writable: Vec<String> = policy
+        .writable
+        .iter()
+        .map(|root| root.display().to_string())
+        .collect();
+    writable.push(format!("$TMPDIR ({})", policy.temp_dir.display()));
+    let mut block = format!(
+        "[sandbox] Ran confined: {} ({backend}).\n\
+         Probably stopped by the sandbox: {what}.\n\
+         Writable: {}.\n",
+        policy.describe(),
+        writable.join(", ")
+    );
+    if matches!(denied, Denied::Write(_)) {
+        block.push_str(
+            "Caches outside it are read-only; point them inside, e.g. \
+             GOCACHE=\"$TMPDIR/go-build\", CARGO_HOME=\"$TMPDIR/cargo\", \
+             npm_config_cache=\"$TMPDIR/npm\", PIP_CACHE_DIR=\"$TMPDIR/pip\".\n",
+        );
+    }
+    block.push_str("Only the user can widen the sandbox (the `sandbox` setting).");
+    block
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::Setup;
+    use crate::sandbox::settings::{Mode, Network, Settings};
+
+    fn policy(network: Network) -> Policy {
+        let setup = Setup {
+            settings: Settings {
+                network,
+                ..Settings::default()
+            },
+            protected: Vec::new(),
+        };
+        Policy::new(&setup, &["/w".into()], "/t/s".into()).unwrap()
+    }
+
+    fn denial(output: &str) -> Option<Denied> {
+        find_denial(
+            &policy(Network::Off),
+            Path::new("/w"),
+            Some(1),
+            None,
+            output,
+        )
+    }
+
+    #[test]
+    fn names_a_refused_write_outside_the_writable_set() {
+        let cases = [
+            ("touch: cannot touch '/etc/x': Permission denied", "/etc/x"),
+            (
+                "sh: 1: cannot create /tmp/other/f: Permission denied",
+                "/tmp/other/f",
+            ),
+            (
+                "mv: cannot move 'a' to '/tmp/b': Permission denied",
+                "/tmp/b",
+            ),
+            (
+                "PermissionError: [Errno 13] Permission denied: '/root/.cache/pip'",
+                "/root/.cache/pip",
+            ),
+            (
+                "ln: failed to create symbolic link '../out': Permission denied",
+                "/out",
+            ),
+        ];
+        for (line, path) in cases {
+            assert_eq!(denial(line), Some(Denied::Write(path.into())), "{line}");
+        }
+    }
+
+    #[test]
+    fn ignores_plain_failures_and_allowed_paths() {
+        assert_eq!(denial(""), None);
+        assert_eq!(denial("test failed: expected 2, got 3"), None);
+        // Inside the workspace, a refusal is the file's own mode, not the sandbox.
+        assert_eq!(
+            denial("sh: 1: cannot create /w/ro.txt: Permission denied"),
+            None
+        );
+        assert_eq!(denial("cannot create /dev/null/x: Permission denied"), None);
+        let ok = find_denial(
+            &policy(Network::Off),
+            Path::new("/w"),
+            Some(0),
+            None,
+            "/etc/x: Permission denied",
+        );
+        assert_eq!(ok, None);
+    }
+
+    #[test]
+    fn network_errors_count_only_with_the_network_off() {
+        let line = "curl: (6) Could not resolve host: example.com";
+        assert_eq!(denial(line), Some(Denied::Network));
+        let on = find_denial(&policy(Network::On), Path::new("/w"), Some(6), None, line);
+        assert_eq!(on, None);
+    }
+
+    #[test]
+    fn sigsys_is_the_sandbox() {
+        let found = find_denial(
+            &policy(Network::Off),
+            Path::new("/w"),
+            None,
+            Some("SIGSYS"),
+            "",
+        );
+        assert_eq!(found, Some(Denied::Syscall));
+    }
+
+    #[test]
+    fn off_never_adds_a_block() {
+        let mut setup = Setup::default();
+        setup.settings.mode = Mode::Off;
+        let off = Policy::new(&setup, &["/w".into()], "/t".into()).unwrap();
+        let found = find_denial(
+            &off,
+            Path::new("/w"),
+            Some(1),
+            None,
+            "touch: cannot touch '/etc/x': Permission denied",
+        );
+        assert_eq!(found, None);
+    }
+
+    #[test]
+    fn the_block_names_the_denial_and_the_cache_hints() {
+        let block = notice(
+            &policy(Network::Off),
+            "landlock ABI 7 + seccomp",
+            &Denied::Write("/etc/x".into()),
+        );
+        assert!(
+            block.starts_with(
+                "[sandbox] Ran confined: workspace-write, network off (landlock ABI 7 + seccomp)."
+            ),
+            "{block}"
+        );
+        assert!(block.contains("writing /etc/x was denied"), "{block}");
+        assert!(block.contains("Writable: /w, $TMPDIR (/t/s)."), "{block}");
+        assert!(block.contains("GOCACHE"), "{block}");
+    }
+}

@@ -1,0 +1,22 @@
+//! The sandbox's policy: what a command Hearth runs may touch. A second axis beside the
+//! permission modes — the modes decide *when to ask*, this decides *what a command can
+//! reach* once it runs. Pure domain types, no I/O: the mechanism that enforces a [`Policy`]
+//! lives behind the process port (`io/process/`, Landlock + seccomp on Linux through
+//! `platform/linux`).
+//!
+//! - `settings.rs`: the `sandbox` configuration setting as the user writes it, validated;
+//! - `policy.rs`: a command's resolved policy — the writable set (workspace roots, extra
+//!   roots, the session's private temp dir), the network — and the refusal of a root that
+//!   holds Hearth's own state;
+//! - `denial.rs`: whether a failed command was stopped by the sandbox, and the block that
+//!   tells the model so.
+//!
+//! Only the user sets the policy (configuration); nothing the model sends can change it.
+
+mod denial;
+mod policy;
+mod settings;
+
+pub use denial::{Denied, find_denial, notice};
+pub use policy::{Policy, Setup};
+pub use settings::Settings;
