@@ -98,7 +98,10 @@ fn assert_gone(pids: &[u32], after: &str) {
         std::thread::sleep(Duration::from_millis(50));
     }
     let left: Vec<&u32> = pids.iter().filter(|pid| running(**pid)).collect();
-    assert!(left.is_empty(), "processes {left:?} of the tree survive {after}");
+    assert!(
+        left.is_empty(),
+        "processes {left:?} of the tree survive {after}"
+    );
 }
 
 /// A tag unique to this test run, in every command line of the tree.
