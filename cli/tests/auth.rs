@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio as Pipe};
 
 use hearth_mock_llm::{MockLlm, Script};
-use hearth_testkit::{AcpClient, Stdio, cargo_bin};
+use hearth_testkit::{AcpClient, Stdio, absolute, cargo_bin};
 use serde_json::{Value, json};
 
 /// No session bus: unset, and its default socket under XDG_RUNTIME_DIR (the temp dir) absent.
@@ -77,7 +77,7 @@ fn base_config(dir: &Path, mock: &MockLlm) -> Value {
 }
 
 fn prompt_and_bearer(client: &mut AcpClient<Stdio>, mock: &MockLlm) -> Option<String> {
-    let session = client.new_session("/tmp");
+    let session = client.new_session(&absolute("/tmp"));
     client.prompt(&session, "hi");
     let requests = mock.requests();
     let last = requests.last().expect("the model was called");

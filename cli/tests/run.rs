@@ -169,6 +169,9 @@ fn the_credential_never_reaches_the_database_or_the_logs() {
     }
 }
 
+// `script` (util-linux) gives hearth its pseudo-terminal: Unix's. Windows has no `script`,
+// and a console for a child is another API.
+#[cfg(unix)]
 #[test]
 fn on_a_terminal_the_user_is_asked() {
     let dir = tempfile::tempdir().unwrap();

@@ -397,7 +397,9 @@ fn terminate(client: &mut AcpClient<Stdio>) {
     signal(client, "TERM");
 }
 
-/// Ctrl-C and a closed terminal stop `hearth acp` as cleanly as SIGTERM does.
+/// Ctrl-C and a closed terminal stop `hearth acp` as cleanly as SIGTERM does. (Unix signals,
+/// sent with `kill`; a Windows engine ends with its stdin.)
+#[cfg(unix)]
 #[test]
 fn sigint_and_sighup_exit_cleanly() {
     let mock = mock(json!({"responses": []}));
@@ -410,6 +412,7 @@ fn sigint_and_sighup_exit_cleanly() {
 }
 
 /// Sends `hearth acp` the signal SIG`name` and waits for its clean exit.
+#[cfg(unix)]
 fn signal(client: &mut AcpClient<Stdio>, name: &str) {
     let pid = client.transport.child.id().to_string();
     assert!(

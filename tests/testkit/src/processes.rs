@@ -1,5 +1,6 @@
 //! The processes a test (or bench) started, found from outside: every live process descending
-//! from this one, with its resident memory, read from `/proc`.
+//! from this one, with its resident memory, read from `/proc`; on Windows, whether a process
+//! (by pid) still runs.
 
 use std::collections::HashMap;
 
@@ -48,4 +49,30 @@ pub fn descendants() -> Vec<(u32, u64)> {
     let mut out: Vec<(u32, u64)> = found[1..].iter().map(|pid| (*pid, rss[pid])).collect();
     out.sort_unstable();
     out
+}
+
+/// Whether process `pid` still runs, asked of Windows itself (OpenProcess, then a zero wait on
+/// it): a process that exited, or no process by that id, is not running.
+#[cfg(windows)]
+pub fn running(pid: u32) -> bool {
+    use windows_sys::Win32::Foundation::{CloseHandle, WAIT_TIMEOUT};
+    use windows_sys::Win32::System::Threading::{
+        OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION, PROCESS_SYNCHRONIZE, WaitForSingleObject,
+    };
+    // SAFETY: plain values; a handle returned is closed below.
+    let process = unsafe {
+        OpenProcess(
+            PROCESS_QUERY_LIMITED_INFORMATION | PROCESS_SYNCHRONIZE,
+            0,
+            pid,
+        )
+    };
+    if process.is_null() {
+        return false;
+    }
+    // SAFETY: the handle is open, with SYNCHRONIZE access.
+    let waited = unsafe { WaitForSingleObject(process, 0) };
+    // SAFETY: the handle is open and nobody else owns it.
+    unsafe { CloseHandle(process) };
+    waited == WAIT_TIMEOUT
 }
