@@ -128,6 +128,23 @@ release_cross_setup() {
         # No mingw for arm64 in Debian: zig's llvm-mingw links.
         windows-aarch64) release_build_zig_tools; cross_zig=1 ;;
     esac
+    [[ "$1" != windows-* ]] || release_libnode "$1"
+}
+
+# napi's build script links a Windows GNU addon with -lnode from $LIBNODE_PATH, and insists on
+# a libnode.dll there; Node for Windows ships none (node.exe is an MSVC build exporting N-API
+# itself). The addon imports nothing from it: on these targets bindings/node turns on napi's
+# dyn-symbols, which looks N-API up in the loading process. So the library napi links is an
+# import library of node.exe without exports (dlltool), and libnode.dll a name for it that
+# only napi-build's check reads (GNU ld and lld both take libnode.dll.a first).
+release_libnode() {
+    local dir="$target/libnode/$1" machine=i386:x86-64
+    [[ "$1" == *aarch64 ]] && machine=arm64
+    mkdir -p "$dir"
+    printf 'LIBRARY node.exe\nEXPORTS\n' >"$dir/node.def"
+    llvm-dlltool -m "$machine" -d "$dir/node.def" -l "$dir/libnode.dll.a"
+    ln -sf libnode.dll.a "$dir/libnode.dll"
+    export LIBNODE_PATH="$dir"
 }
 
 # cargo-zigbuild and zig (PyPI's ziglang, which cargo-zigbuild runs as `python3 -m ziglang`),
