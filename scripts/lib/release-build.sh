@@ -135,14 +135,15 @@ release_cross_setup() {
 # a libnode.dll there; Node for Windows ships none (node.exe is an MSVC build exporting N-API
 # itself). The addon imports nothing from it: on these targets bindings/node turns on napi's
 # dyn-symbols, which looks N-API up in the loading process. So the library napi links is an
-# import library of node.exe without exports (dlltool), and libnode.dll a name for it that
-# only napi-build's check reads (GNU ld and lld both take libnode.dll.a first).
+# import library of node.exe without exports (dlltool), under the names each linker looks for:
+# libnode.dll.a (GNU ld), libnode.a (zig's lld); libnode.dll is one only napi-build reads.
 release_libnode() {
     local dir="$target/libnode/$1" machine=i386:x86-64
     [[ "$1" == *aarch64 ]] && machine=arm64
     mkdir -p "$dir"
     printf 'LIBRARY node.exe\nEXPORTS\n' >"$dir/node.def"
     llvm-dlltool -m "$machine" -d "$dir/node.def" -l "$dir/libnode.dll.a"
+    ln -sf libnode.dll.a "$dir/libnode.a"
     ln -sf libnode.dll.a "$dir/libnode.dll"
     export LIBNODE_PATH="$dir"
 }
