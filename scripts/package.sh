@@ -188,7 +188,9 @@ package_platform() {
     for lib in "${libs[@]}" "${lib_prefix}hearth_jni.$dylib" "${lib_prefix}hearth_node.$dylib"; do
         case "$lib" in
             *.dll.a) cp "$out/$lib" "$own/$lib" ;;
-            *.a) llvm-strip --strip-debug -o "$own/$lib" "$out/$lib" ;;
+            # Debian's llvm-strip 14 rejects some members zig writes into an arm64 Windows
+            # static library ("unsupported object file format"): that one ships unstripped.
+            *.a) llvm-strip --strip-debug -o "$own/$lib" "$out/$lib" 2>/dev/null || cp "$out/$lib" "$own/$lib" ;;
             *) llvm-strip --strip-unneeded -o "$own/$lib" "$out/$lib" ;;
         esac
     done
