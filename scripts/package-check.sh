@@ -4,8 +4,9 @@
 #
 #   scripts/package-check.sh
 #
-# - npm: `npm install --offline` of the two tarballs into an empty project; a session with the
-#   official TS SDK over engine.stream(); another against `npx hearth acp` over stdio;
+# - npm: `npm install --offline` of the main tarball and this platform's into an empty
+#   project (the other platforms' optional packages are skipped); a session with the official
+#   TS SDK over engine.stream(); another against `npx hearth acp` over stdio;
 #   `npx hearth-acp acp --version`; the registry's spawn check on `npx hearth-acp acp`, timed
 #   from a cold npx to the answered `initialize`;
 # - wheel: `pip install --no-index` into a fresh venv; examples/python/ask.py (the official
@@ -118,7 +119,7 @@ check_npm() {
     # --offline: hearth-acp's optional dependency on its platform package is satisfied by the
     # platform tarball installed alongside; nothing may come from a registry.
     npm install --offline --no-audit --no-fund --cache "$work/npm-cache" \
-        "$work"/dist/npm/*.tgz "$work"/vendor/npm/*.tgz
+        "$work/dist/npm/hearth-acp-$version.tgz" "$work/dist/npm/hearth-acp-$(napi_platform)-$version.tgz" "$work"/vendor/npm/*.tgz
     expect_answer node node-host.mjs in-process "$work/config.json"
     echo "cold npm install to the first answered prompt: $(awk "BEGIN { printf \"%.1f\", $EPOCHREALTIME - $started }") s"
     expect_answer node node-host.mjs stdio "$work/config.json"
@@ -137,7 +138,9 @@ check_wheel() {
     "${PYTHON:-python3}" -m venv venv
     venv/bin/pip install --quiet --disable-pip-version-check --no-index --find-links "$work/vendor/python" \
         -r "$work/src/python-requirements.txt"
-    venv/bin/pip install --quiet --disable-pip-version-check --no-index "$work"/dist/python/*.whl
+    # dist/python may hold every platform's wheel: pip picks this one's.
+    venv/bin/pip install --quiet --disable-pip-version-check --no-index --only-binary :all: \
+        --find-links "$work/dist/python" hearth-acp
     # The console script is the binary itself, on the venv's PATH.
     (PATH="$work/venv/bin:$PATH" && expect_version hearth acp --version && no_debug_info "$(command -v hearth)")
     # ask.py exits non-zero unless the turn ended with end_turn.
@@ -160,12 +163,13 @@ check_jar() {
     grep -q "$answer" jvm-1.out && grep -q "$answer" jvm-2.out
     find jvm-cache-2 -type f | tee jvm-cache.list
     [[ "$(wc -l <jvm-cache.list)" -eq 1 ]] || { echo "the cache holds more than the library" >&2; return 1; }
-    # A jar built for other platforms: the error must name this one.
+    # The jar without this platform's library (what it is on an unbuilt platform): the error
+    # must name this one.
     python3 -c 'import sys, zipfile
 with zipfile.ZipFile(sys.argv[1]) as src, zipfile.ZipFile(sys.argv[2], "w") as dst:
     for item in src.infolist():
-        if not item.filename.startswith("native/"):
-            dst.writestr(item, src.read(item.filename))' "$jar" other-platforms.jar
+        if not item.filename.startswith("native/" + sys.argv[3] + "/"):
+            dst.writestr(item, src.read(item.filename))' "$jar" other-platforms.jar "$(jar_platform)"
     if XDG_CACHE_HOME="$work/jvm-cache-3" java -cp "other-platforms.jar:jvm-classes" "$main" config.json "Say hello." >jvm-3.out 2>&1; then
         echo "a jar without this platform's library ran" >&2
         return 1

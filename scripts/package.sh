@@ -4,21 +4,25 @@
 #   scripts/package.sh [--platform <name>|all]
 #
 # <name>: a registry platform (linux-x86_64 linux-aarch64 darwin-x86_64 darwin-aarch64
-# windows-x86_64 windows-aarch64); default this machine's. The host platform gets everything
-# below; every platform gets
+# windows-x86_64 windows-aarch64); default this machine's. Every platform built gets
 #
 #   dist/archives/ hearth-<v>-<name>.tar.gz (.zip for Windows: hearth.exe) with LICENSE and a
 #                  README, and <archive>.sha256 (sha256sum's format) beside it
 #   dist/c-sdk/    hearth-c-<v>-<name>.tar.gz (.zip for Windows: the DLL and its import
 #                  library), the C SDK of that platform (the host's is dist/c/ packed), .sha256
+#   dist/npm/      hearth-acp-<napi platform>-<v>.tgz (the addon and `hearth`)
+#   dist/python/   hearth_acp-<v>-cp310-abi3-<platform tag>.whl (with `hearth`)
 #
-#   dist/npm/     hearth-acp-<v>.tgz and hearth-acp-<platform>-<v>.tgz (the addon and `hearth`)
-#   dist/python/  hearth_acp-<v>-cp310-abi3-<manylinux tag>.whl (with `hearth`), hearth_acp-<v>.tar.gz
-#   dist/jvm/     hearth-<v>.jar (libhearth_jni inside, under native/<platform>/), -sources.jar,
+# and all of them together make
+#
+#   dist/npm/     hearth-acp-<v>.tgz, its optionalDependencies naming every platform package
+#   dist/jvm/     hearth-<v>.jar (every libhearth_jni under native/<os>-<arch>/), -sources.jar,
 #                 -javadoc.jar, hearth-<v>.pom
-#   dist/c/       include/hearth.h, lib/libhearth.{so,a}, lib/pkgconfig/hearth.pc, bin/hearth
 #
-# and ends with a table of every artifact and its size. One version for all: Cargo.toml's
+# and the host alone: dist/python/hearth_acp-<v>.tar.gz (the sdist) and dist/c/ (include/hearth.h,
+# lib/libhearth.{so,a}, lib/pkgconfig/hearth.pc, bin/hearth: what the C SDK archive packs).
+#
+# The run ends with a table of every artifact and its size. One version for all: Cargo.toml's
 # [workspace.package] version (scripts/check-versions.sh runs first and fails on drift).
 # Another platform is built by release_build_platform (target/<triple>/release, the build CI's
 # cross stages share); what can't be built for it is listed with the reason after the table.
@@ -59,7 +63,8 @@ napi="$(napi_platform)"
 dist="$repo/dist"
 stage="$target/package" # target/ is git-ignored; rebuilt from scratch every run
 rm -rf "$dist" "$stage"
-mkdir -p "$dist"/{archives,c-sdk} "$stage"
+mkdir -p "$dist"/{archives,c-sdk,npm,python,jvm} "$stage"
+python="$(release_build_tools_python)" # its maturin builds the wheels
 not_built=() # "<platform>: <what> (<why>)" lines, printed after the table
 
 # The C SDK of platform $1 in directory $2: the header, the libraries ($4...), `hearth` ($3)
@@ -132,10 +137,37 @@ archive_c_sdk() {
     pack c-sdk "hearth-c-$version-$1" "$2"
 }
 
-# Platform $1 built by release_build_platform: its stdio archive and C SDK. The bindings'
-# packages of another platform are not made here yet (see scripts/README.md).
+# The bindings of every platform are gathered while each is built and packaged once at the
+# end: one npm main package naming all platform packages, one jar carrying all libraries.
+npm_platforms=()
+jar_native="$stage/jar-native"
+
+# The npm platform package of platform $1 (napi-rs name) from the addon $2 and `hearth` $3.
+add_npm_platform() {
+    node "$repo/scripts/lib/npm-packages.mjs" platform "$stage/npm" "$1" "$2" "$3"
+    npm_platforms+=("$1")
+}
+
+# JNI library $2 into the jar's native/<platform $1>/, with the hash the loader checks.
+add_jar_library() {
+    local dir="$jar_native/native/$1"
+    mkdir -p "$dir"
+    cp "$2" "$dir/"
+    (cd "$dir" && sha256sum "${2##*/}" >"${2##*/}.sha256")
+}
+
+# The wheel maturin built into directory $1, into dist/python with `hearth` ($2) in its scripts.
+add_wheel() {
+    local wheel
+    for wheel in "$1"/*.whl; do
+        "$python" "$repo/scripts/lib/wheel-add-script.py" "$wheel" "$2" "$dist/python" >/dev/null
+    done
+}
+
+# Platform $1 built by release_build_platform: from that one build its stdio archive, C SDK,
+# npm platform package and jar library; its wheel is maturin's own build.
 package_platform() {
-    local name="$1" triple out dir="$stage/c-$1" exe=hearth libs lib copies=()
+    local name="$1" triple out dir="$stage/c-$1" exe=hearth lib_prefix=lib dylib=so libs lib copies=()
     triple="$(platform_triple "$name")"
     out="$target/$triple/release"
     step "release build for $name ($triple)"
@@ -144,73 +176,91 @@ package_platform() {
         return
     fi
     case "$name" in
-        darwin-*) libs=(libhearth.dylib libhearth.a) ;;
-        windows-*) exe=hearth.exe libs=(hearth.dll libhearth.dll.a libhearth.a) ;;
+        darwin-*) dylib=dylib libs=(libhearth.dylib libhearth.a) ;;
+        windows-*) exe=hearth.exe lib_prefix='' dylib=dll libs=(hearth.dll libhearth.dll.a libhearth.a) ;;
         *) libs=(libhearth.so libhearth.a) ;;
     esac
-    mkdir -p "$stage/$name"
+    local own="$stage/$name"
+    mkdir -p "$own"
     # llvm-strip reads every object format (Mach-O, PE, ELF of any arch); the host's strip
     # reads only its own. Same choices as the host's: see "stripped copies" in package_host.
-    llvm-strip -o "$stage/$name/$exe" "$out/$exe"
-    for lib in "${libs[@]}"; do
+    llvm-strip -o "$own/$exe" "$out/$exe"
+    for lib in "${libs[@]}" "${lib_prefix}hearth_jni.$dylib" "${lib_prefix}hearth_node.$dylib"; do
         case "$lib" in
-            *.dll.a) cp "$out/$lib" "$stage/$name/$lib" ;;
-            *.a) llvm-strip --strip-debug -o "$stage/$name/$lib" "$out/$lib" ;;
-            *) llvm-strip --strip-unneeded -o "$stage/$name/$lib" "$out/$lib" ;;
+            *.dll.a) cp "$out/$lib" "$own/$lib" ;;
+            # Debian's llvm-strip 14 rejects some members zig writes into an arm64 Windows
+            # static library ("unsupported object file format"): that one ships unstripped.
+            *.a) llvm-strip --strip-debug -o "$own/$lib" "$out/$lib" 2>/dev/null || cp "$out/$lib" "$own/$lib" ;;
+            *) llvm-strip --strip-unneeded -o "$own/$lib" "$out/$lib" ;;
         esac
-        copies+=("$stage/$name/$lib")
     done
-    c_sdk "$name" "$dir" "$stage/$name/$exe" "${copies[@]}"
+    for lib in "${libs[@]}"; do copies+=("$own/$lib"); done
+    c_sdk "$name" "$dir" "$own/$exe" "${copies[@]}"
     archive_c_sdk "$name" "$dir"
-    archive_stdio "$name" "$stage/$name/$exe"
-    not_built+=("$name: npm package, wheel, jar library (not packaged for a non-host platform yet)")
+    archive_stdio "$name" "$own/$exe"
+
+    local napi_name
+    napi_name="$(platform_napi "$name")"
+    cp "$own/${lib_prefix}hearth_node.$dylib" "$own/hearth_node.$napi_name.node"
+    add_npm_platform "$napi_name" "$own/hearth_node.$napi_name.node" "$own/$exe"
+    add_jar_library "$(platform_jar "$name")" "$own/${lib_prefix}hearth_jni.$dylib"
+
+    step "wheel for $name ($triple)"
+    if (release_build_platform_wheel "$name" "$python" "$own/wheel") >&2; then
+        add_wheel "$own/wheel" "$own/$exe"
+    else
+        not_built+=("$name: wheel (maturin failed; the log is above)")
+    fi
 }
 
 # Everything for this machine's platform: what CI's packages stage and package-check.sh use.
 package_host() {
-mkdir -p "$dist"/{npm,python,jvm}
-step "release builds (shared with benches/build.sh)"
-release_build_native
-release_build_node_addon "$target/bench/node"
-python="$(release_build_tools_python)"
-release_build_wheel "$python" "$stage/wheel"
+    step "release builds (shared with benches/build.sh)"
+    release_build_native
+    release_build_node_addon "$target/bench/node"
+    release_build_wheel "$python" "$stage/wheel"
 
-step "stripped copies of the binaries"
-# --strip-unneeded keeps the dynamic symbol tables that loaders (dlopen, N-API, JNI) use; the
-# executable needs none.
-strip -o "$stage/hearth" "$target/release/hearth"
-strip --strip-unneeded -o "$stage/hearth_node.$napi.node" "$target/bench/node/hearth_node.$napi.node"
-strip --strip-unneeded -o "$stage/libhearth.so" "$target/release/libhearth.so"
-strip --strip-unneeded -o "$stage/libhearth_jni.so" "$target/release/libhearth_jni.so"
-# Debug sections only: a static library's symbols are what its users link against.
-strip --strip-debug -o "$stage/libhearth.a" "$target/release/libhearth.a"
+    step "stripped copies of the binaries"
+    # --strip-unneeded keeps the dynamic symbol tables that loaders (dlopen, N-API, JNI) use; the
+    # executable needs none.
+    strip -o "$stage/hearth" "$target/release/hearth"
+    strip --strip-unneeded -o "$stage/hearth_node.$napi.node" "$target/bench/node/hearth_node.$napi.node"
+    strip --strip-unneeded -o "$stage/libhearth.so" "$target/release/libhearth.so"
+    strip --strip-unneeded -o "$stage/libhearth_jni.so" "$target/release/libhearth_jni.so"
+    # Debug sections only: a static library's symbols are what its users link against.
+    strip --strip-debug -o "$stage/libhearth.a" "$target/release/libhearth.a"
 
-step "dist/npm"
-node "$repo/scripts/lib/npm-packages.mjs" "$stage/npm" "$napi" "$stage/hearth_node.$napi.node" "$stage/hearth"
-for package in "$stage"/npm/*/; do
-    (cd "$package" && npm pack --silent --pack-destination "$dist/npm" >/dev/null)
-done
+    add_npm_platform "$napi" "$stage/hearth_node.$napi.node" "$stage/hearth"
+    add_wheel "$stage/wheel" "$stage/hearth"
+    "$(dirname "$python")/maturin" sdist -m "$repo/bindings/python/Cargo.toml" -o "$dist/python" >&2
+    add_jar_library "$(jar_platform)" "$stage/libhearth_jni.so"
 
-step "dist/python"
-"$python" "$repo/scripts/lib/wheel-add-script.py" "$stage"/wheel/*.whl "$stage/hearth" "$dist/python" >/dev/null
-"$(dirname "$python")/maturin" sdist -m "$repo/bindings/python/Cargo.toml" -o "$dist/python" >&2
+    step "dist/c"
+    c_sdk "$host" "$dist/c" "$stage/hearth" "$stage/libhearth.so" "$stage/libhearth.a"
+    archive_c_sdk "$host" "$dist/c"
+    archive_stdio "$host" "$stage/hearth"
+}
 
-step "dist/jvm"
-jar_native="$stage/jar-native/native/$(jar_platform)"
-mkdir -p "$jar_native"
-cp "$stage/libhearth_jni.so" "$jar_native/"
-(cd "$jar_native" && sha256sum libhearth_jni.so >libhearth_jni.so.sha256)
-mvn -B -q --no-transfer-progress -Dstyle.color=never -f "$repo/bindings/jvm/pom.xml" -Pdist \
-    -Dhearth.dist.native="$stage/jar-native" -DskipTests package 2>&1 | plain >&2
-for suffix in "" -sources -javadoc; do
-    cp "$repo/bindings/jvm/target/dist/hearth-$version$suffix.jar" "$dist/jvm/"
-done
-cp "$repo/bindings/jvm/pom.xml" "$dist/jvm/hearth-$version.pom"
+# dist/npm: every platform package built and the main package naming them all.
+finish_npm() {
+    ((${#npm_platforms[@]})) || return 0
+    step "dist/npm (${npm_platforms[*]})"
+    node "$repo/scripts/lib/npm-packages.mjs" main "$stage/npm" "${npm_platforms[@]}"
+    for package in "$stage"/npm/*/; do
+        (cd "$package" && npm pack --silent --pack-destination "$dist/npm" >/dev/null)
+    done
+}
 
-step "dist/c"
-c_sdk "$host" "$dist/c" "$stage/hearth" "$stage/libhearth.so" "$stage/libhearth.a"
-archive_c_sdk "$host" "$dist/c"
-archive_stdio "$host" "$stage/hearth"
+# dist/jvm: one jar with every platform's library under native/<os>-<arch>/.
+finish_jar() {
+    [[ -d "$jar_native/native" ]] || return 0
+    step "dist/jvm ($(ls "$jar_native/native" | tr '\n' ' '))"
+    mvn -B -q --no-transfer-progress -Dstyle.color=never -f "$repo/bindings/jvm/pom.xml" -Pdist \
+        -Dhearth.dist.native="$jar_native" -DskipTests package 2>&1 | plain >&2
+    for suffix in "" -sources -javadoc; do
+        cp "$repo/bindings/jvm/target/dist/hearth-$version$suffix.jar" "$dist/jvm/"
+    done
+    cp "$repo/bindings/jvm/pom.xml" "$dist/jvm/hearth-$version.pom"
 }
 
 for platform in "${platforms[@]}"; do
@@ -222,6 +272,8 @@ for platform in "${platforms[@]}"; do
         package_platform "$platform"
     fi
 done
+finish_npm
+finish_jar
 
 rm -rf "$stage" # ~200 MB of copies; the disk is better spent elsewhere
 

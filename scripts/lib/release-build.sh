@@ -61,36 +61,91 @@ platform_triple() {
     esac
 }
 
+# The same platform in napi-rs's names (its triple parser: os-arch, and the ABI where there
+# are several) and in the jar's (BundledLibrary.platform(): os-arch with macos).
+platform_napi() {
+    case "$1" in
+        linux-x86_64) echo linux-x64-gnu ;;
+        linux-aarch64) echo linux-arm64-gnu ;;
+        darwin-x86_64) echo darwin-x64 ;;
+        darwin-aarch64) echo darwin-arm64 ;;
+        windows-x86_64) echo win32-x64-gnu ;;
+        windows-aarch64) echo win32-arm64-gnullvm ;;
+        *) platform_triple "$1" ;;
+    esac
+}
+platform_jar() {
+    platform_triple "$1" >/dev/null
+    sed 's/^darwin-/macos-/' <<<"$1"
+}
+
 # The release build of platform $1 into target/<triple>/release: the same packages as
 # release_build_native, so one build serves the stdio archive, the C SDK, the jar and the npm
 # addon of that platform. (Owner of the per-target details: the packages work of issue 19.)
 # $2, the cargo profile (default release): the cross test stages (tests/cross/) pass `dev`,
 # a build several minutes shorter whose one target/<triple>/debug serves all their checks.
 release_build_platform() {
-    local triple build=(build) packages=(-p hearth-ffi -p hearth-cli -p hearth-jvm -p hearth-node)
+    local triple build=(build)
     triple="$(platform_triple "$1")"
+    release_cross_setup "$1"
+    [[ -z "$cross_zig" ]] || build=(zigbuild)
+    (cd "$repo" && cargo "${build[@]}" --profile "${2:-release}" --locked --target "$triple" \
+        -p hearth-ffi -p hearth-cli -p hearth-jvm -p hearth-node)
+}
+
+# The abi3 wheel of platform $1 into $3, by the maturin of the venv whose python is $2. A
+# build of its own (maturin compiles the one crate it packs, with its own features), linked
+# the way release_build_platform links that platform. No interpreter: an abi3 wheel needs none,
+# and pyo3 links a Windows one against python3.dll by name (raw-dylib).
+release_build_platform_wheel() {
+    local triple zig=()
+    triple="$(platform_triple "$1")"
+    release_cross_setup "$1"
+    [[ -z "$cross_zig" ]] || zig=(--zig)
+    "$(dirname "$2")/maturin" build --release --locked --quiet --target "$triple" "${zig[@]}" \
+        -m "$repo/bindings/python/Cargo.toml" -o "$3"
+}
+
+# Exports what building platform $1 on this machine needs; sets cross_zig when zig links it.
+release_cross_setup() {
+    local triple
+    triple="$(platform_triple "$1")"
+    cross_zig=
     case "$1" in
         # Debian's cross gcc (gcc-aarch64-linux-gnu) links; cc-rs finds it for ring and
         # SQLite by its triple-prefixed name already.
         linux-aarch64) export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER="${CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER:-aarch64-linux-gnu-gcc}" ;;
-        # No Node addon: for a GNU Windows target napi-build links against a libnode.dll,
-        # which no package here provides (its build script panics without one).
-        windows-*) packages=(-p hearth-ffi -p hearth-cli -p hearth-jvm) ;;
-    esac
-    case "$1" in
         # zig links Mach-O (and compiles ring and SQLite for it); it ships libSystem but no
         # frameworks, so the Security and CoreFoundation link stubs (macos-stubs/) are put on
         # the framework path — for this target only, build scripts untouched. A Mac has both.
         darwin-*)
             if [[ "$(uname -s)" != Darwin ]]; then
                 release_build_zig_tools
-                build=(zigbuild)
+                cross_zig=1
                 export "CARGO_TARGET_$(tr 'a-z-' 'A-Z_' <<<"$triple")_RUSTFLAGS=-C link-arg=-F$repo/scripts/lib/macos-stubs"
             fi
             ;;
-        windows-aarch64) release_build_zig_tools; build=(zigbuild) ;;
+        # No mingw for arm64 in Debian: zig's llvm-mingw links.
+        windows-aarch64) release_build_zig_tools; cross_zig=1 ;;
     esac
-    (cd "$repo" && cargo "${build[@]}" --profile "${2:-release}" --locked --target "$triple" "${packages[@]}")
+    [[ "$1" != windows-* ]] || release_libnode "$1"
+}
+
+# napi's build script links a Windows GNU addon with -lnode from $LIBNODE_PATH, and insists on
+# a libnode.dll there; Node for Windows ships none (node.exe is an MSVC build exporting N-API
+# itself). The addon imports nothing from it: on these targets bindings/node turns on napi's
+# dyn-symbols, which looks N-API up in the loading process. So the library napi links is an
+# import library of node.exe without exports (dlltool), under the names each linker looks for:
+# libnode.dll.a (GNU ld), libnode.a (zig's lld); libnode.dll is one only napi-build reads.
+release_libnode() {
+    local dir="$target/libnode/$1" machine=i386:x86-64
+    [[ "$1" == *aarch64 ]] && machine=arm64
+    mkdir -p "$dir"
+    printf 'LIBRARY node.exe\nEXPORTS\n' >"$dir/node.def"
+    llvm-dlltool -m "$machine" -d "$dir/node.def" -l "$dir/libnode.dll.a"
+    ln -sf libnode.dll.a "$dir/libnode.a"
+    ln -sf libnode.dll.a "$dir/libnode.dll"
+    export LIBNODE_PATH="$dir"
 }
 
 # cargo-zigbuild and zig (PyPI's ziglang, which cargo-zigbuild runs as `python3 -m ziglang`),

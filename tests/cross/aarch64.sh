@@ -9,7 +9,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/common.sh"
 source "$repo/scripts/lib/release-build.sh"
 source "$repo/tests/cross/lib.sh"
 
-ensure_apt qemu-user gcc-aarch64-linux-gnu libc6-arm64-cross
+ensure_apt qemu-user gcc-aarch64-linux-gnu libc6-arm64-cross libc6-dev-arm64-cross
 bin="$(cross_build linux-aarch64)"
 # -L: where qemu finds the aarch64 dynamic loader and libc (libc6-arm64-cross).
 cross_conformance "$bin/hearth" "qemu-aarch64 -L /usr/aarch64-linux-gnu"

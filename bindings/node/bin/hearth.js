@@ -9,27 +9,33 @@
 const { spawn } = require('node:child_process')
 const { dirname, join } = require('node:path')
 
-function platformPackage() {
+// The platform packages that can carry this machine's binary, in napi-rs's names. Windows has
+// one per toolchain (an MSVC build, or the GNU ones scripts/package.sh cross-builds); any of
+// them runs, since the binary is a separate process.
+function platformPackages() {
   const { platform, arch } = process
-  if (platform !== 'linux') return `hearth-acp-${platform}-${arch}`
+  if (platform === 'win32') return ['msvc', 'gnu', 'gnullvm'].map((abi) => `hearth-acp-${platform}-${arch}-${abi}`)
+  if (platform !== 'linux') return [`hearth-acp-${platform}-${arch}`]
   const glibc = process.report?.getReport()?.header?.glibcVersionRuntime
-  return `hearth-acp-${platform}-${arch}-${glibc ? 'gnu' : 'musl'}`
+  return [`hearth-acp-${platform}-${arch}-${glibc ? 'gnu' : 'musl'}`]
 }
 
 function binaryPath() {
-  const name = platformPackage()
-  let dir
-  try {
-    dir = dirname(require.resolve(`${name}/package.json`))
-  } catch {
-    console.error(
-      `hearth-acp: the package ${name} is not installed, so there is no hearth binary for this ` +
-        `platform. npm installs it with hearth-acp unless optional dependencies are omitted ` +
-        `(--omit=optional, --no-optional) or the platform has no build.`,
-    )
-    process.exit(1)
+  const names = platformPackages()
+  for (const name of names) {
+    try {
+      const dir = dirname(require.resolve(`${name}/package.json`))
+      return join(dir, process.platform === 'win32' ? 'hearth.exe' : 'hearth')
+    } catch {
+      // not installed: try the next
+    }
   }
-  return join(dir, process.platform === 'win32' ? 'hearth.exe' : 'hearth')
+  console.error(
+    `hearth-acp: the package ${names.join(' or ')} is not installed, so there is no hearth binary ` +
+      `for this platform. npm installs it with hearth-acp unless optional dependencies are ` +
+      `omitted (--omit=optional, --no-optional) or the platform has no build.`,
+  )
+  process.exit(1)
 }
 
 const child = spawn(binaryPath(), process.argv.slice(2), { stdio: 'inherit' })
