@@ -169,8 +169,12 @@ fn cancel_latency(runs: usize) -> (f64, f64) {
     let mock = MockLlm::start(script(vec![call; runs])).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut client = Client::start(&mock, dir.path());
+    // The command runs sandboxed, as a user's would: its workspace must not hold the data dir
+    // (the sandbox refuses such a root), so it is a directory of its own, not /tmp.
+    let project = tempfile::tempdir().unwrap();
+    let cwd = project.path().to_str().unwrap();
     let session =
-        client.call("session/new", json!({"cwd": "/tmp", "mcpServers": []}))["result"]["sessionId"]
+        client.call("session/new", json!({"cwd": cwd, "mcpServers": []}))["result"]["sessionId"]
             .clone();
     let mut latencies = Vec::new();
     for _ in 0..runs {
