@@ -191,6 +191,9 @@ package_platform() {
             # Debian's llvm-strip 14 rejects some members zig writes into an arm64 Windows
             # static library ("unsupported object file format"): that one ships unstripped.
             *.a) llvm-strip --strip-debug -o "$own/$lib" "$out/$lib" 2>/dev/null || cp "$out/$lib" "$own/$lib" ;;
+            # llvm-objcopy has no --strip-unneeded for Mach-O; -x drops the local symbols and
+            # keeps the global ones (a dylib's exports live in dyld's export trie regardless).
+            *.dylib) llvm-strip -x -o "$own/$lib" "$out/$lib" ;;
             *) llvm-strip --strip-unneeded -o "$own/$lib" "$out/$lib" ;;
         esac
     done
