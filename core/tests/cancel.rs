@@ -4,20 +4,13 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::tools::{final_status, session, workspace};
 use common::{Setup, call, start, text, tool_results};
+use hearth_testkit::processes::{marked_gone, marked_started};
 use hearth_testkit::{AcpClient, InProcess};
 use serde_json::json;
-
-fn process_gone(marker: &str) -> bool {
-    let out = std::process::Command::new("pgrep")
-        .args(["-f", marker])
-        .output()
-        .unwrap();
-    out.stdout.is_empty()
-}
 
 #[test]
 fn cancel_while_a_command_runs_kills_its_process_tree() {
@@ -38,18 +31,17 @@ fn cancel_while_a_command_runs_kills_its_process_tree() {
             f["params"]["update"]["status"] == "in_progress"
         })
         .expect("running");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while process_gone(&marker) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(!process_gone(&marker), "the command started");
+    assert!(
+        marked_started(&marker, Duration::from_secs(5)),
+        "the command started"
+    );
     client.notify("session/cancel", json!({"sessionId": session}));
     assert_eq!(
         client.response(&prompt)["result"]["stopReason"],
         "cancelled"
     );
     assert!(
-        process_gone(&marker),
+        marked_gone(&marker),
         "no process of the tree survives the cancel"
     );
     assert_eq!(

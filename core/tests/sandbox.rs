@@ -15,10 +15,11 @@ mod common;
 use std::io::ErrorKind;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::tools::{session, tool_updates, workspace};
 use common::{Setup, call, start, text, tool_results};
+use hearth_testkit::processes::{marked_gone, marked_started};
 use serde_json::{Value, json};
 
 /// Whether this kernel confines; without it, a skip (or, required, a failure).
@@ -310,14 +311,6 @@ fn a_workspace_holding_hearths_state_is_refused() {
     assert!(result.contains("Hearth's own state"), "{result}");
 }
 
-fn process_gone(marker: &str) -> bool {
-    let out = std::process::Command::new("pgrep")
-        .args(["-f", marker])
-        .output()
-        .unwrap();
-    out.stdout.is_empty()
-}
-
 #[test]
 fn cancel_kills_the_whole_confined_tree() {
     if !landlock_here() {
@@ -336,18 +329,17 @@ fn cancel_kills_the_whole_confined_tree() {
         "session/prompt",
         json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "go" }] }),
     );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while process_gone(&marker) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(!process_gone(&marker), "the command started");
+    assert!(
+        marked_started(&marker, Duration::from_secs(10)),
+        "the command started"
+    );
     client.notify("session/cancel", json!({ "sessionId": session }));
     assert_eq!(
         client.response(&prompt)["result"]["stopReason"],
         "cancelled"
     );
     assert!(
-        process_gone(&marker),
+        marked_gone(&marker),
         "no process of the confined tree survives"
     );
 }

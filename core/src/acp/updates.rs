@@ -8,7 +8,7 @@
 //! each shape is written out once, here.
 
 use agent_client_protocol_schema::v1::{
-    AvailableCommand as AcpCommand, AvailableCommandInput, AvailableCommandsUpdate,
+    AvailableCommand as AcpAvailableCommand, AvailableCommandInput, AvailableCommandsUpdate,
     ConfigOptionUpdate, ContentBlock, ContentChunk, CurrentModeUpdate, EmbeddedResourceResource,
     MessageId, Notice, NoticeSeverity, SessionInfoUpdate, SessionUpdate, TextContent,
     UnstructuredCommandInput,
@@ -166,7 +166,7 @@ fn available_commands(commands: Vec<AvailableCommand>) -> Value {
             let input = command.hint.map(|hint| {
                 AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(hint))
             });
-            AcpCommand::new(command.name, command.description).input(input)
+            AcpAvailableCommand::new(command.name, command.description).input(input)
         })
         .collect();
     typed(SessionUpdate::AvailableCommandsUpdate(

@@ -76,3 +76,24 @@ pub fn running(pid: u32) -> bool {
     unsafe { CloseHandle(process) };
     waited == WAIT_TIMEOUT
 }
+
+/// Whether no process's command line contains `marker` (`pgrep -f`): how a test finds the
+/// tree of a command it gave a unique marker, from outside the engine.
+#[cfg(unix)]
+pub fn marked_gone(marker: &str) -> bool {
+    let out = std::process::Command::new("pgrep")
+        .args(["-f", marker])
+        .output()
+        .expect("pgrep runs");
+    out.stdout.is_empty()
+}
+
+/// Waits, up to `within`, for a process marked `marker` to be running; whether one is.
+#[cfg(unix)]
+pub fn marked_started(marker: &str, within: std::time::Duration) -> bool {
+    let deadline = std::time::Instant::now() + within;
+    while marked_gone(marker) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    !marked_gone(marker)
+}
