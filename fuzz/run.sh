@@ -126,8 +126,12 @@ for target in "${targets[@]}"; do
     else
         failed=$((failed + 1))
         summary+=("FAIL  $target: exit $status; see $log; reproducers in $artifacts/")
-        echo "---- $target failed; the end of its log:" >&2
-        grep -v '^#[0-9]' "$log" | tail -n 60 >&2
+        # The cause first: a CI excerpt of this output may keep only its first lines, and
+        # the end of the log is cargo-fuzz's backtrace of itself.
+        echo "---- $target failed; what failed:" >&2
+        grep -m 5 -A 6 -E "panicked at|^==[0-9]+==ERROR|^SUMMARY:|HANG:|deadly signal|out-of-memory|timeout after" "$log" | cut -c1-2000 >&2 || true
+        echo "---- the end of its log:" >&2
+        grep -v '^#[0-9]' "$log" | tail -n 40 >&2
     fi
 done
 
