@@ -258,6 +258,9 @@ finish_npm() {
 finish_jar() {
     [[ -d "$jar_native/native" ]] || return 0
     step "dist/jvm ($(ls "$jar_native/native" | tr '\n' ' '))"
+    # The profile's output dir is not cleaned by `package`: natives of an earlier run with
+    # other platforms would ride along into this jar.
+    rm -rf "$repo/bindings/jvm/target/dist"
     mvn -B -q --no-transfer-progress -Dstyle.color=never -f "$repo/bindings/jvm/pom.xml" -Pdist \
         -Dhearth.dist.native="$jar_native" -DskipTests package 2>&1 | plain >&2
     for suffix in "" -sources -javadoc; do

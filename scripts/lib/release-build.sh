@@ -101,9 +101,29 @@ release_build_platform_wheel() {
     local triple zig=()
     triple="$(platform_triple "$1")"
     release_cross_setup "$1"
-    [[ -z "$cross_zig" ]] || zig=(--zig)
+    if [[ "$1" == windows-* && -n "$cross_zig" ]]; then
+        release_zig_linker "$triple"
+    elif [[ -n "$cross_zig" ]]; then
+        zig=(--zig)
+    fi
     "$(dirname "$2")/maturin" build --release --locked --quiet --target "$triple" "${zig[@]}" \
         -m "$repo/bindings/python/Cargo.toml" -o "$3"
+}
+
+# zig as the C compiler, archiver and linker of target $1 (triple), through cargo-zigbuild's
+# `zig cc`, which adapts rustc's linker arguments. For a Windows wheel in place of maturin's
+# --zig: that one links with a .def file exporting `PyInit_<module-name>`, the dotted
+# `PyInit_hearth._hearth` no object defines (maturin 1.16.0, src/compile.rs), and the link fails.
+release_zig_linker() {
+    local dir="$target/zig-linker/$1" env
+    env="$(tr 'a-z-' 'A-Z_' <<<"$1")"
+    mkdir -p "$dir"
+    # zig names a Windows target <arch>-windows-gnu.
+    printf '#!/bin/sh\nexec cargo-zigbuild zig cc -- -g -fno-sanitize=all -target %s "$@"\n' \
+        "${1%%-*}-windows-gnu" >"$dir/cc"
+    printf '#!/bin/sh\nexec cargo-zigbuild zig ar -- "$@"\n' >"$dir/ar"
+    chmod +x "$dir/cc" "$dir/ar"
+    export "CARGO_TARGET_${env}_LINKER=$dir/cc" "CC_${1//-/_}=$dir/cc" "AR_${1//-/_}=$dir/ar"
 }
 
 # Exports what building platform $1 on this machine needs; sets cross_zig when zig links it.
@@ -116,13 +136,19 @@ release_cross_setup() {
         # SQLite by its triple-prefixed name already.
         linux-aarch64) export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER="${CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER:-aarch64-linux-gnu-gcc}" ;;
         # zig links Mach-O (and compiles ring and SQLite for it); it ships libSystem but no
-        # frameworks, so the Security and CoreFoundation link stubs (macos-stubs/) are put on
-        # the framework path — for this target only, build scripts untouched. A Mac has both.
+        # frameworks, so the Security and CoreFoundation link stubs (macos-stubs/) make the
+        # Frameworks dir of an SDK of our own. SDKROOT names it: cargo-zigbuild puts its
+        # Frameworks on the framework path, and rustc, which otherwise asks a missing `xcrun`
+        # for the SDK and warns on every link, takes it as the SDK. Only Apple targets read
+        # SDKROOT. A Mac has the real SDK.
         darwin-*)
             if [[ "$(uname -s)" != Darwin ]]; then
                 release_build_zig_tools
                 cross_zig=1
-                export "CARGO_TARGET_$(tr 'a-z-' 'A-Z_' <<<"$triple")_RUSTFLAGS=-C link-arg=-F$repo/scripts/lib/macos-stubs"
+                local sdk="$target/macos-sdk/MacOSX.sdk"
+                mkdir -p "$sdk/System/Library"
+                ln -sfn "$repo/scripts/lib/macos-stubs" "$sdk/System/Library/Frameworks"
+                export SDKROOT="$sdk"
             fi
             ;;
         # No mingw for arm64 in Debian: zig's llvm-mingw links.
