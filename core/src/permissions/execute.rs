@@ -16,7 +16,7 @@
 
 use super::Decision;
 use super::command::dangerous;
-use crate::access::Escalation;
+use crate::access::{Escalation, Scope};
 
 /// Whether the session's commands run confined.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +80,11 @@ pub(super) fn escalation(
 /// (none for a compound command).
 pub(super) fn escalation_pattern(escalation: &Escalation) -> Option<String> {
     let prefix = super::command::command_prefix(&escalation.command)?;
-    Some(format!("sandbox {}: {prefix}", escalation.scope.describe()))
+    let scope = match &escalation.scope {
+        Scope::Unconfined => "off".to_string(),
+        widen => format!("+ {}", widen.describe()),
+    };
+    Some(format!("sandbox {scope}: {prefix}"))
 }
 
 #[cfg(test)]
@@ -89,7 +93,7 @@ mod tests {
 
     use super::super::{Mode, Roots, Rule, decide};
     use super::*;
-    use crate::access::{Access, Scope};
+    use crate::access::Access;
 
     fn roots() -> Roots<'static> {
         Roots::new(&[PathBuf::from("/w")], &|p| p.to_path_buf())
@@ -142,7 +146,7 @@ mod tests {
 
     #[test]
     fn escalations_ask_in_every_mode_but_plan_which_refuses() {
-        let remember = Some("sandbox network, write /home/u/.npm: npm install".into());
+        let remember = Some("sandbox + network, write /home/u/.npm: npm install".into());
         for mode in [Mode::Ask, Mode::AcceptEdits, Mode::Bypass] {
             let decision = decide(
                 mode,
@@ -198,7 +202,7 @@ mod tests {
         assert!(matches!(asks, Decision::Ask { .. }));
         let escalation = [Rule {
             tool: "run_command".into(),
-            pattern: "sandbox network, write /home/u/.npm: npm install".into(),
+            pattern: "sandbox + network, write /home/u/.npm: npm install".into(),
             allow: true,
         }];
         let allowed = decide(
