@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::checkpoint;
-use crate::access::{Access, Diff};
+use crate::access::{Access, Diff, Scope};
 use crate::chat::ToolResult;
 use crate::ids::new_id;
 use crate::permissions::prompt::{self, PermissionAsk};
@@ -242,14 +242,20 @@ async fn permit(
 /// What the user reads beside the title: for an escalation, the model's reason and what it
 /// would be granted.
 fn description(access: &Access) -> Option<String> {
-    match access {
-        Access::Escalate(escalation) => Some(format!(
-            "Beyond the sandbox for this run only: {}.\nWhy (the model's words): {}",
-            escalation.scope.describe(),
-            escalation.justification
-        )),
-        _ => None,
-    }
+    let Access::Escalate(escalation) = access else {
+        return None;
+    };
+    let what = match &escalation.scope {
+        Scope::Unconfined => "Runs with no sandbox, for this run only.".to_string(),
+        widen => format!(
+            "Widens the sandbox for this run only: {}.",
+            widen.describe()
+        ),
+    };
+    Some(format!(
+        "{what}\nWhy (the model's words): {}",
+        escalation.justification
+    ))
 }
 
 async fn ask_user(

@@ -24,11 +24,14 @@ pub enum Mode {
     /// Ask before every edit, command and fetch.
     #[default]
     Ask,
-    /// Edits inside the workspace go ahead; commands and fetches ask.
+    /// Edits inside the workspace go ahead, and so do commands the sandbox confines;
+    /// other commands and fetches ask.
     AcceptEdits,
-    /// Read-only: edits and commands are refused.
+    /// Read-only: edits are refused; commands run read-only in the sandbox (refused
+    /// without one).
     Plan,
-    /// Nothing asks, except paths outside the workspace.
+    /// Nothing asks, except paths outside the workspace and widening or leaving the
+    /// sandbox (and commands, where no sandbox confines them).
     Bypass,
 }
 
@@ -60,9 +63,13 @@ impl Mode {
     pub fn description(self) -> &'static str {
         match self {
             Mode::Ask => "Ask before every edit, command and web fetch",
-            Mode::AcceptEdits => "Edit files in the workspace without asking; ask before commands",
-            Mode::Plan => "Read and plan only: no edits, no commands",
-            Mode::Bypass => "Never ask, except for paths outside the workspace",
+            Mode::AcceptEdits => {
+                "Edit files in the workspace and run sandboxed commands without asking"
+            }
+            Mode::Plan => "Read and plan only: no edits; commands run read-only in the sandbox",
+            Mode::Bypass => {
+                "Never ask, except for paths outside the workspace and leaving the sandbox"
+            }
         }
     }
 }
