@@ -20,24 +20,11 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use common::tools::{permission_answer, session, tool_updates, workspace};
+use common::sandbox::landlock_here;
+use common::tools::{answer_by, session, tool_updates, workspace};
 use common::{Setup, call, start, text, tool_results};
 use hearth_testkit::{AcpClient, InProcess};
 use serde_json::{Value, json};
-
-/// Whether this kernel confines; without it, a skip (or, required, a failure).
-fn landlock_here() -> bool {
-    if hearth_linux_sandbox::landlock_abi().is_some() {
-        return true;
-    }
-    assert_ne!(
-        std::env::var("HEARTH_REQUIRE_SANDBOX").as_deref(),
-        Ok("1"),
-        "HEARTH_REQUIRE_SANDBOX=1 but this kernel has no Landlock"
-    );
-    eprintln!("SKIPPED: this kernel has no Landlock, so nothing is confined");
-    false
-}
 
 /// One engine, one session, `runs` (the arguments of `run_command` calls) scripted as the
 /// model's, each permission request answered by `answer` and kept.
@@ -54,7 +41,7 @@ impl Turn {
         let setup = script(runs);
         let cwd = workspace(&setup);
         let mut client = start(&setup, config);
-        let asked = answering(&mut client, answer);
+        let asked = answer_by(&mut client, answer);
         let session = session(&mut client, &cwd);
         Turn {
             setup,
@@ -93,21 +80,6 @@ fn script(runs: &[Value]) -> Setup {
         .collect();
     responses.push(text(&["done"]));
     Setup::new(json!({ "responses": responses }))
-}
-
-fn answering(
-    client: &mut AcpClient<InProcess>,
-    answer: fn(&Value) -> &'static str,
-) -> Arc<Mutex<Vec<Value>>> {
-    let asked = Arc::new(Mutex::new(Vec::new()));
-    let seen = asked.clone();
-    client.respond_with(move |method, params| {
-        (method == "session/request_permission").then(|| {
-            seen.lock().unwrap().push(params.clone());
-            permission_answer(answer(params))
-        })
-    });
-    asked
 }
 
 fn mode(mode: &str) -> Value {

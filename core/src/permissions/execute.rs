@@ -104,6 +104,19 @@ mod tests {
         decide(mode, "run_command", &access, &roots(), &[], sandboxing)
     }
 
+    /// An escalation of `command` decided in `mode` under `rules`, the sandbox on.
+    fn escalating(mode: Mode, command: &str, rules: &[Rule]) -> Decision {
+        let access = escalate(command);
+        decide(
+            mode,
+            "run_command",
+            &access,
+            &roots(),
+            rules,
+            Sandboxing::On,
+        )
+    }
+
     fn escalate(command: &str) -> Access {
         Access::Escalate(Escalation {
             command: command.into(),
@@ -148,14 +161,7 @@ mod tests {
     fn escalations_ask_in_every_mode_but_plan_which_refuses() {
         let remember = Some("sandbox + network, write /home/u/.npm: npm install".into());
         for mode in [Mode::Ask, Mode::AcceptEdits, Mode::Bypass] {
-            let decision = decide(
-                mode,
-                "run_command",
-                &escalate("npm install"),
-                &roots(),
-                &[],
-                Sandboxing::On,
-            );
+            let decision = escalating(mode, "npm install", &[]);
             assert_eq!(
                 decision,
                 Decision::Ask {
@@ -164,23 +170,9 @@ mod tests {
                 "{mode:?}"
             );
         }
-        let plan = decide(
-            Mode::Plan,
-            "run_command",
-            &escalate("npm install"),
-            &roots(),
-            &[],
-            Sandboxing::On,
-        );
+        let plan = escalating(Mode::Plan, "npm install", &[]);
         assert!(matches!(plan, Decision::Deny(why) if why.contains("cannot widen")));
-        let compound = decide(
-            Mode::Bypass,
-            "run_command",
-            &escalate("npm install && npm test"),
-            &roots(),
-            &[],
-            Sandboxing::On,
-        );
+        let compound = escalating(Mode::Bypass, "npm install && npm test", &[]);
         assert_eq!(compound, Decision::Ask { remember: None });
     }
 
@@ -191,28 +183,14 @@ mod tests {
             pattern: "npm install".into(),
             allow: true,
         }];
-        let asks = decide(
-            Mode::Ask,
-            "run_command",
-            &escalate("npm install"),
-            &roots(),
-            &plain,
-            Sandboxing::On,
-        );
+        let asks = escalating(Mode::Ask, "npm install", &plain);
         assert!(matches!(asks, Decision::Ask { .. }));
         let escalation = [Rule {
             tool: "run_command".into(),
             pattern: "sandbox + network, write /home/u/.npm: npm install".into(),
             allow: true,
         }];
-        let allowed = decide(
-            Mode::Ask,
-            "run_command",
-            &escalate("npm install --no-audit"),
-            &roots(),
-            &escalation,
-            Sandboxing::On,
-        );
+        let allowed = escalating(Mode::Ask, "npm install --no-audit", &escalation);
         assert_eq!(allowed, Decision::Allow);
     }
 }
