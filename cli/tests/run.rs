@@ -128,7 +128,12 @@ fn without_a_terminal_an_escalation_is_refused_even_in_bypass() {
     let escalate = json!({"command": format!("touch {}", target.display()),
         "sandbox": "escalate", "justification": "it must write there"});
     let mock = mock(json!([call("e", "run_command", escalate), text("ok")]));
-    let out = run(&mock, dir.path(), &["-p", "escape", "--mode", "bypass"], &[]);
+    let out = run(
+        &mock,
+        dir.path(),
+        &["-p", "escape", "--mode", "bypass"],
+        &[],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!target.exists());
     assert!(
