@@ -204,3 +204,29 @@ fn no_key_message(sign_in: Option<&dyn TerminalSignIn>) -> &'static str {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sandbox_status_names_the_backend_or_why_there_is_none() {
+        let on = Settings::default();
+        let status = sandbox_status(&on, Some("landlock ABI 7 + seccomp"));
+        assert_eq!(
+            status,
+            json!({"backend": "landlock ABI 7 + seccomp", "mode": "workspace-write", "network": false})
+        );
+        assert_eq!(sandbox_status(&on, None)["backend"], "unavailable");
+        let off = Settings {
+            mode: Mode::Off,
+            network: Network::Allow(vec!["example.com".into()]),
+            ..Settings::default()
+        };
+        let status = sandbox_status(&off, Some("landlock ABI 7 + seccomp"));
+        assert_eq!(
+            status,
+            json!({"backend": "none", "mode": "off", "network": ["example.com"]})
+        );
+    }
+}

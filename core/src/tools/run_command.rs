@@ -391,6 +391,55 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn widening_and_escalating_are_escalations_with_a_reason() {
+        let (dir, mut ctx) = workspace();
+        let tool = RunCommand::for_session();
+        let prepared = |input| prepare(&tool, input, &ctx);
+        let escalate = json!({ "command": "npm ci", "sandbox": "escalate",
+            "justification": "postinstall writes ~/.cache\nand more" });
+        let planned = prepared(escalate).await.unwrap();
+        assert_eq!(planned.title, "Run outside the sandbox: `npm ci`");
+        let Access::Escalate(escalation) = &planned.access else {
+            panic!("{:?}", planned.access)
+        };
+        assert_eq!(escalation.justification, "postinstall writes ~/.cache");
+        assert_eq!(escalation.scope, Scope::Unconfined);
+        let widen = json!({ "command": "npm ci", "sandbox": "widen", "network": true,
+            "writable_paths": ["cache"], "justification": "the registry" });
+        let planned = prepared(widen).await.unwrap();
+        let cache = dunce::canonicalize(dir.path()).unwrap().join("cache");
+        assert_eq!(
+            planned.title,
+            format!("Run with network, write {}: `npm ci`", cache.display())
+        );
+        for (input, error) in [
+            (
+                json!({ "command": "x", "sandbox": "escalate" }),
+                "`justification` is required",
+            ),
+            (
+                json!({ "command": "x", "sandbox": "widen", "justification": "y" }),
+                "`widen` needs",
+            ),
+            (json!({ "command": "x", "network": true }), "go with"),
+            (
+                json!({ "command": "x", "sandbox": "escalate", "network": true, "justification": "y" }),
+                "no sandbox at all",
+            ),
+        ] {
+            let got = prepared(input).await.err().unwrap().0;
+            assert!(got.contains(error), "{got}");
+        }
+        // With the sandbox off there is nothing to widen: a plain command.
+        let mut off = (*ctx.sandbox).clone();
+        off.settings.mode = sandbox::Mode::Off;
+        ctx.sandbox = Arc::new(off);
+        let escalate = json!({ "command": "npm ci", "sandbox": "escalate", "justification": "y" });
+        let planned = prepare(&tool, escalate, &ctx).await.unwrap();
+        assert_eq!(planned.access, Access::Execute("npm ci".into()));
+    }
+
+    #[tokio::test]
     async fn reports_exit_code_and_output() {
         let (_dir, ctx) = workspace();
         let output = call(
