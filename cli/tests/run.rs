@@ -118,6 +118,31 @@ fn without_a_terminal_permission_requests_are_rejected_and_mode_decides() {
     );
 }
 
+/// Leaving the sandbox needs someone to approve it: headless, even `bypass` refuses, and the
+/// command does not run.
+#[test]
+fn without_a_terminal_an_escalation_is_refused_even_in_bypass() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("escaped");
+    let escalate = json!({"command": format!("touch {}", target.display()),
+        "sandbox": "escalate", "justification": "it must write there"});
+    let mock = mock(json!([call("e", "run_command", escalate), text("ok")]));
+    let out = run(
+        &mock,
+        dir.path(),
+        &["-p", "escape", "--mode", "bypass"],
+        &[],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!target.exists());
+    assert!(
+        stderr(&out).contains("rejected `Run outside the sandbox: `touch"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn errors_exit_non_zero_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();

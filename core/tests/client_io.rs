@@ -62,14 +62,17 @@ fn without_fs_capabilities_the_client_is_never_asked_for_files() {
     assert!(tool_results(&setup, 1)[0].contains("local"));
 }
 
+/// With the sandbox off (the user's choice), as before it: the client's terminal runs it.
+/// While the sandbox confines commands they never go there (`sandbox_escalation.rs`).
 #[test]
-fn commands_run_in_the_client_terminal_when_it_has_one() {
+fn commands_run_in_the_client_terminal_when_it_has_one_and_the_sandbox_is_off() {
     let setup = Setup::new(
         json!({"responses": [call("c", "run_command", json!({"command": "make test"})), text(&["ok"])]}),
     );
     let cwd = workspace(&setup);
     let mut config: Value = serde_json::from_str(&setup.config()).unwrap();
     config["permissionMode"] = json!("bypass");
+    config["sandbox"] = json!({"mode": "off"});
     let mut client = AcpClient::new(InProcess::start(&config.to_string()));
     client.call(
         "initialize",

@@ -1,4 +1,4 @@
-//! Config options (model, mode, thought level) and the legacy modes API: answers, updates,
+//! Config options (model, mode, thought level, sandbox) and the legacy modes API: answers, updates,
 //! persistence across a restart, and the effect on the model request.
 
 mod common;
@@ -96,6 +96,7 @@ fn bad_values_are_invalid_params_and_change_nothing() {
         ("mode", "yolo"),
         ("colour", "red"),
         ("thought_level", "high"),
+        ("sandbox", "danger-full-access"),
     ] {
         let error = &set(&mut client, &session, id, value)["error"];
         assert_eq!(error["code"], -32602, "{id}={value}: {error}");
@@ -138,6 +139,7 @@ fn set_mode_and_the_mode_option_stay_in_sync_and_persist() {
             "plan"
         );
         set(&mut client, &session, "thought_level", "high");
+        set(&mut client, &session, "sandbox", "read-only");
         session
     };
     // A new engine on the same store: the values survived, and the replay shows the changes.
@@ -156,6 +158,10 @@ fn set_mode_and_the_mode_option_stay_in_sync_and_persist() {
         option(options, "thought_level").unwrap()["currentValue"],
         "high"
     );
+    assert_eq!(
+        option(options, "sandbox").unwrap()["currentValue"],
+        "read-only"
+    );
     let replayed: Vec<Value> = client
         .updates(&session)
         .iter()
@@ -173,7 +179,7 @@ fn set_mode_and_the_mode_option_stay_in_sync_and_persist() {
             .iter()
             .filter(|k| *k == "config_option_update")
             .count(),
-        3
+        4
     );
 
     client.prompt(&session, "think hard");

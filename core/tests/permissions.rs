@@ -135,15 +135,18 @@ fn always_answers_are_remembered_across_a_restart() {
     assert_eq!(final_status(&client, &session), ["failed"]);
 }
 
+/// With the sandbox off, as before it; with it on, plan runs commands read-only
+/// (`sandbox_escalation.rs`).
 #[test]
-fn plan_mode_refuses_edits_and_commands_without_asking() {
+fn plan_mode_refuses_edits_and_commands_without_asking_with_the_sandbox_off() {
     let setup = Setup::new(json!({"responses": [
         call("w", "write", json!({"path": "x.txt", "content": "x"})),
         call("r", "run_command", json!({"command": "touch y.txt"})),
         text(&["I'll describe it instead."]),
     ]}));
     let cwd = workspace(&setup);
-    let mut client = start(&setup, json!({"permissionMode": "plan"}));
+    let off = json!({"permissionMode": "plan", "sandbox": {"mode": "off"}});
+    let mut client = start(&setup, off);
     let asked = always_answer(&mut client, "allow_once");
     let session = session(&mut client, &cwd);
     assert_eq!(
@@ -156,8 +159,10 @@ fn plan_mode_refuses_edits_and_commands_without_asking() {
     assert!(tool_results(&setup, 1)[0].contains("Plan mode"));
 }
 
+/// With the sandbox off, as before it; with it on, accept_edits runs commands without asking
+/// (`sandbox_escalation.rs`).
 #[test]
-fn accept_edits_edits_inside_but_asks_outside_and_for_commands() {
+fn accept_edits_edits_inside_but_asks_outside_and_for_commands_with_the_sandbox_off() {
     let setup = Setup::new(json!({"responses": [
         call("in", "write", json!({"path": "inside.txt", "content": "x"})),
         call("out", "write", json!({"path": "../outside.txt", "content": "x"})),
@@ -165,7 +170,8 @@ fn accept_edits_edits_inside_but_asks_outside_and_for_commands() {
         text(&["done"]),
     ]}));
     let cwd = workspace(&setup);
-    let mut client = start(&setup, json!({"permissionMode": "accept_edits"}));
+    let off = json!({"permissionMode": "accept_edits", "sandbox": {"mode": "off"}});
+    let mut client = start(&setup, off);
     let asked = always_answer(&mut client, "reject_once");
     let session = session(&mut client, &cwd);
     client.prompt(&session, "go");
@@ -219,7 +225,8 @@ fn dangerous_commands_ask_even_with_an_allow_rule() {
         text(&["ok"]),
     ]}));
     let cwd = workspace(&setup);
-    let mut client = start(&setup, json!({"permissionMode": "accept_edits"}));
+    let off = json!({"permissionMode": "accept_edits", "sandbox": {"mode": "off"}});
+    let mut client = start(&setup, off);
     let asked = always_answer(&mut client, "reject_once");
     let session = session(&mut client, &cwd);
     client.prompt(&session, "go");

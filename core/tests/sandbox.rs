@@ -17,24 +17,11 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use common::sandbox::landlock_here;
 use common::tools::{session, tool_updates, workspace};
 use common::{Setup, call, start, text, tool_results};
 use hearth_testkit::processes::{marked_gone, marked_started};
 use serde_json::{Value, json};
-
-/// Whether this kernel confines; without it, a skip (or, required, a failure).
-fn landlock_here() -> bool {
-    if hearth_linux_sandbox::landlock_abi().is_some() {
-        return true;
-    }
-    assert_ne!(
-        std::env::var("HEARTH_REQUIRE_SANDBOX").as_deref(),
-        Ok("1"),
-        "HEARTH_REQUIRE_SANDBOX=1 but this kernel has no Landlock"
-    );
-    eprintln!("SKIPPED: this kernel has no Landlock, so nothing is confined");
-    false
-}
 
 /// What running `commands` in turn, under the config `extra`, gave: the results the model
 /// read, and each final tool call update.

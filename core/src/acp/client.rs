@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::client_io::{ClientError, ClientPort};
-use super::updates::diff_content;
+use super::updates::{diff_content, text_content};
 use crate::outbox::Outbox;
 use crate::permissions::prompt::{Approver, OptionKind, PermissionAsk};
 use crate::rpc::error::REQUEST_CANCELLED;
@@ -76,11 +76,18 @@ fn permission_request(session_id: &str, ask: &PermissionAsk) -> Value {
         .iter()
         .map(|o| json!({ "optionId": o.id, "name": o.name, "kind": kind(o.kind) }))
         .collect();
-    let mut tool_call =
-        json!({ "toolCallId": ask.tool_call_id, "title": ask.title, "status": "pending" });
-    let diffs = diff_content(&ask.diffs);
-    if !diffs.is_empty() {
-        tool_call["content"] = Value::Array(diffs);
+    let mut tool_call = json!({
+        "toolCallId": ask.tool_call_id,
+        "title": ask.title,
+        "kind": ask.kind,
+        "status": "pending",
+    });
+    let mut content = diff_content(&ask.diffs);
+    if let Some(text) = &ask.description {
+        content.insert(0, text_content(text));
+    }
+    if !content.is_empty() {
+        tool_call["content"] = Value::Array(content);
     }
     if let Some(raw_input) = &ask.raw_input {
         tool_call["rawInput"] = raw_input.clone();

@@ -1,4 +1,4 @@
-//! Session config options — model, mode, thought level — and the legacy modes API kept in
+//! Session config options — model, mode, thought level, sandbox — and the legacy modes API kept in
 //! sync with them (`session/set_config_option`, `session/set_mode`).
 
 use agent_client_protocol_schema::v1::{
@@ -15,11 +15,27 @@ use crate::context::EngineContext;
 use crate::permissions::Mode;
 use crate::rpc::RpcError;
 use crate::rpc::envelope::Params;
+use crate::sandbox;
 use crate::session::{Session, Settings};
 
 pub const MODEL: &str = "model";
 pub const MODE: &str = "mode";
 pub const THOUGHT_LEVEL: &str = "thought_level";
+/// What the session's commands may touch. A category of its own (`_` for a custom one): it
+/// is not a mode, the modes decide when to ask.
+pub const SANDBOX: &str = "sandbox";
+const SANDBOX_CATEGORY: &str = "_sandbox";
+
+fn sandbox_name(mode: sandbox::Mode) -> (&'static str, &'static str) {
+    match mode {
+        sandbox::Mode::ReadOnly => ("Read-only", "Commands write nothing but their temp dir"),
+        sandbox::Mode::WorkspaceWrite => (
+            "Workspace write",
+            "Commands write the workspace and their temp dir",
+        ),
+        sandbox::Mode::Off => ("Off", "Commands run with all of your rights"),
+    }
+}
 
 const LEVELS: [(ThoughtLevel, &str, &str); 4] = [
     (ThoughtLevel::Off, "off", "Off"),
@@ -59,6 +75,17 @@ pub fn options(settings: &Settings, catalog: &[ModelInfo]) -> Vec<SessionConfigO
             .category(SessionConfigOptionCategory::ThoughtLevel),
         );
     }
+    let sandboxes = sandbox::Mode::ALL
+        .iter()
+        .map(|m| {
+            let (name, description) = sandbox_name(*m);
+            SessionConfigSelectOption::new(m.as_str(), name).description(description)
+        })
+        .collect::<Vec<_>>();
+    options.push(
+        SessionConfigOption::select(SANDBOX, "Sandbox", settings.sandbox.as_str(), sandboxes)
+            .category(SessionConfigOptionCategory::Other(SANDBOX_CATEGORY.into())),
+    );
     options
 }
 
@@ -128,6 +155,7 @@ fn change(
             settings.model = value.to_string();
         }
         MODE => settings.mode = Mode::parse(value).ok_or_else(unknown)?,
+        SANDBOX => settings.sandbox = sandbox::Mode::parse(value).ok_or_else(unknown)?,
         THOUGHT_LEVEL if ctx.model_thinks(&settings.model) => {
             settings.thought_level = LEVELS
                 .iter()

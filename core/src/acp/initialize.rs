@@ -19,9 +19,11 @@ use super::wire;
 use crate::config::{ProviderName, TerminalSignIn};
 use crate::context::EngineContext;
 use crate::io::LocalIo;
+use crate::io::process::sandbox_backend;
 use crate::llm::Providers;
 use crate::rpc::RpcError;
 use crate::rpc::envelope::Params;
+use crate::sandbox::{Mode, Network, Settings};
 
 /// The `terminal` method: the client runs the agent again with `auth` appended, and the user
 /// stores a key with `hearth auth` (cli/src/auth.rs).
@@ -62,13 +64,14 @@ pub fn initialize(responder: Responder, raw: Params<'_>) {
     responder.edge().initialized.store(true, Ordering::Release);
     let edge = responder.edge().clone();
     let answer = edge.initialize_answer.get_or_init(|| {
-        let answer = response(responder.ctx().sign_in());
+        let ctx = responder.ctx();
+        let answer = response(ctx.sign_in(), &ctx.resolved().sandbox.settings);
         serde_json::value::to_raw_value(&answer).expect("the initialize response serializes")
     });
     responder.reply_raw(answer)
 }
 
-fn response(sign_in: Option<&dyn TerminalSignIn>) -> InitializeResponse {
+fn response(sign_in: Option<&dyn TerminalSignIn>, sandbox: &Settings) -> InitializeResponse {
     let sessions = SessionCapabilities::new()
         .list(SessionListCapabilities::new())
         .delete(SessionDeleteCapabilities::new())
@@ -104,12 +107,33 @@ fn response(sign_in: Option<&dyn TerminalSignIn>) -> InitializeResponse {
         .collect();
     // `_session/steering` (`acp/steering.rs`), advertised where claude-agent-acp and
     // codex-acp advertise it.
-    let steering = json!({ "steering": { "supported": true } });
+    let meta = json!({
+        "steering": { "supported": true },
+        "hearth": { "sandbox": sandbox_status(sandbox, sandbox_backend()) },
+    });
     InitializeResponse::new(ProtocolVersion::V1)
         .agent_capabilities(capabilities)
         .auth_methods(auth)
         .agent_info(Implementation::new("hearth", env!("CARGO_PKG_VERSION")).title("Hearth"))
-        .meta(steering.as_object().cloned())
+        .meta(meta.as_object().cloned())
+}
+
+/// `_meta.hearth.sandbox`: what confines commands — the backend ("landlock ABI 7 + seccomp";
+/// "none" when the user switched the sandbox off; "unavailable" where nothing on this
+/// machine confines, and then `accept_edits` and `bypass` ask before commands as `ask`
+/// does), the configured mode (a session may change its own) and the network setting.
+fn sandbox_status(settings: &Settings, backend: Option<&str>) -> serde_json::Value {
+    let backend = match (settings.mode, backend) {
+        (Mode::Off, _) => "none",
+        (_, None) => "unavailable",
+        (_, Some(backend)) => backend,
+    };
+    let network = match &settings.network {
+        Network::Off => json!(false),
+        Network::On => json!(true),
+        Network::Allow(hosts) => json!(hosts),
+    };
+    json!({ "backend": backend, "mode": settings.mode.as_str(), "network": network })
 }
 
 /// Stable Zed (the `terminal` type is behind its beta flag) runs `_meta["terminal-auth"]` of
@@ -178,5 +202,31 @@ fn no_key_message(sign_in: Option<&dyn TerminalSignIn>) -> &'static str {
         None => {
             "No API key is set: the host passes one in its config (providers.<name>.apiKey) or the environment"
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sandbox_status_names_the_backend_or_why_there_is_none() {
+        let on = Settings::default();
+        let status = sandbox_status(&on, Some("landlock ABI 7 + seccomp"));
+        assert_eq!(
+            status,
+            json!({"backend": "landlock ABI 7 + seccomp", "mode": "workspace-write", "network": false})
+        );
+        assert_eq!(sandbox_status(&on, None)["backend"], "unavailable");
+        let off = Settings {
+            mode: Mode::Off,
+            network: Network::Allow(vec!["example.com".into()]),
+            ..Settings::default()
+        };
+        let status = sandbox_status(&off, Some("landlock ABI 7 + seccomp"));
+        assert_eq!(
+            status,
+            json!({"backend": "none", "mode": "off", "network": ["example.com"]})
+        );
     }
 }

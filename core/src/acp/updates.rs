@@ -377,7 +377,7 @@ fn tool_content(content: &ToolContent) -> Value {
     }
 }
 
-fn text_content(text: &str) -> Value {
+pub fn text_content(text: &str) -> Value {
     json!({ "type": "content", "content": text_content_block(text) })
 }
 

@@ -10,11 +10,11 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::checkpoint;
-use crate::access::{Access, Diff};
+use crate::access::{Access, Diff, Scope};
 use crate::chat::ToolResult;
 use crate::ids::new_id;
 use crate::permissions::prompt::{self, PermissionAsk};
-use crate::permissions::{self, Decision, Roots, Rule};
+use crate::permissions::{self, Decision, Mode, Roots, Rule, Sandboxing};
 use crate::session::Session;
 use crate::session::events::{EventSink, SessionEvent, ToolCallStart, ToolOutcome, Visibility};
 use crate::tools::{self, AnyTool, CallReport, Kind, Output, PlanEntry, Ready};
@@ -86,7 +86,8 @@ async fn run_one(turn: &Turn<'_>, call: ModelCall) -> ToolResult {
 }
 
 async fn execute(turn: &Turn<'_>, id: &str, call: &ModelCall) -> Result<Output, String> {
-    let prepared = match prepare(turn, call).await {
+    let (mode, ctx) = call_context(turn);
+    let prepared = match prepare(turn, &ctx, call).await {
         Ok(prepared) => prepared,
         Err(message) => {
             announce_failure(turn, id, call, &message);
@@ -95,13 +96,13 @@ async fn execute(turn: &Turn<'_>, id: &str, call: &ModelCall) -> Result<Output, 
     };
     let (tool, input, prepared) = prepared;
     announce(turn, id, call, &*tool, input, &prepared);
-    if let Err(message) = permit(turn, id, call, &prepared).await {
+    if let Err(message) = permit(turn, &ctx, mode, id, call, &*tool, &prepared).await {
         finish(turn, id, Err(&message));
         return Err(message);
     }
     turn.emit(SessionEvent::ToolCallRunning { id: id.to_string() });
     let changes = checkpoint::before(turn.session, &turn.prompt_id, &prepared);
-    let output = run(turn, id, prepared).await;
+    let output = run(turn, &ctx, id, prepared).await;
     checkpoint::after(turn.session, &turn.prompt_id, &changes, output.is_ok());
     let output = match output {
         Ok(_) if turn.token.is_cancelled() => Err("Cancelled by the user.".to_string()),
@@ -113,7 +114,38 @@ async fn execute(turn: &Turn<'_>, id: &str, call: &ModelCall) -> Result<Output, 
 
 type Prepared = (Arc<dyn AnyTool>, Value, Ready);
 
-async fn prepare(turn: &Turn<'_>, call: &ModelCall) -> Result<Prepared, String> {
+/// What one call runs under, read once so that the decision and the run agree: the session's
+/// permission mode, and the turn's tool context with the sandbox of the session's `sandbox`
+/// option, narrowed to read-only without network in plan mode.
+fn call_context(turn: &Turn<'_>) -> (Mode, tools::Context) {
+    let (mode, sandbox) = {
+        let state = turn.session.state();
+        (state.settings.mode, state.settings.sandbox)
+    };
+    let setup = turn.tool_ctx.sandbox.for_call(sandbox, mode == Mode::Plan);
+    let ctx = tools::Context {
+        sandbox: Arc::new(setup),
+        ..turn.tool_ctx.clone()
+    };
+    (mode, ctx)
+}
+
+/// Whether the commands of a call under `ctx` run confined.
+fn sandboxing(ctx: &tools::Context) -> Sandboxing {
+    if ctx.sandbox.settings.mode == crate::sandbox::Mode::Off {
+        Sandboxing::Off
+    } else if crate::io::process::sandbox_backend().is_some() {
+        Sandboxing::On
+    } else {
+        Sandboxing::Unavailable
+    }
+}
+
+async fn prepare(
+    turn: &Turn<'_>,
+    ctx: &tools::Context,
+    call: &ModelCall,
+) -> Result<Prepared, String> {
     let tool = turn
         .tool(&call.name)
         .ok_or_else(|| format!("There is no tool named `{}`.", call.name))?;
@@ -123,17 +155,19 @@ async fn prepare(turn: &Turn<'_>, call: &ModelCall) -> Result<Prepared, String> 
         &call.arguments
     })
     .map_err(|e| format!("The arguments are not valid JSON: {e}"))?;
-    let prepared = tool
-        .prepare(&input, &turn.tool_ctx)
-        .await
-        .map_err(|e| e.0)?;
+    let prepared = tool.prepare(&input, ctx).await.map_err(|e| e.0)?;
     Ok((tool, input, prepared))
 }
 
 /// Runs the call, its reports going out as the call's events as they come.
-async fn run(turn: &Turn<'_>, id: &str, prepared: Ready) -> Result<Output, String> {
+async fn run(
+    turn: &Turn<'_>,
+    ctx: &tools::Context,
+    id: &str,
+    prepared: Ready,
+) -> Result<Output, String> {
     let report = Reporter { turn, id };
-    let output = prepared.run(&turn.tool_ctx, &report).await;
+    let output = prepared.run(ctx, &report).await;
     output.map_err(|e| e.0)
 }
 
@@ -163,45 +197,78 @@ impl CallReport for Reporter<'_> {
 /// Asks the mode, the rules and, if need be, the user. `Err` carries the model's message.
 async fn permit(
     turn: &Turn<'_>,
+    ctx: &tools::Context,
+    mode: Mode,
     id: &str,
     call: &ModelCall,
+    tool: &dyn AnyTool,
     prepared: &Ready,
 ) -> Result<(), String> {
-    let (mode, cwd) = {
-        let state = turn.session.state();
-        (state.settings.mode, state.cwd.clone())
-    };
+    let cwd = turn.session.state().cwd.clone();
     let rules = turn.session.rules(&cwd).await;
-    let io = turn.tool_ctx.io.clone();
+    let io = ctx.io.clone();
     let canonical = move |path: &std::path::Path| io.canonicalize(path);
-    let roots = Roots::new(&turn.tool_ctx.roots, &canonical);
-    match permissions::decide(mode, &call.name, &prepared.access, &roots, &rules) {
+    let roots = Roots::new(&ctx.roots, &canonical);
+    let sandboxing = sandboxing(ctx);
+    match permissions::decide(
+        mode,
+        &call.name,
+        &prepared.access,
+        &roots,
+        &rules,
+        sandboxing,
+    ) {
         Decision::Allow => Ok(()),
         Decision::Deny(reason) => Err(reason),
-        Decision::Ask { remember } => ask(turn, id, call, prepared, remember, &cwd).await,
+        Decision::Ask { remember } => {
+            let ask = PermissionAsk {
+                tool_call_id: id.to_string(),
+                title: prepared.title.clone(),
+                kind: tool.kind().as_str(),
+                description: description(&prepared.access),
+                diffs: diffs(&prepared.access),
+                raw_input: matches!(
+                    prepared.access,
+                    Access::External { .. } | Access::Escalate(_)
+                )
+                .then(|| serde_json::from_str(&call.arguments).unwrap_or(Value::Null)),
+                options: prompt::options(remember.is_some()),
+            };
+            ask_user(turn, call, &ask, remember, &cwd).await
+        }
     }
 }
 
-async fn ask(
+/// What the user reads beside the title: for an escalation, the model's reason and what it
+/// would be granted.
+fn description(access: &Access) -> Option<String> {
+    let Access::Escalate(escalation) = access else {
+        return None;
+    };
+    let what = match &escalation.scope {
+        Scope::Unconfined => "Runs with no sandbox, for this run only.".to_string(),
+        widen => format!(
+            "Widens the sandbox for this run only: {}.",
+            widen.describe()
+        ),
+    };
+    Some(format!(
+        "{what}\nWhy (the model's words): {}",
+        escalation.justification
+    ))
+}
+
+async fn ask_user(
     turn: &Turn<'_>,
-    id: &str,
     call: &ModelCall,
-    prepared: &Ready,
+    ask: &PermissionAsk,
     remember: Option<String>,
     workspace: &str,
 ) -> Result<(), String> {
-    let ask = PermissionAsk {
-        tool_call_id: id.to_string(),
-        title: prepared.title.clone(),
-        diffs: diffs(&prepared.access),
-        raw_input: matches!(prepared.access, Access::External { .. })
-            .then(|| serde_json::from_str(&call.arguments).unwrap_or(Value::Null)),
-        options: prompt::options(remember.is_some()),
-    };
     let ctx = turn.session.ctx();
     let chosen = ctx
         .approver()
-        .ask(&turn.session.id, &ask, turn.token)
+        .ask(&turn.session.id, ask, turn.token)
         .await
         .map_err(|message| format!("The permission request failed: {message}"))?;
     let Some(chosen) = chosen else {

@@ -11,10 +11,11 @@ use serde::{Deserialize, Serialize};
 use crate::access::Access;
 
 mod command;
+mod execute;
 pub mod prompt;
 
 use command::command_prefix;
-pub use command::dangerous;
+pub use execute::Sandboxing;
 
 /// The permission mode (also a session config option, `category: "mode"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -23,11 +24,14 @@ pub enum Mode {
     /// Ask before every edit, command and fetch.
     #[default]
     Ask,
-    /// Edits inside the workspace go ahead; commands and fetches ask.
+    /// Edits inside the workspace go ahead, and so do commands the sandbox confines;
+    /// other commands and fetches ask.
     AcceptEdits,
-    /// Read-only: edits and commands are refused.
+    /// Read-only: edits are refused; commands run read-only in the sandbox (refused
+    /// without one).
     Plan,
-    /// Nothing asks, except paths outside the workspace.
+    /// Nothing asks, except paths outside the workspace and widening or leaving the
+    /// sandbox (and commands, where no sandbox confines them).
     Bypass,
 }
 
@@ -59,9 +63,13 @@ impl Mode {
     pub fn description(self) -> &'static str {
         match self {
             Mode::Ask => "Ask before every edit, command and web fetch",
-            Mode::AcceptEdits => "Edit files in the workspace without asking; ask before commands",
-            Mode::Plan => "Read and plan only: no edits, no commands",
-            Mode::Bypass => "Never ask, except for paths outside the workspace",
+            Mode::AcceptEdits => {
+                "Edit files in the workspace and run sandboxed commands without asking"
+            }
+            Mode::Plan => "Read and plan only: no edits; commands run read-only in the sandbox",
+            Mode::Bypass => {
+                "Never ask, except for paths outside the workspace and leaving the sandbox"
+            }
         }
     }
 }
@@ -86,13 +94,15 @@ pub enum Decision {
     Deny(String),
 }
 
-/// Decides for one prepared call of `tool`.
+/// Decides for one prepared call of `tool`; `sandboxing` says whether commands run confined
+/// (the table in `execute.rs`).
 pub fn decide(
     mode: Mode,
     tool: &str,
     access: &Access,
     roots: &Roots<'_>,
     rules: &[Rule],
+    sandboxing: Sandboxing,
 ) -> Decision {
     let pattern = rule_pattern(access);
     let rule = pattern
@@ -125,20 +135,10 @@ pub fn decide(
             }
         }
         Access::Execute(command) => {
-            if mode == Mode::Plan {
-                return Decision::Deny("Plan mode is read-only: commands are not allowed.".into());
-            }
-            if mode == Mode::Bypass {
-                return Decision::Allow;
-            }
-            if dangerous(command).is_some() {
-                return Decision::Ask { remember: None };
-            }
-            if allowed_by_rule {
-                Decision::Allow
-            } else {
-                Decision::Ask { remember: pattern }
-            }
+            execute::command(mode, command, sandboxing, allowed_by_rule, pattern)
+        }
+        Access::Escalate(escalation) => {
+            execute::escalation(mode, escalation, allowed_by_rule, pattern)
         }
         Access::Network(_) => match mode {
             Mode::Bypass => Decision::Allow,
@@ -172,6 +172,7 @@ fn rule_pattern(access: &Access) -> Option<String> {
     match access {
         Access::Edit(_) => Some("*".into()),
         Access::Execute(command) => command_prefix(command),
+        Access::Escalate(escalation) => execute::escalation_pattern(escalation),
         Access::Network(url) => host(url).map(str::to_string),
         Access::External { server, tool, .. } => Some(format!("{server}/{tool}")),
         Access::Read(_) | Access::None => None,
@@ -249,21 +250,28 @@ mod tests {
         let roots = workspace();
         let inside = edit("/w/a.rs");
         assert_eq!(
-            decide(Mode::Ask, "edit", &inside, &roots, &[]),
+            decide(Mode::Ask, "edit", &inside, &roots, &[], Sandboxing::Off),
             Decision::Ask {
                 remember: Some("*".into())
             }
         );
         assert_eq!(
-            decide(Mode::AcceptEdits, "edit", &inside, &roots, &[]),
+            decide(
+                Mode::AcceptEdits,
+                "edit",
+                &inside,
+                &roots,
+                &[],
+                Sandboxing::Off
+            ),
             Decision::Allow
         );
         assert!(matches!(
-            decide(Mode::Plan, "edit", &inside, &roots, &[]),
+            decide(Mode::Plan, "edit", &inside, &roots, &[], Sandboxing::Off),
             Decision::Deny(_)
         ));
         assert_eq!(
-            decide(Mode::Bypass, "edit", &inside, &roots, &[]),
+            decide(Mode::Bypass, "edit", &inside, &roots, &[], Sandboxing::Off),
             Decision::Allow
         );
         assert_eq!(
@@ -278,13 +286,27 @@ mod tests {
         assert_eq!(command_prefix("ls -la").as_deref(), Some("ls"));
         let run = Access::Execute("cargo test --all".into());
         assert_eq!(
-            decide(Mode::AcceptEdits, "run_command", &run, &roots, &[]),
+            decide(
+                Mode::AcceptEdits,
+                "run_command",
+                &run,
+                &roots,
+                &[],
+                Sandboxing::Off
+            ),
             Decision::Ask {
                 remember: Some("cargo test".into())
             }
         );
         assert!(matches!(
-            decide(Mode::Plan, "run_command", &run, &roots, &[]),
+            decide(
+                Mode::Plan,
+                "run_command",
+                &run,
+                &roots,
+                &[],
+                Sandboxing::Off
+            ),
             Decision::Deny(_)
         ));
         assert_eq!(
@@ -293,7 +315,8 @@ mod tests {
                 "run_command",
                 &Access::Execute("sudo x".into()),
                 &roots,
-                &[]
+                &[],
+                Sandboxing::Off
             ),
             Decision::Allow
         );
@@ -303,12 +326,20 @@ mod tests {
                 "read",
                 &Access::Read(vec!["/w/a".into()]),
                 &roots,
-                &[]
+                &[],
+                Sandboxing::Off
             ),
             Decision::Allow
         );
         let outside_read = Access::Read(vec!["/etc/passwd".into()]);
-        let decision = decide(Mode::Bypass, "read", &outside_read, &roots, &[]);
+        let decision = decide(
+            Mode::Bypass,
+            "read",
+            &outside_read,
+            &roots,
+            &[],
+            Sandboxing::Off,
+        );
         assert_eq!(
             decision,
             Decision::Ask { remember: None },
@@ -321,7 +352,14 @@ mod tests {
         let roots = workspace();
         for mode in Mode::ALL.into_iter().filter(|m| *m != Mode::Plan) {
             assert_eq!(
-                decide(mode, "edit", &edit("/w/../etc/passwd"), &roots, &[]),
+                decide(
+                    mode,
+                    "edit",
+                    &edit("/w/../etc/passwd"),
+                    &roots,
+                    &[],
+                    Sandboxing::Off
+                ),
                 Decision::Ask { remember: None },
                 "{mode:?}"
             );
@@ -332,11 +370,25 @@ mod tests {
             allow: true,
         }];
         assert_eq!(
-            decide(Mode::Ask, "edit", &edit("/etc/x"), &roots, &rules),
+            decide(
+                Mode::Ask,
+                "edit",
+                &edit("/etc/x"),
+                &roots,
+                &rules,
+                Sandboxing::Off
+            ),
             Decision::Ask { remember: None }
         );
         assert_eq!(
-            decide(Mode::Ask, "edit", &edit("/w/x"), &roots, &rules),
+            decide(
+                Mode::Ask,
+                "edit",
+                &edit("/w/x"),
+                &roots,
+                &rules,
+                Sandboxing::Off
+            ),
             Decision::Allow
         );
     }
@@ -356,22 +408,39 @@ mod tests {
         let ask = Decision::Ask {
             remember: Some("files/delete".into()),
         };
-        assert_eq!(decide(Mode::Ask, name, &mcp(false), &roots, &[]), ask);
         assert_eq!(
-            decide(Mode::AcceptEdits, name, &mcp(false), &roots, &[]),
+            decide(Mode::Ask, name, &mcp(false), &roots, &[], Sandboxing::Off),
             ask
         );
         assert_eq!(
-            decide(Mode::Bypass, name, &mcp(false), &roots, &[]),
+            decide(
+                Mode::AcceptEdits,
+                name,
+                &mcp(false),
+                &roots,
+                &[],
+                Sandboxing::Off
+            ),
+            ask
+        );
+        assert_eq!(
+            decide(
+                Mode::Bypass,
+                name,
+                &mcp(false),
+                &roots,
+                &[],
+                Sandboxing::Off
+            ),
             Decision::Allow
         );
         assert!(matches!(
-            decide(Mode::Plan, name, &mcp(false), &roots, &[]),
+            decide(Mode::Plan, name, &mcp(false), &roots, &[], Sandboxing::Off),
             Decision::Deny(_)
         ));
         for mode in Mode::ALL {
             assert_eq!(
-                decide(mode, name, &mcp(true), &roots, &[]),
+                decide(mode, name, &mcp(true), &roots, &[], Sandboxing::Off),
                 Decision::Allow,
                 "{mode:?}"
             );
@@ -393,7 +462,8 @@ mod tests {
                 name,
                 &mcp(false),
                 &roots,
-                &[rule("files/delete", true)]
+                &[rule("files/delete", true)],
+                Sandboxing::Off
             ),
             Decision::Allow
         );
@@ -409,7 +479,8 @@ mod tests {
                 name,
                 &other,
                 &roots,
-                &[rule("files/delete", true)]
+                &[rule("files/delete", true)],
+                Sandboxing::Off
             ),
             Decision::Ask { .. }
         ));
@@ -419,7 +490,8 @@ mod tests {
                 name,
                 &mcp(true),
                 &roots,
-                &[rule("files/delete", false)]
+                &[rule("files/delete", false)],
+                Sandboxing::Off
             ),
             Decision::Deny(_)
         ));
@@ -429,7 +501,8 @@ mod tests {
                 name,
                 &mcp(false),
                 &roots,
-                &[rule("files/delete", true)]
+                &[rule("files/delete", true)],
+                Sandboxing::Off
             ),
             Decision::Deny(_)
         ));
@@ -449,7 +522,8 @@ mod tests {
                 "run_command",
                 &Access::Execute("cargo test -q".into()),
                 &roots,
-                &allow
+                &allow,
+                Sandboxing::Off
             ),
             Decision::Allow
         );
@@ -459,7 +533,8 @@ mod tests {
                 "run_command",
                 &Access::Execute("cargo test; rm -rf x".into()),
                 &roots,
-                &allow
+                &allow,
+                Sandboxing::Off
             ),
             Decision::Ask { remember: None }
         );
@@ -474,7 +549,8 @@ mod tests {
                 "run_command",
                 &Access::Execute("npm publish".into()),
                 &roots,
-                &reject
+                &reject,
+                Sandboxing::Off
             ),
             Decision::Deny(_)
         ));
@@ -489,7 +565,8 @@ mod tests {
                 "run_command",
                 &Access::Execute("sudo ls".into()),
                 &roots,
-                &allow_sudo
+                &allow_sudo,
+                Sandboxing::Off
             ),
             Decision::Ask { remember: None }
         );

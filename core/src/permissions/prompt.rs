@@ -78,6 +78,10 @@ pub fn answer(id: &str) -> Option<Answer> {
 pub struct PermissionAsk {
     pub tool_call_id: String,
     pub title: String,
+    /// The tool's ACP `ToolKind` ("execute").
+    pub kind: &'static str,
+    /// What the title cannot say (an escalation's reason and scope), shown as text.
+    pub description: Option<String>,
     pub diffs: Vec<Diff>,
     /// The arguments, for a call whose effect only they tell (an MCP server's tool).
     pub raw_input: Option<serde_json::Value>,

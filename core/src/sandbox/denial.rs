@@ -139,7 +139,11 @@ pub fn notice(policy: &Policy, backend: &str, denied: &Denied) -> String {
              npm_config_cache=\"$TMPDIR/npm\", PIP_CACHE_DIR=\"$TMPDIR/pip\".\n",
         );
     }
-    block.push_str("Only the user can widen the sandbox (the `sandbox` setting).");
+    block.push_str(
+        "If the command needs more, run it again with `sandbox: \"widen\"` (and \
+         `writable_paths` or `network: true`) or `sandbox: \"escalate\"` (no sandbox), and a \
+         one-line `justification`: the user decides.",
+    );
     block
 }
 

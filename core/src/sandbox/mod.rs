@@ -8,15 +8,19 @@
 //! - `policy.rs`: a command's resolved policy — the writable set (workspace roots, extra
 //!   roots, the session's private temp dir), the network — and the refusal of a root that
 //!   holds Hearth's own state;
+//! - `adjust.rs`: per-call changes — the session's `sandbox` option, plan mode's narrowing,
+//!   a widening the user approved for one run;
 //! - `denial.rs`: whether a failed command was stopped by the sandbox, and the block that
 //!   tells the model so.
 //!
-//! Only the user sets the policy (configuration); nothing the model sends can change it.
+//! Only the user sets the policy (configuration, the session's `sandbox` option, approving
+//! one run's widening or escalation); nothing the model sends can change it by itself.
 
+mod adjust;
 mod denial;
 mod policy;
 mod settings;
 
 pub use denial::{Denied, find_denial, notice};
 pub use policy::{Policy, Setup};
-pub use settings::Settings;
+pub use settings::{Mode, Network, Settings};

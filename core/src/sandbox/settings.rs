@@ -15,8 +15,8 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use serde::Deserialize;
 use serde::de::{self, Deserializer};
+use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -34,7 +34,7 @@ pub struct Settings {
 }
 
 /// What a command may write.
-#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
     /// Nothing but the session's private temp dir.
@@ -47,12 +47,18 @@ pub enum Mode {
 }
 
 impl Mode {
+    pub const ALL: [Mode; 3] = [Mode::ReadOnly, Mode::WorkspaceWrite, Mode::Off];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::ReadOnly => "read-only",
             Mode::WorkspaceWrite => "workspace-write",
             Mode::Off => "off",
         }
+    }
+
+    pub fn parse(id: &str) -> Option<Mode> {
+        Mode::ALL.into_iter().find(|m| m.as_str() == id)
     }
 }
 

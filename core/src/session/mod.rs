@@ -41,6 +41,9 @@ pub struct Settings {
     pub mode: Mode,
     /// Used only when the model takes a thinking level.
     pub thought_level: ThoughtLevel,
+    /// What the session's commands may touch (the `sandbox` option): only the user's
+    /// `session/set_config_option` changes it, never the model.
+    pub sandbox: crate::sandbox::Mode,
 }
 
 impl Settings {
@@ -49,6 +52,7 @@ impl Settings {
             model: resolved.default_model.clone(),
             mode: resolved.default_mode,
             thought_level: ThoughtLevel::Medium,
+            sandbox: resolved.sandbox.settings.mode,
         }
     }
 
@@ -68,6 +72,9 @@ impl Settings {
             thought_level: field("thoughtLevel")
                 .and_then(|t| serde_json::from_value(t).ok())
                 .unwrap_or(defaults.thought_level),
+            sandbox: field("sandbox")
+                .and_then(|s| serde_json::from_value(s).ok())
+                .unwrap_or(defaults.sandbox),
         }
     }
 

@@ -7,6 +7,12 @@
 //! command, removed when the session closes), the network off unless allowed. When the
 //! sandbox stopped the command, its result gains a short block saying what was denied; the
 //! tool call carries `_meta.hearth.sandbox` = {backend, policy, denied} either way.
+//!
+//! The model may ask for more for one run: `sandbox: "widen"` (the network, paths to write)
+//! or `"escalate"` (no sandbox), with a `justification`. That is an `Access::Escalate`, which
+//! the user approves in every mode (`permissions/execute.rs`); the policy is widened only for
+//! the run that was approved. With the sandbox off there is nothing to widen, and the
+//! request is a plain command.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -20,10 +26,11 @@ use super::bounds::{cut_line, fence};
 use super::{
     About, Access, CallReport, Context, Kind, Output, Planned, Result, Tool, ToolContent, ToolError,
 };
+use crate::access::{Escalation, Scope};
 use crate::ids::new_id;
 use crate::io::process::shell;
 use crate::io::{CommandResult, CommandSpec};
-use crate::sandbox::{Denied, Policy, find_denial, notice};
+use crate::sandbox::{self, Denied, Policy, find_denial, notice};
 
 pub struct RunCommand {
     /// The session's private temp dir (`TMPDIR` of its commands).
@@ -41,10 +48,18 @@ impl RunCommand {
     }
 
     /// The policy a command of the session in `ctx` runs under (its roots canonical, as the
-    /// sandbox compares them), or why its roots cannot be granted.
-    fn policy(&self, ctx: &Context) -> Result<Policy> {
+    /// sandbox compares them) with what the user approved for this run, or why its roots or
+    /// paths cannot be granted.
+    fn policy(&self, ctx: &Context, scope: Option<&Scope>) -> Result<Policy> {
         let roots: Vec<PathBuf> = ctx.roots.iter().map(|r| ctx.io.canonicalize(r)).collect();
-        Policy::new(&ctx.sandbox, &roots, self.temp_dir.clone()).map_err(ToolError)
+        let policy = Policy::new(&ctx.sandbox, &roots, self.temp_dir.clone()).map_err(ToolError)?;
+        match scope {
+            None => Ok(policy),
+            Some(Scope::Unconfined) => Ok(policy.unconfined()),
+            Some(Scope::Widen { network, writable }) => policy
+                .widened(&ctx.sandbox, writable, *network)
+                .map_err(ToolError),
+        }
     }
 }
 
@@ -61,11 +76,34 @@ pub struct Input {
     /// Stop the command after this many seconds. Default: the configured command timeout (120 s unless changed).
     #[schemars(range(min = 1, max = MAX_TIMEOUT.as_secs()))]
     timeout_secs: Option<u64>,
+    /// `default`: the sandbox the user configured. Only after the sandbox denied what the command needs: `widen` asks the user for `network` and/or `writable_paths` for this run, `escalate` asks to run it with no sandbox. The user decides; plan mode refuses both.
+    #[serde(default)]
+    sandbox: SandboxRequest,
+    /// One line for the user saying why this run needs more than the sandbox (required with `widen` and `escalate`).
+    justification: Option<String>,
+    /// With `widen`: existing files or directories this run may also write.
+    #[serde(default)]
+    writable_paths: Vec<PathBuf>,
+    /// With `widen`: let this run reach the network.
+    #[serde(default)]
+    network: bool,
+}
+
+/// What the model asks of the sandbox for one run.
+#[derive(Deserialize, JsonSchema, Default, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum SandboxRequest {
+    #[default]
+    Default,
+    Widen,
+    Escalate,
 }
 
 pub struct Call {
     command: String,
     timeout: Duration,
+    /// What the user approved beyond the sandbox for this run.
+    scope: Option<Scope>,
 }
 
 /// What the model is told `run_command` does, after the shell that runs it (`sh -c` on Unix,
@@ -89,19 +127,35 @@ impl Tool for RunCommand {
             .timeout_secs
             .map(|secs| Duration::from_secs(secs.max(1)).min(MAX_TIMEOUT))
             .unwrap_or(ctx.limits.command_timeout);
+        let scope = requested_scope(&input, ctx)?;
+        let (title, access) = match &scope {
+            None => (
+                title(&input.command),
+                Access::Execute(input.command.clone()),
+            ),
+            Some(scope) => (
+                escalation_title(&input.command, scope),
+                Access::Escalate(Escalation {
+                    command: input.command.clone(),
+                    justification: justification(&input)?,
+                    scope: scope.clone(),
+                }),
+            ),
+        };
         Ok(Planned::new(
-            title(&input.command),
+            title,
             Vec::new(),
-            Access::Execute(input.command.clone()),
+            access,
             Call {
                 command: input.command,
                 timeout,
+                scope,
             },
         ))
     }
 
     async fn run(&self, call: Call, ctx: &Context, report: &dyn CallReport) -> Result<Output> {
-        let policy = self.policy(ctx)?;
+        let policy = self.policy(ctx, call.scope.as_ref())?;
         let spec = CommandSpec {
             command: call.command,
             cwd: ctx.cwd.clone(),
@@ -150,6 +204,72 @@ impl Tool for RunCommand {
             Kind::Execute,
             format!("Run a shell command ({shell}) {DESCRIPTION}"),
         )
+    }
+}
+
+/// What the model asked beyond the sandbox, checked; `None` for a plain run, and when the
+/// user switched the sandbox off (there is nothing to widen).
+fn requested_scope(input: &Input, ctx: &Context) -> Result<Option<Scope>> {
+    let widening = input.network || !input.writable_paths.is_empty();
+    let scope = match input.sandbox {
+        SandboxRequest::Default if widening => {
+            return Err(ToolError(
+                "`network` and `writable_paths` go with `sandbox: \"widen\"`".into(),
+            ));
+        }
+        SandboxRequest::Default => return Ok(None),
+        SandboxRequest::Escalate if widening => {
+            return Err(ToolError(
+                "`escalate` runs with no sandbox at all: leave out `network` and \
+                 `writable_paths`, or ask to `widen` instead"
+                    .into(),
+            ));
+        }
+        SandboxRequest::Escalate => Scope::Unconfined,
+        SandboxRequest::Widen if !widening => {
+            return Err(ToolError(
+                "`widen` needs `network: true` or `writable_paths`".into(),
+            ));
+        }
+        SandboxRequest::Widen => Scope::Widen {
+            network: input.network,
+            // Where each really leads, as the sandbox grants and the user is shown it.
+            writable: input
+                .writable_paths
+                .iter()
+                .map(|path| ctx.io.canonicalize(&ctx.cwd.join(path)))
+                .collect(),
+        },
+    };
+    Ok((ctx.sandbox.settings.mode != sandbox::Mode::Off).then_some(scope))
+}
+
+/// The model's reason, one line; an error when it gave none.
+fn justification(input: &Input) -> Result<String> {
+    let line = input
+        .justification
+        .as_deref()
+        .and_then(|text| text.lines().map(str::trim).find(|line| !line.is_empty()));
+    match line {
+        Some(line) => Ok(cut_line(line, JUSTIFICATION_CHARS).into_owned()),
+        None => Err(ToolError(
+            "`justification` is required with `widen` and `escalate`: one line telling the \
+             user why this run needs more than the sandbox"
+                .into(),
+        )),
+    }
+}
+
+/// At most this much of a justification is shown.
+const JUSTIFICATION_CHARS: usize = 200;
+
+/// "Run outside the sandbox: `npm install`", "Run with network, write /x: `npm install`".
+fn escalation_title(command: &str, scope: &Scope) -> String {
+    let run = title(command);
+    let command = run.trim_start_matches("Run ");
+    match scope {
+        Scope::Unconfined => format!("Run outside the sandbox: {command}"),
+        Scope::Widen { .. } => format!("Run with {}: {command}", scope.describe()),
     }
 }
 
@@ -268,6 +388,55 @@ mod tests {
             .err()
             .unwrap();
         assert_eq!(empty.0, "the command is empty");
+    }
+
+    #[tokio::test]
+    async fn widening_and_escalating_are_escalations_with_a_reason() {
+        let (dir, mut ctx) = workspace();
+        let tool = RunCommand::for_session();
+        let prepared = |input| prepare(&tool, input, &ctx);
+        let escalate = json!({ "command": "npm ci", "sandbox": "escalate",
+            "justification": "postinstall writes ~/.cache\nand more" });
+        let planned = prepared(escalate).await.unwrap();
+        assert_eq!(planned.title, "Run outside the sandbox: `npm ci`");
+        let Access::Escalate(escalation) = &planned.access else {
+            panic!("{:?}", planned.access)
+        };
+        assert_eq!(escalation.justification, "postinstall writes ~/.cache");
+        assert_eq!(escalation.scope, Scope::Unconfined);
+        let widen = json!({ "command": "npm ci", "sandbox": "widen", "network": true,
+            "writable_paths": ["cache"], "justification": "the registry" });
+        let planned = prepared(widen).await.unwrap();
+        let cache = dunce::canonicalize(dir.path()).unwrap().join("cache");
+        assert_eq!(
+            planned.title,
+            format!("Run with network, write {}: `npm ci`", cache.display())
+        );
+        for (input, error) in [
+            (
+                json!({ "command": "x", "sandbox": "escalate" }),
+                "`justification` is required",
+            ),
+            (
+                json!({ "command": "x", "sandbox": "widen", "justification": "y" }),
+                "`widen` needs",
+            ),
+            (json!({ "command": "x", "network": true }), "go with"),
+            (
+                json!({ "command": "x", "sandbox": "escalate", "network": true, "justification": "y" }),
+                "no sandbox at all",
+            ),
+        ] {
+            let got = prepared(input).await.err().unwrap().0;
+            assert!(got.contains(error), "{got}");
+        }
+        // With the sandbox off there is nothing to widen: a plain command.
+        let mut off = (*ctx.sandbox).clone();
+        off.settings.mode = sandbox::Mode::Off;
+        ctx.sandbox = Arc::new(off);
+        let escalate = json!({ "command": "npm ci", "sandbox": "escalate", "justification": "y" });
+        let planned = prepare(&tool, escalate, &ctx).await.unwrap();
+        assert_eq!(planned.access, Access::Execute("npm ci".into()));
     }
 
     #[tokio::test]

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each test file uses a different part
 
+#[cfg(target_os = "linux")]
+pub mod sandbox;
 pub mod tools;
 
 use std::path::Path;

@@ -47,12 +47,21 @@ pub fn always_answer(
     client: &mut AcpClient<InProcess>,
     option: &'static str,
 ) -> Arc<Mutex<Vec<Value>>> {
+    answer_by(client, move |_| option)
+}
+
+/// Answers each permission request with the option `choose` picks from its params, and keeps
+/// the requests.
+pub fn answer_by(
+    client: &mut AcpClient<InProcess>,
+    choose: impl Fn(&Value) -> &'static str + Send + 'static,
+) -> Arc<Mutex<Vec<Value>>> {
     let asked = Arc::new(Mutex::new(Vec::new()));
     let seen = asked.clone();
     client.respond_with(move |method, params| {
         (method == "session/request_permission").then(|| {
             seen.lock().unwrap().push(params.clone());
-            permission_answer(option)
+            permission_answer(choose(params))
         })
     });
     asked

@@ -1,6 +1,7 @@
 //! The ACP-client workspace backend (ACP v1's `fs/*` and `terminal/*`): each operation goes
 //! through the client when it advertised the matching capability (so reads see unsaved editor
-//! buffers, writes land in the editor, and commands run in its terminal), and locally
+//! buffers, writes land in the editor, and commands run in its terminal unless the sandbox
+//! confines them), and locally
 //! otherwise. A method the client did not advertise is never called. What the client cannot
 //! serve at all — stat, walks, canonicalization, deletes — is always local (ACP has no method
 //! for them). `workspaces.rs` says which backend a connection's sessions get.
@@ -206,7 +207,14 @@ impl Io for ClientIo {
         output: UnboundedSender<String>,
         cancel: CancellationToken,
     ) -> BoxFuture<'a, Result<CommandResult, IoError>> {
-        if self.abilities.terminal {
+        // Hearth cannot confine a process the client starts: while the sandbox confines
+        // commands they run here, and the client is shown their output as a display terminal
+        // (the tool call's `_meta.terminal_*`, `acp/wire/v1.rs`).
+        let confined = spec
+            .sandbox
+            .as_ref()
+            .is_some_and(|policy| policy.confines());
+        if self.abilities.terminal && !confined {
             Box::pin(run_in_terminal(self.client.clone(), spec, output, cancel))
         } else {
             self.local.run_command(spec, output, cancel)

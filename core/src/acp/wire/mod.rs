@@ -24,6 +24,11 @@ pub fn connection(
     let shows = Shows {
         notices: session.is_some_and(|s| s.notices.is_some()),
         compaction: session.is_some_and(|s| s.compaction.is_some()),
+        terminal_output: capabilities
+            .meta
+            .as_ref()
+            .and_then(|meta| meta.get("terminal_output"))
+            == Some(&serde_json::Value::Bool(true)),
     };
     let abilities = ClientAbilities {
         read_text_file: capabilities.fs.read_text_file,

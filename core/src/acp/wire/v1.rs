@@ -9,7 +9,9 @@
 //! - a notice: a `notice` update for a client that advertised `session.notices`, else a line
 //!   of agent message, `**Title:** description`;
 //! - a failed service (an MCP server): a notice for a client that shows notices, else a failed
-//!   tool call named after it, where the user looks for what the agent could not use.
+//!   tool call named after it, where the user looks for what the agent could not use;
+//! - a command's output: a display terminal for a client that advertised
+//!   `_meta.terminal_output` (`v1/display_terminal.rs`), else the call's text content.
 //!
 //! The stand-in is what is logged, so a replay shows what the client saw live.
 
@@ -17,6 +19,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+use self::display_terminal::DisplayTerminals;
 use crate::context::Wire;
 use crate::ids::new_id;
 use crate::session::events::{CompactionTrigger, SessionEvent, ToolCallStart, ToolOutcome};
@@ -29,16 +32,22 @@ pub struct Shows {
     pub notices: bool,
     /// `compaction_update`s (`session.compaction`).
     pub compaction: bool,
+    /// Display terminals (`_meta.terminal_output: true`, as Zed advertises).
+    pub terminal_output: bool,
 }
 
 /// The v1 wire of one connection.
 pub struct V1Wire {
     shows: Shows,
+    terminals: DisplayTerminals,
 }
 
 impl V1Wire {
     pub fn new(shows: Shows) -> Self {
-        V1Wire { shows }
+        V1Wire {
+            shows,
+            terminals: DisplayTerminals::default(),
+        }
     }
 
     /// A compaction event for a client that does not show compactions: its tool call.
@@ -102,7 +111,12 @@ impl Wire for V1Wire {
     }
 
     fn frame(&self, session_id: &str, update: &Value) -> String {
-        update_frame(session_id, update)
+        let shown = self
+            .shows
+            .terminal_output
+            .then(|| self.terminals.shown(update))
+            .flatten();
+        update_frame(session_id, shown.as_ref().unwrap_or(update))
     }
 
     fn replay_frame(&self, session_id: &str, stored: &RawValue) -> String {
@@ -149,5 +163,6 @@ fn sized_update_frame<U: Serialize + ?Sized>(session_id: &str, update: &U, size:
     crate::rpc::envelope::notification_frame_sized("session/update", params, capacity)
 }
 
+mod display_terminal;
 #[cfg(test)]
 mod tests;

@@ -25,6 +25,7 @@ mod confine_none;
 use confine_none as confine;
 mod group;
 mod launch;
+mod probe;
 mod server;
 #[cfg(unix)]
 mod unix;
@@ -38,6 +39,7 @@ use windows as os;
 pub use group::Group;
 pub use launch::{ChildKind, Confinement, Launch, Launcher, StartError, Started, Stdio};
 pub use os::{exit_parts, shell};
+pub use probe::sandbox_backend;
 pub use server::{LastLine, Spawned, exit_reason, exit_status, start_server};
 
 /// The read end of a child's merged stdout and stderr.

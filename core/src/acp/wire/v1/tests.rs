@@ -12,6 +12,7 @@ fn wire(notices: bool, compaction: bool) -> V1Wire {
     V1Wire::new(Shows {
         notices,
         compaction,
+        terminal_output: false,
     })
 }
 
