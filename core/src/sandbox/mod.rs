@@ -8,15 +8,18 @@
 //! - `policy.rs`: a command's resolved policy — the writable set (workspace roots, extra
 //!   roots, the session's private temp dir), the network — and the refusal of a root that
 //!   holds Hearth's own state;
+//! - `hosts.rs`: whether a host the proxy is asked for is on the network allowlist;
 //! - `denial.rs`: whether a failed command was stopped by the sandbox, and the block that
 //!   tells the model so.
 //!
 //! Only the user sets the policy (configuration); nothing the model sends can change it.
 
 mod denial;
+mod hosts;
 mod policy;
 mod settings;
 
 pub use denial::{Denied, find_denial, notice};
+pub use hosts::{allowed, split_authority};
 pub use policy::{Policy, Setup};
-pub use settings::Settings;
+pub use settings::{Bwrap, Settings};

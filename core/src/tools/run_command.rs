@@ -169,7 +169,10 @@ fn sandbox_meta(policy: &Policy, backend: &str, denied: Option<&Denied>) -> serd
         "backend": backend,
         "policy": {
             "mode": policy.mode.as_str(),
-            "network": policy.network_allowed(),
+            "network": match policy.allowlist() {
+                Some(hosts) => json!(hosts),
+                None => json!(policy.network_allowed()),
+            },
             "writable": policy.writable,
             "tempDir": policy.temp_dir,
         },
