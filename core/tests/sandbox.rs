@@ -16,7 +16,7 @@ mod common;
 
 use std::io::ErrorKind;
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use common::sandbox::{backend_prefix, exit_code, landlock_here, run, sandboxed};

@@ -134,7 +134,7 @@ mod tests {
         std::fs::write(root.join(".git/config"), "").unwrap();
         std::fs::create_dir_all(home.join(".ssh")).unwrap();
         std::fs::write(home.join(".aws"), "").unwrap();
-        let args = strings(&arguments(&[root.clone()], Some(&home), &root));
+        let args = strings(&arguments(std::slice::from_ref(&root), Some(&home), &root));
         let joined = args.join(" ");
         let (r, h) = (root.display(), home.display());
         assert!(joined.starts_with("--die-with-parent --unshare-pid --ro-bind / / "));
