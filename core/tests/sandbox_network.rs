@@ -91,6 +91,15 @@ fn an_allowlisted_host_is_reached_through_the_proxy_and_nothing_else_is() {
             "the refusal names the host: {refused}"
         );
     }
+    assert_eq!(
+        ran.finals[1]["_meta"]["hearth"]["sandbox"]["denied"],
+        json!({ "host": format!("127.0.0.2:{b}") })
+    );
+    assert!(
+        results[1].contains(&format!("the allowlist proxy refused 127.0.0.2:{b}")),
+        "the denial block names the host: {}",
+        results[1]
+    );
     assert!(
         results[2].contains("adding \"127.0.0.2\" to sandbox.network"),
         "the refusal says how to allow it: {}",
