@@ -246,6 +246,18 @@ mod tests {
     use crate::io::{Io, IoError, Meta, WalkEntry, WalkSpec};
     use crate::tools::testing::{Recorder, call, context, prepare, workspace};
 
+    /// A workspace whose commands are confined without the bwrap layer: these tests read the
+    /// process group's id on the host from `echo $$`, which under bwrap (a pid namespace of
+    /// its own, bwrap leading the group) it is not. Cancel under bwrap is proved by
+    /// `core/tests/sandbox.rs`, which finds the tree by a marker instead.
+    fn landlock_workspace() -> (tempfile::TempDir, Context) {
+        let (dir, mut ctx) = workspace();
+        let mut setup = (*ctx.sandbox).clone();
+        setup.settings.bwrap = crate::sandbox::Bwrap::Off;
+        ctx.sandbox = Arc::new(setup);
+        (dir, ctx)
+    }
+
     #[tokio::test]
     async fn titles_and_access_name_the_command() {
         let (_dir, ctx) = workspace();
@@ -322,7 +334,7 @@ mod tests {
 
     #[tokio::test]
     async fn streams_progress_and_cancel_stops_the_whole_tree() {
-        let (_dir, ctx) = workspace();
+        let (_dir, ctx) = landlock_workspace();
         let input = json!({ "command": "echo $$; sleep 1000 & sleep 1000" });
         let prepared = prepare(&RunCommand::for_session(), input, &ctx)
             .await
@@ -355,7 +367,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_timeout_stops_the_whole_tree() {
-        let (_dir, ctx) = workspace();
+        let (_dir, ctx) = landlock_workspace();
         let input = json!({ "command": "echo $$; sleep 1000 & sleep 1000", "timeout_secs": 1 });
         let output = call(&RunCommand::for_session(), input, &ctx).await.unwrap();
         assert!(

@@ -43,19 +43,12 @@ impl Handoff {
     /// off instead).
     pub fn receive(self) -> io::Result<Option<OwnedFd>> {
         let mut byte = 0u8;
+        let mut iov = one_byte(&mut byte);
         let mut control = Control([0; 32]);
+        let mut message = message(&mut iov, &mut control);
         // SAFETY: the message points at `byte` and `control`, alive for the call; a
         // descriptor the kernel put in the control data is new and ours.
         unsafe {
-            let mut iov = libc::iovec {
-                iov_base: (&raw mut byte).cast(),
-                iov_len: 1,
-            };
-            let mut message: libc::msghdr = std::mem::zeroed();
-            message.msg_iov = &mut iov;
-            message.msg_iovlen = 1;
-            message.msg_control = control.0.as_mut_ptr().cast();
-            message.msg_controllen = control.0.len() as _;
             let flags = libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC;
             if libc::recvmsg(self.0.as_raw_fd(), &mut message, flags) < 0 {
                 let error = io::Error::last_os_error();
@@ -113,18 +106,12 @@ unsafe fn bind_listen(fd: RawFd, port: u16) -> io::Result<()> {
 /// Sends `fd` over `sender` (one byte of data carries the SCM_RIGHTS message).
 unsafe fn send(sender: RawFd, fd: RawFd) -> io::Result<()> {
     let mut byte = 0u8;
+    let mut iov = one_byte(&mut byte);
     let mut control = Control([0; 32]);
+    let mut message = message(&mut iov, &mut control);
     // SAFETY: the message points at locals alive for the call; the header written is inside
     // `control` (CMSG_SPACE of one int fits in it).
     unsafe {
-        let mut iov = libc::iovec {
-            iov_base: (&raw mut byte).cast(),
-            iov_len: 1,
-        };
-        let mut message: libc::msghdr = std::mem::zeroed();
-        message.msg_iov = &mut iov;
-        message.msg_iovlen = 1;
-        message.msg_control = control.0.as_mut_ptr().cast();
         message.msg_controllen = libc::CMSG_SPACE(size_of::<libc::c_int>() as u32) as _;
         let header = libc::CMSG_FIRSTHDR(&message);
         (*header).cmsg_level = libc::SOL_SOCKET;
@@ -136,4 +123,23 @@ unsafe fn send(sender: RawFd, fd: RawFd) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The one data byte a descriptor travels with.
+fn one_byte(byte: &mut u8) -> libc::iovec {
+    libc::iovec {
+        iov_base: (byte as *mut u8).cast(),
+        iov_len: 1,
+    }
+}
+
+/// A message of `iov` with all of `control` as its control buffer; both must outlive it.
+fn message(iov: &mut libc::iovec, control: &mut Control) -> libc::msghdr {
+    // SAFETY: a `msghdr` is plain data, for which all zeroes is valid.
+    let mut message: libc::msghdr = unsafe { std::mem::zeroed() };
+    message.msg_iov = iov;
+    message.msg_iovlen = 1;
+    message.msg_control = control.0.as_mut_ptr().cast();
+    message.msg_controllen = control.0.len() as _;
+    message
 }
