@@ -15,11 +15,14 @@
 //! Only the user sets the policy (configuration); nothing the model sends can change it.
 
 mod denial;
+// Only Linux serves an allowlist proxy so far (macOS would, through its profile).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 mod hosts;
 mod policy;
 mod settings;
 
 pub use denial::{Denied, find_denial, notice};
+#[cfg(target_os = "linux")]
 pub use hosts::{allowed, split_authority};
 pub use policy::{Policy, Setup};
 pub use settings::{Bwrap, Settings};
