@@ -25,4 +25,7 @@ pub use denial::{Denied, find_denial, notice};
 #[cfg(target_os = "linux")]
 pub use hosts::{allowed, split_authority};
 pub use policy::{Policy, Setup};
-pub use settings::{Bwrap, Settings};
+// The layer is chosen where there is one to choose (Linux).
+#[cfg(any(target_os = "linux", test))]
+pub use settings::Bwrap;
+pub use settings::Settings;
