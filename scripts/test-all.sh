@@ -45,6 +45,10 @@ install_system_packages() {
   # The packages stage: pkg-config builds the C SDK's host, file checks the binaries are stripped.
   command -v pkg-config >/dev/null || missing+=(pkg-config)
   command -v file >/dev/null || missing+=(file)
+  # The sandbox suites: the bwrap layer (core/tests/sandbox*.rs run under it, then again
+  # without it) and curl through the allowlist proxy.
+  command -v bwrap >/dev/null || missing+=(bubblewrap)
+  command -v curl >/dev/null || missing+=(curl)
   [[ ${#missing[@]} -eq 0 ]] && return 0
   if [[ $(id -u) -ne 0 ]]; then
     echo "missing packages: ${missing[*]} (run as root or install them)" >&2
@@ -85,7 +89,10 @@ stage "LSP test servers" bash tests/lsp/setup.sh
 stage "cargo build" cargo build --workspace --all-targets
 stage "cargo fmt + clippy" rust_checks
 # A kernel without Landlock fails the sandbox suite here instead of skipping it.
+# The sandbox suites run under the bwrap layer there (bwrap is installed, and required);
+# the next stage runs them again with Landlock alone.
 stage "cargo test" env HEARTH_REQUIRE_SANDBOX=1 cargo test --workspace --no-fail-fast
+stage "sandbox suites, Landlock layer (no bwrap)" env HEARTH_REQUIRE_SANDBOX=1 HEARTH_TEST_BWRAP=off cargo test -p hearth-core --test sandbox --test sandbox_network
 stage "conformance (official TS + Python SDKs)" bash tests/conformance/run.sh
 stage "registry entry (scripts/registry.sh) + the registry's spawn check" bash tests/registry/run.sh
 # Other platforms, each from one debug cross build reused by all its checks (tests/cross/):

@@ -1,7 +1,8 @@
 //! Whether a failed command was stopped by the sandbox, and the short block that tells the
 //! model (and the user) what was denied. The exit code and output stay as they were; the
 //! block is added only when the failure is really the sandbox's: a permission error on a path
-//! outside the writable set, a network error while the network is off, or SIGSYS. A command
+//! outside the writable set, a network error while the network is off (or goes only to the
+//! allowlist proxy), the proxy's refusal of a host, or SIGSYS. A command
 //! that simply failed (`false`, a failing test) gets nothing, and neither does a permission
 //! error on a path the command was allowed to write (the file's own mode said no).
 
@@ -14,8 +15,10 @@ use super::policy::Policy;
 pub enum Denied {
     /// Writing this path (outside the writable set).
     Write(PathBuf),
-    /// A connection, with the network off.
+    /// A connection, with the network off (or only the allowlist proxy reachable).
     Network,
+    /// A host the allowlist proxy refused (`host:port`).
+    Host(String),
     /// A system call the sandbox forbids (the command was killed by SIGSYS).
     Syscall,
 }
@@ -26,6 +29,7 @@ impl Denied {
         match self {
             Denied::Write(path) => serde_json::json!({ "write": path }),
             Denied::Network => serde_json::json!({ "network": true }),
+            Denied::Host(host) => serde_json::json!({ "host": host }),
             Denied::Syscall => serde_json::json!({ "syscall": true }),
         }
     }
@@ -53,6 +57,15 @@ const NETWORK_ERRORS: &[&str] = &[
     "getaddrinfo",
 ];
 
+/// How the allowlist proxy words a refusal (its 403's reason phrase and body).
+const HOST_REFUSED: &str = "is not on the sandbox allowlist";
+
+/// How clients report a proxy's 403 without its words (curl, Python).
+const PROXY_REFUSALS: &[&str] = &[
+    "CONNECT tunnel failed, response 403",
+    "Tunnel connection failed: 403",
+];
+
 /// What the sandbox denied the command that ended with `exit_code` or `signal` and printed
 /// `output`, run in `cwd` under `policy`; `None` when it failed for reasons of its own.
 pub fn find_denial(
@@ -75,11 +88,29 @@ pub fn find_denial(
         {
             return Some(Denied::Write(path));
         }
-        if !policy.network_allowed() && NETWORK_ERRORS.iter().any(|p| line.contains(p)) {
+        if let Some(host) = refused_host(line) {
+            return Some(Denied::Host(host));
+        }
+        if !policy.network_allowed()
+            && NETWORK_ERRORS
+                .iter()
+                .chain(PROXY_REFUSALS)
+                .any(|p| line.contains(p))
+        {
             return Some(Denied::Network);
         }
     }
     None
+}
+
+/// The `host:port` a line of the proxy's refusal names: the word before the phrase (its
+/// reason phrase "… 403 h:p is not on …", its body "… refused h:p: it is not on …").
+fn refused_host(line: &str) -> Option<String> {
+    let before = &line[..line.find(HOST_REFUSED)?];
+    let before = before.trim_end();
+    let before = before.strip_suffix("it").unwrap_or(before).trim_end();
+    let word = before.split_whitespace().last()?.trim_end_matches(':');
+    (!word.is_empty()).then(|| word.to_owned())
 }
 
 /// The paths an error line names: its words that look like paths, quotes and a trailing
@@ -116,7 +147,15 @@ fn lexical(path: &Path) -> PathBuf {
 pub fn notice(policy: &Policy, backend: &str, denied: &Denied) -> String {
     let what = match denied {
         Denied::Write(path) => format!("writing {} was denied", path.display()),
+        Denied::Network if policy.allowlist().is_some() => "a network connection was denied \
+            (only Hearth's allowlist proxy is reachable; a tool that ignores HTTPS_PROXY \
+            cannot connect)"
+            .into(),
         Denied::Network => "a network connection was denied (the network is off)".into(),
+        Denied::Host(host) => format!(
+            "the allowlist proxy refused {host} (not in sandbox.network; only the user can \
+             add it)"
+        ),
         Denied::Syscall => "a forbidden system call killed it (SIGSYS)".into(),
     };
     let mut writable: Vec<String> = policy
@@ -226,6 +265,37 @@ mod tests {
         assert_eq!(denial(line), Some(Denied::Network));
         let on = find_denial(&policy(Network::On), Path::new("/w"), Some(6), None, line);
         assert_eq!(on, None);
+    }
+
+    #[test]
+    fn the_proxys_refusal_names_the_host() {
+        let listed = policy(Network::Allow(vec!["example.com".into()]));
+        let find = |line: &str| find_denial(&listed, Path::new("/w"), Some(1), None, line);
+        for line in [
+            "< HTTP/1.1 403 evil.net:443 is not on the sandbox allowlist",
+            "Hearth's sandbox refused evil.net:443: it is not on the sandbox allowlist. The user…",
+            "OSError: Tunnel connection failed: 403 evil.net:443 is not on the sandbox allowlist",
+        ] {
+            assert_eq!(
+                find(line),
+                Some(Denied::Host("evil.net:443".into())),
+                "{line}"
+            );
+        }
+        let curl = find("curl: (56) CONNECT tunnel failed, response 403");
+        assert_eq!(curl, Some(Denied::Network));
+        let block = notice(
+            &listed,
+            "bwrap + seccomp + allowlist proxy",
+            &Denied::Network,
+        );
+        assert!(
+            block.contains("only Hearth's allowlist proxy is reachable"),
+            "{block}"
+        );
+        let block = notice(&listed, "x", &Denied::Host("evil.net:443".into()));
+        assert!(block.contains("network only to example.com"), "{block}");
+        assert!(block.contains("refused evil.net:443"), "{block}");
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //!   holds Hearth's own state;
 //! - `adjust.rs`: per-call changes — the session's `sandbox` option, plan mode's narrowing,
 //!   a widening the user approved for one run;
+//! - `hosts.rs`: whether a host the proxy is asked for is on the network allowlist;
 //! - `denial.rs`: whether a failed command was stopped by the sandbox, and the block that
 //!   tells the model so.
 //!
@@ -18,9 +19,17 @@
 
 mod adjust;
 mod denial;
+// Only Linux serves an allowlist proxy so far (macOS would, through its profile).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+mod hosts;
 mod policy;
 mod settings;
 
 pub use denial::{Denied, find_denial, notice};
+#[cfg(target_os = "linux")]
+pub use hosts::{allowed, split_authority};
 pub use policy::{Policy, Setup};
+// The layer is chosen where there is one to choose (Linux).
+#[cfg(any(target_os = "linux", test))]
+pub use settings::Bwrap;
 pub use settings::{Mode, Network, Settings};

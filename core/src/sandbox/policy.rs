@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::settings::{Mode, Network, Settings};
+use super::settings::{Bwrap, Mode, Network, Settings};
 
 /// What the engine resolved once for every command: the user's settings and the directories
 /// no command may write.
@@ -28,6 +28,8 @@ pub struct Policy {
     pub temp_dir: PathBuf,
     /// Whether running unconfined (no sandbox on this machine) is an error.
     pub required: bool,
+    /// Whether the bwrap layer is used where it is installed.
+    pub bwrap: Bwrap,
 }
 
 impl Policy {
@@ -61,6 +63,7 @@ impl Policy {
             writable,
             temp_dir,
             required: settings.required,
+            bwrap: settings.bwrap,
         })
     }
 
@@ -70,9 +73,17 @@ impl Policy {
     }
 
     /// Whether the command may open connections beyond its own loopback: only `network:
-    /// true` (an allowlist waits for its proxy, and means off until then).
+    /// true` (an allowlist goes through the proxy, never directly).
     pub fn network_allowed(&self) -> bool {
         !self.confines() || self.network == Network::On
+    }
+
+    /// The hosts the command may reach through Hearth's proxy; `None` without an allowlist.
+    pub fn allowlist(&self) -> Option<&[String]> {
+        match &self.network {
+            Network::Allow(hosts) if self.confines() => Some(hosts),
+            _ => None,
+        }
     }
 
     /// Whether writing `path` (absolute) is allowed.
@@ -198,7 +209,11 @@ mod tests {
         let mut listed = setup(Mode::WorkspaceWrite, &[]);
         listed.settings.network = Network::Allow(vec!["example.com".into()]);
         let policy = Policy::new(&listed, &roots(), "/t".into()).unwrap();
-        assert!(!policy.network_allowed());
-        assert!(policy.describe().contains("allowlist is not enforced yet"));
+        assert!(!policy.network_allowed(), "no direct network");
+        assert_eq!(policy.allowlist(), Some(&["example.com".to_owned()][..]));
+        assert!(policy.describe().ends_with("network only to example.com"));
+        listed.settings.mode = Mode::Off;
+        let off = Policy::new(&listed, &roots(), "/t".into()).unwrap();
+        assert_eq!(off.allowlist(), None, "no sandbox, no proxy");
     }
 }

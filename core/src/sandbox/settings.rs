@@ -5,12 +5,13 @@
 //!   "mode": "workspace-write",   // "read-only" | "workspace-write" (default) | "off"
 //!   "network": false,            // false (default) | true | ["host", "*.domain", "host:port"]
 //!   "writableRoots": [],         // extra absolute directories a command may write
-//!   "required": false            // no sandbox on this machine is an error, not a notice
+//!   "required": false,           // no sandbox on this machine is an error, not a notice
+//!   "bwrap": "auto"              // "auto" (default): the bwrap layer where bwrap is installed | "off"
 //! }
 //! ```
 //!
-//! An allowlist is parsed and validated now; until the proxy that enforces it exists, a
-//! command under an allowlist runs with the network off (and its block says so), never on.
+//! An allowlist means no direct network: the command reaches only Hearth's proxy, which
+//! connects to the hosts on the list and refuses the rest (`hosts.rs` matches them).
 
 use std::fmt;
 use std::path::PathBuf;
@@ -31,6 +32,20 @@ pub struct Settings {
     /// `HEARTH_REQUIRE_SANDBOX=1`, as CI does).
     #[serde(default)]
     pub required: bool,
+    #[serde(default)]
+    pub bwrap: Bwrap,
+}
+
+/// Whether the filesystem is confined by `bwrap` (a private `/tmp`, protected paths in the
+/// roots, secrets hidden) where it is installed, instead of by Landlock.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Bwrap {
+    /// Where `bwrap` is on PATH.
+    #[default]
+    Auto,
+    /// Never: Landlock only.
+    Off,
 }
 
 /// What a command may write.
@@ -68,7 +83,7 @@ pub enum Network {
     #[default]
     Off,
     On,
-    /// Only these hosts (through Hearth's proxy, which is not built yet: until then, off).
+    /// Only these hosts, through Hearth's proxy.
     Allow(Vec<String>),
 }
 
@@ -100,9 +115,7 @@ impl fmt::Display for Network {
         match self {
             Network::Off => f.write_str("network off"),
             Network::On => f.write_str("network on"),
-            Network::Allow(_) => f.write_str(
-                "network off (the allowlist is not enforced yet, so no host is reachable)",
-            ),
+            Network::Allow(hosts) => write!(f, "network only to {}", hosts.join(", ")),
         }
     }
 }
@@ -208,8 +221,18 @@ mod tests {
     }
 
     #[test]
-    fn an_allowlist_says_it_is_not_enforced_yet() {
-        let network = Network::Allow(vec!["example.com".into()]);
-        assert!(network.to_string().starts_with("network off"));
+    fn an_allowlist_names_its_hosts() {
+        let network = Network::Allow(vec!["example.com".into(), "*.pypi.org".into()]);
+        assert_eq!(
+            network.to_string(),
+            "network only to example.com, *.pypi.org"
+        );
+    }
+
+    #[test]
+    fn the_bwrap_layer_is_automatic_unless_switched_off() {
+        assert_eq!(parse(json!({})).unwrap().bwrap, Bwrap::Auto);
+        assert_eq!(parse(json!({ "bwrap": "off" })).unwrap().bwrap, Bwrap::Off);
+        assert!(parse(json!({ "bwrap": "on" })).is_err());
     }
 }

@@ -289,7 +289,10 @@ fn sandbox_meta(policy: &Policy, backend: &str, denied: Option<&Denied>) -> serd
         "backend": backend,
         "policy": {
             "mode": policy.mode.as_str(),
-            "network": policy.network_allowed(),
+            "network": match policy.allowlist() {
+                Some(hosts) => json!(hosts),
+                None => json!(policy.network_allowed()),
+            },
             "writable": policy.writable,
             "tempDir": policy.temp_dir,
         },
@@ -362,6 +365,18 @@ mod tests {
     use crate::io::testing::{group_is_gone, live_group_members};
     use crate::io::{Io, IoError, Meta, WalkEntry, WalkSpec};
     use crate::tools::testing::{Recorder, call, context, prepare, workspace};
+
+    /// A workspace whose commands are confined without the bwrap layer: these tests read the
+    /// process group's id on the host from `echo $$`, which under bwrap (a pid namespace of
+    /// its own, bwrap leading the group) it is not. Cancel under bwrap is proved by
+    /// `core/tests/sandbox.rs`, which finds the tree by a marker instead.
+    fn landlock_workspace() -> (tempfile::TempDir, Context) {
+        let (dir, mut ctx) = workspace();
+        let mut setup = (*ctx.sandbox).clone();
+        setup.settings.bwrap = crate::sandbox::Bwrap::Off;
+        ctx.sandbox = Arc::new(setup);
+        (dir, ctx)
+    }
 
     #[tokio::test]
     async fn titles_and_access_name_the_command() {
@@ -488,7 +503,7 @@ mod tests {
 
     #[tokio::test]
     async fn streams_progress_and_cancel_stops_the_whole_tree() {
-        let (_dir, ctx) = workspace();
+        let (_dir, ctx) = landlock_workspace();
         let input = json!({ "command": "echo $$; sleep 1000 & sleep 1000" });
         let prepared = prepare(&RunCommand::for_session(), input, &ctx)
             .await
@@ -521,7 +536,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_timeout_stops_the_whole_tree() {
-        let (_dir, ctx) = workspace();
+        let (_dir, ctx) = landlock_workspace();
         let input = json!({ "command": "echo $$; sleep 1000 & sleep 1000", "timeout_secs": 1 });
         let output = call(&RunCommand::for_session(), input, &ctx).await.unwrap();
         assert!(

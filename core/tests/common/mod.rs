@@ -77,13 +77,18 @@ pub fn call(id: &str, name: &str, arguments: Value) -> Value {
 
 /// A fresh engine with `extra` merged into this setup's config, initialized.
 pub fn start(setup: &Setup, extra: Value) -> AcpClient<InProcess> {
+    let mut client = AcpClient::new(InProcess::start(&config(setup, extra)));
+    client.initialize();
+    client
+}
+
+/// This setup's config with `extra` merged in, as JSON text.
+pub fn config(setup: &Setup, extra: Value) -> String {
     let mut config: Value = serde_json::from_str(&setup.config()).unwrap();
     for (k, v) in extra.as_object().unwrap() {
         config[k] = v.clone();
     }
-    let mut client = AcpClient::new(InProcess::start(&config.to_string()));
-    client.initialize();
-    client
+    config.to_string()
 }
 
 /// The tool results the model received in request `n` (OpenAI `tool` messages).

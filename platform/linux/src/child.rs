@@ -1,14 +1,18 @@
 //! What the child does between fork and exec: system calls on what the parent prepared,
 //! nothing that allocates or locks. In order: the network namespace (network off; it must
-//! come first, since Landlock then refuses the write of `uid_map`), no new privileges, the
-//! seccomp filter, Landlock.
+//! come first, since Landlock then refuses the write of `uid_map`) and the proxy's listener
+//! in it, no new privileges, the seccomp filter, Landlock (unless a wrapper confines the
+//! filesystem).
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 
+use super::handoff;
+
 /// A ruleset and a filter that go together.
 pub struct Variant {
-    pub ruleset: OwnedFd,
+    /// `None`: no Landlock (a wrapper confines the filesystem).
+    pub ruleset: Option<OwnedFd>,
     pub filter: Vec<libc::sock_filter>,
 }
 
@@ -17,18 +21,21 @@ pub struct Steps {
     /// With the network off: the rules for when no namespace could be made. `None`: the
     /// network is on, no namespace is tried.
     fallback: Option<Variant>,
+    /// The proxy's port and the end of the socket pair its listener is sent over.
+    proxy: Option<(u16, OwnedFd)>,
     /// `/proc/self/uid_map` and `gid_map` contents: the user's ids mapped to themselves.
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
 }
 
 impl Steps {
-    pub fn new(primary: Variant, fallback: Option<Variant>) -> Self {
+    pub fn new(primary: Variant, fallback: Option<Variant>, proxy: Option<(u16, OwnedFd)>) -> Self {
         // SAFETY: getuid and getgid cannot fail and touch no memory.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
         Steps {
             primary,
             fallback,
+            proxy,
             uid_map: format!("{uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),
         }
@@ -38,7 +45,13 @@ impl Steps {
     pub fn apply(&self) -> io::Result<()> {
         let variant = match &self.fallback {
             Some(fallback) if !self.enter_network_namespace() => fallback,
-            _ => &self.primary,
+            Some(_) => {
+                if let Some((port, sender)) = &self.proxy {
+                    handoff::listen_and_send(sender.as_raw_fd(), *port)?;
+                }
+                &self.primary
+            }
+            None => &self.primary,
         };
         // SAFETY (all below): plain system calls on the child's own state; the pointers are
         // to memory this struct owns, alive for the call.
@@ -61,8 +74,9 @@ impl Steps {
             {
                 return Err(io::Error::last_os_error());
             }
-            let fd = variant.ruleset.as_raw_fd();
-            if libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) != 0 {
+            if let Some(ruleset) = &variant.ruleset
+                && libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32) != 0
+            {
                 return Err(io::Error::last_os_error());
             }
         }

@@ -7,7 +7,7 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hearth_core::{Config, Engine, Host};
+use hearth_core::{Config, Confinement, Engine, Host, HostPorts};
 
 /// Frames in, frames out.
 pub trait Transport {
@@ -31,10 +31,24 @@ pub struct InProcess {
 
 impl InProcess {
     pub fn start(config_json: &str) -> InProcess {
+        InProcess::start_with(config_json, HostPorts::default())
+    }
+
+    /// An engine whose every child passes through `policy` first (a test may give the
+    /// children an environment of its own this way, e.g. a fake `HOME`).
+    pub fn start_confined(config_json: &str, policy: Arc<dyn Confinement>) -> InProcess {
+        let ports = HostPorts {
+            confinement: Some(policy),
+            ..HostPorts::default()
+        };
+        InProcess::start_with(config_json, ports)
+    }
+
+    fn start_with(config_json: &str, ports: HostPorts) -> InProcess {
         let config = Config::from_json(config_json).expect("valid test config");
         let (tx, rx) = mpsc::channel();
-        let engine =
-            Engine::start(config, Arc::new(ChannelHost(Mutex::new(tx)))).expect("engine starts");
+        let host = Arc::new(ChannelHost(Mutex::new(tx)));
+        let engine = Engine::start_with(config, host, ports).expect("engine starts");
         InProcess {
             engine: Arc::new(engine),
             frames: rx,

@@ -1,13 +1,18 @@
-//! The sandbox where Hearth has no mechanism for the OS (or the kernel lacks one): the
-//! command runs unconfined, and its result says backend "none" — unless the sandbox is
-//! required, and then it does not run. The private temp dir is still made, so `TMPDIR`
-//! points somewhere that exists.
+//! The sandbox where Hearth has no mechanism for the OS: the command runs unconfined, and its
+//! result says backend "none" — unless the sandbox is required, and then it does not run.
+//! The private temp dir is still made, so `TMPDIR` points somewhere that exists. The same
+//! three steps as `confine_linux.rs`, each doing nothing more.
 
-use super::launch::UNAVAILABLE;
+use super::group::Group;
+use super::launch::{Launch, UNAVAILABLE};
 use crate::sandbox::Policy;
 
-/// Leaves the command as it is; "none", or why it must not start.
-pub fn confine(_command: &mut std::process::Command, policy: &Policy) -> Result<String, String> {
+pub struct Confined;
+
+pub struct Pending;
+
+/// Leaves the command as it is, or says why it must not start.
+pub fn prepare(_launch: &mut Launch, policy: &Policy) -> Result<Confined, String> {
     if policy.required {
         return Err(UNAVAILABLE.into());
     }
@@ -17,5 +22,17 @@ pub fn confine(_command: &mut std::process::Command, policy: &Policy) -> Result<
             policy.temp_dir.display()
         )
     })?;
-    Ok("none".into())
+    Ok(Confined)
+}
+
+impl Confined {
+    pub fn install(self, _command: &mut std::process::Command) -> Pending {
+        Pending
+    }
+}
+
+impl Pending {
+    pub fn started(self, group: Group) -> Result<(Group, String), String> {
+        Ok((group, "none".into()))
+    }
 }

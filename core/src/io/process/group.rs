@@ -23,6 +23,9 @@ pub struct Group {
     /// group id is never signalled), and a drop leaves the stop to finish.
     done: AtomicBool,
     killer: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// What serves the tree and must last as long as it: the allowlist proxy of a command
+    /// whose only way out it is.
+    _serving: Option<Box<dyn Send + Sync>>,
 }
 
 impl Group {
@@ -32,7 +35,15 @@ impl Group {
             tree: Tree::led_by(child)?,
             done: AtomicBool::new(false),
             killer: Mutex::new(None),
+            _serving: None,
         })
+    }
+
+    /// This group, keeping `server` alive until it is dropped.
+    #[cfg(target_os = "linux")]
+    pub(super) fn serving(mut self, server: impl Send + Sync + 'static) -> Self {
+        self._serving = Some(Box::new(server));
+        self
     }
 
     /// Asks every process of the group to stop (SIGTERM), and nothing more.

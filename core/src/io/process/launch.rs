@@ -152,12 +152,16 @@ impl Launcher {
             policy.confine(&mut launch).map_err(StartError::Refused)?;
         }
         let sandbox = launch.sandbox.take().filter(Policy::confines);
-        if let Some(policy) = &sandbox {
-            for (name, dir) in policy.temp_env() {
-                launch.env.retain(|(existing, _)| existing != name);
-                launch.env.push((name.into(), dir.into()));
+        let confined = match &sandbox {
+            Some(policy) => {
+                for (name, dir) in policy.temp_env() {
+                    launch.env.retain(|(existing, _)| existing != name);
+                    launch.env.push((name.into(), dir.into()));
+                }
+                Some(confine::prepare(&mut launch, policy).map_err(StartError::Refused)?)
             }
-        }
+            None => None,
+        };
         let mut command = Command::new(&launch.program);
         os::pass_args(&mut command, &launch.program, &launch.args);
         command
@@ -170,17 +174,19 @@ impl Launcher {
         if let Some(policy) = &self.confinement {
             policy.adjust(launch.kind, &mut command);
         }
-        let backend = match &sandbox {
-            Some(policy) => {
-                Some(confine::confine(command.as_std_mut(), policy).map_err(StartError::Refused)?)
-            }
-            None => None,
-        };
+        let pending = confined.map(|confined| confined.install(command.as_std_mut()));
         let child = command.spawn().map_err(StartError::Io)?;
         // `command` still holds copies of a merged pipe's write end; its end of file only
         // comes once they are closed.
         drop(command);
         let group = Group::led_by(&child).map_err(StartError::Io)?;
+        let (group, backend) = match pending {
+            Some(pending) => {
+                let (group, backend) = pending.started(group).map_err(StartError::Refused)?;
+                (group, Some(backend))
+            }
+            None => (group, None),
+        };
         Ok(Started {
             child,
             group,

@@ -12,9 +12,12 @@
 //!   signals on Unix, a Job Object on Windows; the merged output pipe; the shell). Another OS is one file
 //!   beside them, with the same few items; nothing outside them names an OS type;
 //! - `confine_linux.rs`, `confine_none.rs`: the sandbox of a `run_command` child whose
-//!   [`Launch`] carries a policy (`crate::sandbox`) — Landlock, seccomp and a network
-//!   namespace on Linux (`platform/linux`), backend "none" elsewhere.
+//!   [`Launch`] carries a policy (`crate::sandbox`) — Landlock or the bwrap layer
+//!   (`bwrap.rs`), seccomp and a network namespace on Linux (`platform/linux`), the
+//!   allowlist proxy serving that namespace (`proxy.rs`); backend "none" elsewhere.
 
+#[cfg(target_os = "linux")]
+mod bwrap;
 #[cfg(target_os = "linux")]
 mod confine_linux;
 #[cfg(target_os = "linux")]
@@ -26,6 +29,8 @@ use confine_none as confine;
 mod group;
 mod launch;
 mod probe;
+#[cfg(target_os = "linux")]
+mod proxy;
 mod server;
 #[cfg(unix)]
 mod unix;

@@ -1,0 +1,171 @@
+//! The bwrap layer: where `bwrap` (bubblewrap) is on the command's PATH, the command runs
+//! inside it, which gives what Landlock cannot — a private `/tmp`, read-only holes in the
+//! writable roots (`.git/hooks`, `.git/config`, `.hearth/`), and secrets under `$HOME`
+//! (`~/.ssh`, `~/.aws`, `~/.gnupg`) hidden. The view: `/` read-only, a fresh `/dev` and
+//! `/proc`, a private pid namespace (when its first process dies, the kernel kills the rest),
+//! the writable roots and the private temp dir bound read-write on top, then the protected
+//! and hidden paths over them. bwrap must mount, which a landlocked process may not, so with
+//! this layer Landlock is left out and the mounts do the filesystem; the network namespace,
+//! no-new-privs and seccomp are still applied before bwrap starts and reach the command
+//! through it. A set-uid bwrap is not used (no-new-privs would break it).
+
+use std::ffi::OsString;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use super::launch::Launch;
+
+/// Paths inside each writable root a command may read but not write: what runs later
+/// outside the sandbox (git hooks, git's config with its `core.fsmonitor` and aliases) and
+/// Hearth's own project settings.
+const PROTECTED: &[&str] = &[".git/hooks", ".git/config", ".hearth"];
+
+/// Paths under `$HOME` a command does not see at all.
+const HIDDEN: &[&str] = &[".ssh", ".aws", ".gnupg"];
+
+/// The `bwrap` on the PATH of `env`, if there is one (executable, not set-uid).
+pub fn find(env: &[(OsString, OsString)]) -> Option<PathBuf> {
+    let path = env.iter().find(|(name, _)| name == "PATH")?.1.clone();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("bwrap"))
+        .find(|candidate| {
+            candidate.metadata().is_ok_and(|meta| {
+                let mode = meta.permissions().mode();
+                meta.is_file() && mode & 0o111 != 0 && mode & 0o4000 == 0
+            })
+        })
+}
+
+/// Rewrites `launch` to run its program through `bwrap`, with `writable` (the roots and the
+/// private temp dir) the only trees it may write.
+pub fn wrap(launch: &mut Launch, bwrap: PathBuf, writable: &[PathBuf]) {
+    let home = launch
+        .env
+        .iter()
+        .find(|(name, _)| name == "HOME")
+        .map(|(_, home)| PathBuf::from(home));
+    let mut args = arguments(writable, home.as_deref(), &launch.cwd);
+    args.push("--".into());
+    args.push(std::mem::replace(&mut launch.program, bwrap.into()));
+    args.append(&mut launch.args);
+    launch.args = args;
+}
+
+/// bwrap's options, up to the command.
+fn arguments(writable: &[PathBuf], home: Option<&Path>, cwd: &Path) -> Vec<OsString> {
+    let mut args: Vec<OsString> = [
+        "--die-with-parent",
+        "--unshare-pid",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        "/tmp",
+    ]
+    .into_iter()
+    .map(OsString::from)
+    .collect();
+    for root in writable {
+        mount(&mut args, Mount::Writable, root);
+    }
+    for path in writable
+        .iter()
+        .flat_map(|root| PROTECTED.iter().map(move |p| root.join(p)))
+    {
+        if path.exists() {
+            mount(&mut args, Mount::ReadOnly, &path);
+        }
+    }
+    for path in home
+        .into_iter()
+        .flat_map(|home| HIDDEN.iter().map(move |p| home.join(p)))
+    {
+        if path.is_dir() {
+            mount(&mut args, Mount::EmptyDir, &path);
+        } else if path.exists() {
+            mount(&mut args, Mount::EmptyFile, &path);
+        }
+    }
+    args.extend(["--chdir".into(), cwd.into()]);
+    args
+}
+
+/// What is mounted on a path.
+enum Mount {
+    /// The path itself, read-write.
+    Writable,
+    /// The path itself, read-only.
+    ReadOnly,
+    /// An empty tmpfs, over a directory.
+    EmptyDir,
+    /// An empty file (`/dev/null`), over a file.
+    EmptyFile,
+}
+
+fn mount(args: &mut Vec<OsString>, what: Mount, path: &Path) {
+    match what {
+        Mount::Writable => args.extend(["--bind".into(), path.into()]),
+        Mount::ReadOnly => args.extend(["--ro-bind".into(), path.into()]),
+        Mount::EmptyDir => args.push("--tmpfs".into()),
+        Mount::EmptyFile => args.extend(["--ro-bind".into(), "/dev/null".into()]),
+    }
+    args.push(path.into());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(args: &[OsString]) -> Vec<String> {
+        args.iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn roots_are_bound_then_their_protected_paths_and_home_secrets_covered() {
+        let dir = tempfile::tempdir().unwrap();
+        let (root, home) = (dir.path().join("w"), dir.path().join("h"));
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        std::fs::write(root.join(".git/config"), "").unwrap();
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::write(home.join(".aws"), "").unwrap();
+        let args = strings(&arguments(std::slice::from_ref(&root), Some(&home), &root));
+        let joined = args.join(" ");
+        let (r, h) = (root.display(), home.display());
+        assert!(joined.starts_with("--die-with-parent --unshare-pid --ro-bind / / "));
+        assert!(joined.contains("--tmpfs /tmp"), "{joined}");
+        let bind = joined.find(&format!("--bind {r} {r}")).unwrap();
+        let hooks = joined
+            .find(&format!("--ro-bind {r}/.git/hooks {r}/.git/hooks"))
+            .unwrap();
+        assert!(bind < hooks, "the hole comes after the root: {joined}");
+        assert!(joined.contains(&format!("--ro-bind {r}/.git/config {r}/.git/config")));
+        assert!(!joined.contains(".hearth"), "a missing path is left alone");
+        assert!(joined.contains(&format!("--tmpfs {h}/.ssh")), "{joined}");
+        assert!(joined.contains(&format!("--ro-bind /dev/null {h}/.aws")));
+        assert!(!joined.contains(".gnupg"));
+        assert!(joined.ends_with(&format!("--chdir {r}")));
+    }
+
+    #[test]
+    fn the_program_runs_after_the_options() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut launch = Launch {
+            kind: super::super::ChildKind::Command,
+            program: "sh".into(),
+            args: vec!["-c".into(), "true".into()],
+            cwd: dir.path().to_owned(),
+            env: Vec::new(),
+            sandbox: None,
+        };
+        wrap(&mut launch, "/usr/bin/bwrap".into(), &[]);
+        assert_eq!(launch.program, "/usr/bin/bwrap");
+        let args = strings(&launch.args);
+        assert_eq!(args[args.len() - 4..], ["--", "sh", "-c", "true"]);
+    }
+}
