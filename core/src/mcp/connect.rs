@@ -22,7 +22,9 @@ use tokio::time::{Instant, timeout, timeout_at};
 use super::board::ServerRef;
 use super::handler::Handler;
 use super::{Options, Transport};
-use crate::io::process::{ChildKind, Spawned, exit_reason, exit_status, start_server};
+use crate::io::process::{
+    ChildKind, ServerSandbox, Spawned, exit_reason, exit_status, start_server,
+};
 use crate::net::LazyClient;
 
 type Running = RunningService<RoleClient, Handler>;
@@ -51,10 +53,24 @@ pub async fn run(
         Transport::Unsupported { kind } => server.fail(format!(
             "the `{kind}` transport is not supported; use stdio or http"
         )),
-        Transport::Stdio { command, args, env } => {
+        Transport::Stdio {
+            command,
+            args,
+            env,
+            sandbox,
+        } => {
             // The entry's own `env` is passed as given, provider keys it names included.
             let launcher = &options.launcher;
-            let launch = launcher.launch(ChildKind::McpServer, &command, &args, &options.cwd, &env);
+            let mut launch =
+                launcher.launch(ChildKind::McpServer, &command, &args, &options.cwd, &env);
+            // Held while the server runs: its temp dir goes with it.
+            let confined = match confinement(sandbox, &options) {
+                Ok(confined) => confined,
+                Err(reason) => return server.fail(reason),
+            };
+            if let Some(confined) = &confined {
+                confined.apply(&mut launch);
+            }
             match start_server(launcher, server.name(), launch, log_stderr) {
                 Ok(spawned) => stdio(&server, spawned, startup).await,
                 Err(reason) => server.fail(reason),
@@ -65,6 +81,15 @@ pub async fn run(
             Err(reason) => server.fail(reason),
         },
     }
+}
+
+/// The sandbox of a stdio server whose entry asked for one (`asked`), or of every one with
+/// `sandbox.mcpServers`; `None`: it runs unconfined, an integration the user chose.
+fn confinement(asked: bool, options: &Options) -> Result<Option<ServerSandbox>, String> {
+    if !asked && !options.sandbox.settings.confines_mcp_servers() {
+        return Ok(None);
+    }
+    ServerSandbox::new(&options.sandbox, &[options.cwd.as_path()], "mcp").map(Some)
 }
 
 /// A server's stderr line, to the MCP log target.
@@ -103,6 +128,7 @@ async fn stdio(server: &ServerRef, spawned: Spawned, startup: Startup) {
         stdout,
         group,
         stderr,
+        ..
     } = spawned;
     server.register(group.clone());
     let tools_changed = Arc::new(Notify::new());

@@ -69,6 +69,9 @@ pub struct Options {
     pub cwd: PathBuf,
     /// How stdio servers are started.
     pub launcher: Arc<Launcher>,
+    /// The sandbox of the stdio servers that opt in (or of all, with
+    /// `sandbox.mcpServers`): the session's working directory writable as its mode says.
+    pub sandbox: Arc<crate::sandbox::Setup>,
 }
 
 /// How long after the startup deadline `ready` waits for the last reports (a server that

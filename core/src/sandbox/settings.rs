@@ -5,7 +5,10 @@
 //!   "mode": "workspace-write",   // "read-only" | "workspace-write" (default) | "off"
 //!   "network": false,            // false (default) | true | ["host", "*.domain", "host:port"]
 //!   "writableRoots": [],         // extra absolute directories a command may write
-//!   "required": false            // no sandbox on this machine is an error, not a notice
+//!   "required": false,           // no sandbox on this machine is an error, not a notice
+//!   "languageServers": true,     // language servers run under it too (default)
+//!   "mcpServers": false          // and every stdio MCP server (default: only those whose
+//!                                // entry says `"sandbox": true`)
 //! }
 //! ```
 //!
@@ -31,6 +34,23 @@ pub struct Settings {
     /// `HEARTH_REQUIRE_SANDBOX=1`, as CI does).
     #[serde(default)]
     pub required: bool,
+    /// Whether language servers run confined (default true; `lsp.servers.<name>.sandbox`
+    /// decides for one server).
+    pub language_servers: Option<bool>,
+    /// Whether every stdio MCP server runs confined (default false: only those that opt in).
+    pub mcp_servers: Option<bool>,
+}
+
+impl Settings {
+    /// Whether language servers run confined unless their entry says otherwise.
+    pub fn confines_language_servers(&self) -> bool {
+        self.language_servers.unwrap_or(true)
+    }
+
+    /// Whether stdio MCP servers run confined even when their entry does not ask.
+    pub fn confines_mcp_servers(&self) -> bool {
+        self.mcp_servers.unwrap_or(false)
+    }
 }
 
 /// What a command may write.
@@ -154,6 +174,11 @@ mod tests {
         assert_eq!(settings.network, Network::Off);
         assert!(settings.writable_roots.is_empty());
         assert!(!settings.required);
+        assert!(settings.confines_language_servers());
+        assert!(!settings.confines_mcp_servers());
+        let flipped = parse(json!({ "languageServers": false, "mcpServers": true })).unwrap();
+        assert!(!flipped.confines_language_servers());
+        assert!(flipped.confines_mcp_servers());
     }
 
     #[test]

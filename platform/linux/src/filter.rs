@@ -92,7 +92,12 @@ fn abi_guard() -> Vec<libc::sock_filter> {
     vec![
         op(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0, 0, NR_OFFSET),
         // Bit set: fall through to the refusal; clear: skip it.
-        op(libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K, 0, 1, X32_SYSCALL_BIT),
+        op(
+            libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K,
+            0,
+            1,
+            X32_SYSCALL_BIT,
+        ),
         op(libc::BPF_RET | libc::BPF_K, 0, 0, REFUSE),
     ]
 }

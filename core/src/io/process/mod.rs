@@ -7,7 +7,8 @@
 //! - `group.rs`: the [`Group`], the child's whole process tree: signalled, stopped politely
 //!   then by force, waited for, killed when dropped;
 //! - `server.rs`: a stdio server's start on top of the launcher, its stderr to the log, why it
-//!   ended;
+//!   ended; `server_sandbox.rs`: the sandbox of a server (a language server by default, an MCP
+//!   server that opted in): its roots, a private temp dir and cache of its own;
 //! - `unix.rs`, `windows.rs`: everything OS-specific (a process tree: a process group and its
 //!   signals on Unix, a Job Object on Windows; the merged output pipe; the shell). Another OS is one file
 //!   beside them, with the same few items; nothing outside them names an OS type;
@@ -26,6 +27,7 @@ use confine_none as confine;
 mod group;
 mod launch;
 mod server;
+mod server_sandbox;
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]
@@ -39,6 +41,7 @@ pub use group::Group;
 pub use launch::{ChildKind, Confinement, Launch, Launcher, StartError, Started, Stdio};
 pub use os::{exit_parts, shell};
 pub use server::{LastLine, Spawned, exit_reason, exit_status, start_server};
+pub use server_sandbox::ServerSandbox;
 
 /// The read end of a child's merged stdout and stderr.
 pub type OutputReader = Box<dyn tokio::io::AsyncRead + Send + Unpin>;
