@@ -9,14 +9,20 @@
 //!   roots, the session's private temp dir), the network — and the refusal of a root that
 //!   holds Hearth's own state;
 //! - `denial.rs`: whether a failed command was stopped by the sandbox, and the block that
-//!   tells the model so.
+//!   tells the model so;
+//! - `seatbelt.rs`: the policy as a macOS Seatbelt profile (golden-tested on every OS, built
+//!   into the engine on macOS only).
 //!
 //! Only the user sets the policy (configuration); nothing the model sends can change it.
 
 mod denial;
 mod policy;
+#[cfg(any(target_os = "macos", test))]
+mod seatbelt;
 mod settings;
 
 pub use denial::{Denied, find_denial, notice};
 pub use policy::{Policy, Setup};
+#[cfg(target_os = "macos")]
+pub use seatbelt::profile as seatbelt_profile;
 pub use settings::Settings;

@@ -28,6 +28,9 @@ pub struct Policy {
     pub temp_dir: PathBuf,
     /// Whether running unconfined (no sandbox on this machine) is an error.
     pub required: bool,
+    /// Hearth's own directories (`Setup::protected`): a mechanism that can deny inside what
+    /// it allows (Seatbelt) denies them explicitly.
+    pub protected: Vec<PathBuf>,
 }
 
 impl Policy {
@@ -61,6 +64,7 @@ impl Policy {
             writable,
             temp_dir,
             required: settings.required,
+            protected: setup.protected.clone(),
         })
     }
 

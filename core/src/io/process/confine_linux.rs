@@ -3,26 +3,16 @@
 //! made (owner only). Without Landlock the command runs unconfined and its result says
 //! backend "none" — unless the sandbox is required, and then it does not run.
 
-use std::os::unix::fs::DirBuilderExt;
-
 use hearth_linux_sandbox::{Rules, prepare};
 
-use super::launch::UNAVAILABLE;
+use super::launch::{Launch, UNAVAILABLE};
+use super::os::private_dir;
 use crate::sandbox::Policy;
 
 /// Confines the child `command` will start; the backend that does it, or why it must not
 /// start.
 pub fn confine(command: &mut std::process::Command, policy: &Policy) -> Result<String, String> {
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&policy.temp_dir)
-        .map_err(|e| {
-            format!(
-                "cannot make the private temp dir {}: {e}",
-                policy.temp_dir.display()
-            )
-        })?;
+    private_dir(&policy.temp_dir)?;
     let mut writable = policy.writable.clone();
     writable.push(policy.temp_dir.clone());
     let rules = Rules {
@@ -38,4 +28,9 @@ pub fn confine(command: &mut std::process::Command, policy: &Policy) -> Result<S
         None if policy.required => Err(UNAVAILABLE.into()),
         None => Ok("none".into()),
     }
+}
+
+/// Nothing wraps the program: Landlock and seccomp are applied in the child (`confine`).
+pub fn wrap(_launch: &mut Launch, _policy: &Policy) -> Result<(), String> {
+    Ok(())
 }

@@ -3,7 +3,7 @@
 //! required, and then it does not run. The private temp dir is still made, so `TMPDIR`
 //! points somewhere that exists.
 
-use super::launch::UNAVAILABLE;
+use super::launch::{Launch, UNAVAILABLE};
 use crate::sandbox::Policy;
 
 /// Leaves the command as it is; "none", or why it must not start.
@@ -18,4 +18,9 @@ pub fn confine(_command: &mut std::process::Command, policy: &Policy) -> Result<
         )
     })?;
     Ok("none".into())
+}
+
+/// Nothing wraps the program: there is no sandbox to run it in.
+pub fn wrap(_launch: &mut Launch, _policy: &Policy) -> Result<(), String> {
+    Ok(())
 }

@@ -12,17 +12,24 @@
 //! - `unix.rs`, `windows.rs`: everything OS-specific (a process tree: a process group and its
 //!   signals on Unix, a Job Object on Windows; the merged output pipe; the shell). Another OS is one file
 //!   beside them, with the same few items; nothing outside them names an OS type;
-//! - `confine_linux.rs`, `confine_none.rs`: the sandbox of a `run_command` child whose
+//! - `confine_linux.rs`, `confine_macos.rs`, `confine_none.rs`: the sandbox of a child whose
 //!   [`Launch`] carries a policy (`crate::sandbox`) — Landlock, seccomp and a network
-//!   namespace on Linux (`platform/linux`), backend "none" elsewhere.
+//!   namespace on Linux (`platform/linux`), `sandbox-exec` with a generated Seatbelt profile
+//!   on macOS, backend "none" elsewhere (Windows: unavailable). Each has `wrap` (rewrites
+//!   what is run, before the command is built) and `confine` (the command, just before its
+//!   spawn; the backend's name).
 
 #[cfg(target_os = "linux")]
 mod confine_linux;
 #[cfg(target_os = "linux")]
 use confine_linux as confine;
-#[cfg(not(target_os = "linux"))]
+#[cfg(target_os = "macos")]
+mod confine_macos;
+#[cfg(target_os = "macos")]
+use confine_macos as confine;
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
 mod confine_none;
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
 use confine_none as confine;
 mod group;
 mod launch;
