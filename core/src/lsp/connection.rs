@@ -161,7 +161,9 @@ impl Connection {
     fn sandbox_note(&self, spec: &ServerSpec) -> String {
         match &self.sandbox {
             Some((sandbox, backend)) if backend != "none" => format!(
-                " (it ran in the sandbox: {}, {backend}; if the sandbox stops it,                  `lsp.servers.{}.sandbox: false` or `sandbox.languageServers: false` runs it                  unconfined)",
+                " (it ran in the sandbox: {}, {backend}; if the sandbox stops it, \
+                 `lsp.servers.{}.sandbox: false` or `sandbox.languageServers: false` runs it \
+                 unconfined)",
                 sandbox.describe(),
                 spec.name
             ),

@@ -515,7 +515,7 @@ async fn a_language_server_is_confined_unless_its_entry_says_not() {
         "{error}"
     );
     assert!(
-        error.contains("`lsp.servers.fake.sandbox: false`"),
+        error.contains("if the sandbox stops it, `lsp.servers.fake.sandbox: false` or"),
         "{error}"
     );
     assert!(
