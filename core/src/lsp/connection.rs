@@ -159,16 +159,14 @@ impl Connection {
     /// What a failed start adds when the server ran confined: the sandbox may be why, and how
     /// to run it without.
     fn sandbox_note(&self, spec: &ServerSpec) -> String {
-        match &self.sandbox {
-            Some((sandbox, backend)) if backend != "none" => format!(
-                " (it ran in the sandbox: {}, {backend}; if the sandbox stops it, \
-                 `lsp.servers.{}.sandbox: false` or `sandbox.languageServers: false` runs it \
-                 unconfined)",
-                sandbox.describe(),
-                spec.name
-            ),
-            _ => String::new(),
-        }
+        let Some((sandbox, backend)) = &self.sandbox else {
+            return String::new();
+        };
+        let way_out = format!(
+            "`lsp.servers.{}.sandbox: false` or `sandbox.languageServers: false`",
+            spec.name
+        );
+        sandbox.failure_note(backend, &way_out)
     }
 
     /// The right to sync a document and ask about it before another caller does.

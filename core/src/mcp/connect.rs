@@ -72,7 +72,14 @@ pub async fn run(
                 confined.apply(&mut launch);
             }
             match start_server(launcher, server.name(), launch, log_stderr) {
-                Ok(spawned) => stdio(&server, spawned, startup).await,
+                Ok(spawned) => {
+                    let note = confined
+                        .as_ref()
+                        .zip(spawned.sandbox.as_deref())
+                        .map(|(confined, backend)| confined.failure_note(backend, WAY_OUT))
+                        .unwrap_or_default();
+                    stdio(&server, spawned, startup, &note).await
+                }
                 Err(reason) => server.fail(reason),
             }
         }
@@ -82,6 +89,9 @@ pub async fn run(
         },
     }
 }
+
+/// How a confined stdio server runs unconfined, for its failure reason.
+const WAY_OUT: &str = "its entry without `\"sandbox\": true` (and `sandbox.mcpServers` off)";
 
 /// The sandbox of a stdio server whose entry asked for one (`asked`), or of every one with
 /// `sandbox.mcpServers`; `None`: it runs unconfined, an integration the user chose.
@@ -121,7 +131,9 @@ impl StartError {
     }
 }
 
-async fn stdio(server: &ServerRef, spawned: Spawned, startup: Startup) {
+/// Runs the started stdio server; a start that fails is reported with `note` (what its
+/// sandbox adds) after the reason.
+async fn stdio(server: &ServerRef, spawned: Spawned, startup: Startup, note: &str) {
     let Spawned {
         mut child,
         stdin,
@@ -140,10 +152,11 @@ async fn stdio(server: &ServerRef, spawned: Spawned, startup: Startup) {
             } else {
                 None
             };
-            server.fail(match exited {
+            let reason = match exited {
                 Some(status) => exit_reason(Some(status), &stderr).await,
                 None => reason,
-            });
+            };
+            server.fail(reason + note);
         }
         Some(Ok((running, offer))) => {
             let peer = running.peer().clone();

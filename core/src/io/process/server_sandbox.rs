@@ -42,9 +42,18 @@ impl ServerSandbox {
         launch.sandbox = Some(self.policy.clone());
     }
 
-    /// What the server runs under, for a failure reason: "workspace-write, network off".
-    pub fn describe(&self) -> String {
-        self.policy.describe()
+    /// What a failure reason of the server confined by `backend` adds: that it ran in the
+    /// sandbox, which may be why, and `way_out`, the setting that runs it without. Nothing
+    /// when no backend confined it ("none").
+    pub fn failure_note(&self, backend: &str, way_out: &str) -> String {
+        if backend == "none" {
+            return String::new();
+        }
+        format!(
+            " (it ran in the sandbox: {}, {backend}; if the sandbox stops it, {way_out} runs \
+             it unconfined)",
+            self.policy.describe()
+        )
     }
 }
 

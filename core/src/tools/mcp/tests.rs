@@ -751,6 +751,14 @@ async fn a_stdio_server_is_confined_only_when_its_entry_opts_in() {
 
     let denied = failure(&servers, 1);
     assert!(denied.contains("Permission denied"), "{denied}");
+    assert!(
+        denied.contains("(it ran in the sandbox: workspace-write, network off, landlock ABI "),
+        "{denied}"
+    );
+    assert!(
+        denied.contains("if the sandbox stops it, its entry without `\"sandbox\": true`"),
+        "{denied}"
+    );
     assert!(!pidfile(outside.path(), "confined_out").exists());
 
     assert!(
