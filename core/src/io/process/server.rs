@@ -57,6 +57,10 @@ pub fn start_server(
         StartError::Refused(reason) => format!("cannot start `{command}`: {reason}"),
         StartError::Io(e) => spawn_failure(&command, &cwd, e),
     })?;
+    if sandbox.as_deref() == Some("none") {
+        // Asked to run confined where nothing confines: said, never silent.
+        tracing::warn!(server = %server, "runs unconfined: this system has no sandbox");
+    }
     let group = Arc::new(group);
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
