@@ -93,12 +93,14 @@ fn asks_for_sandbox(entry: &Value) -> bool {
         || entry.pointer("/_meta/hearth/sandbox") == Some(&Value::Bool(true))
 }
 
-/// Starts connecting the config's servers and the request's for a session working in `cwd`;
-/// `None` when there are none.
+/// Starts connecting the config's servers and the request's for a session working in `cwd`
+/// (its other roots `additional_dirs`, writable by a confined server as they are by its
+/// commands); `None` when there are none.
 pub fn connect(
     ctx: &EngineContext,
     requested: Vec<McpServerSpec>,
     cwd: &str,
+    additional_dirs: &[String],
 ) -> Option<Arc<McpServers>> {
     let mut all = specs(&ctx.config().mcp_servers);
     all.extend(requested);
@@ -110,6 +112,10 @@ pub fn connect(
         http: ctx.tool_deps().mcp_http.clone(),
         launcher: ctx.tool_deps().launcher.clone(),
         cwd: PathBuf::from(cwd),
+        roots: std::iter::once(cwd)
+            .chain(additional_dirs.iter().map(String::as_str))
+            .map(PathBuf::from)
+            .collect(),
         sandbox: ctx.resolved().sandbox.clone(),
     };
     Some(Arc::new(McpServers::connect(all, options, ctx.runtime())))

@@ -99,7 +99,8 @@ fn confinement(asked: bool, options: &Options) -> Result<Option<ServerSandbox>, 
     if !asked && !options.sandbox.settings.confines_mcp_servers() {
         return Ok(None);
     }
-    ServerSandbox::new(&options.sandbox, &[options.cwd.as_path()], "mcp").map(Some)
+    let roots: Vec<&std::path::Path> = options.roots.iter().map(|root| root.as_path()).collect();
+    ServerSandbox::new(&options.sandbox, &roots, "mcp").map(Some)
 }
 
 /// A server's stderr line, to the MCP log target.

@@ -87,6 +87,7 @@ fn connect(specs: Vec<McpServerSpec>, startup_timeout: Duration) -> McpServers {
         startup_timeout,
         http: Arc::new(http_client()),
         cwd: repo(),
+        roots: vec![repo()],
         launcher: crate::io::testing::launcher(),
         sandbox: Default::default(),
     };
@@ -674,6 +675,7 @@ async fn a_stdio_server_sees_no_key_unless_its_entry_names_it_and_runs_wrapped()
         startup_timeout: STARTUP,
         http: Arc::new(http_client()),
         cwd: repo(),
+        roots: vec![repo()],
         launcher: crate::io::testing::wrapping_launcher(&policy),
         sandbox: Default::default(),
     };
@@ -708,7 +710,7 @@ async fn a_stdio_server_sees_no_key_unless_its_entry_names_it_and_runs_wrapped()
 }
 
 /// A stdio server runs unconfined unless its entry opts in; one that does may write its
-/// working directory but not outside it. The server writes `MCP_TEST_PIDFILE` as it starts
+/// session's roots (cwd and additional directories) but not outside them. The server writes `MCP_TEST_PIDFILE` as it starts
 /// and dies when it cannot, so where the file lands (and whether the server came up) says
 /// what the sandbox let it do.
 #[cfg(target_os = "linux")]
@@ -718,6 +720,7 @@ async fn a_stdio_server_is_confined_only_when_its_entry_opts_in() {
         return;
     }
     let workspace = tempfile::tempdir().unwrap();
+    let additional = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     let pidfile = |dir: &Path, name: &str| dir.join(format!("{name}.pid"));
     let server = |name: &str, dir: &Path, sandbox: bool| {
@@ -732,11 +735,13 @@ async fn a_stdio_server_is_confined_only_when_its_entry_opts_in() {
         server("open", outside.path(), false),
         server("confined_out", outside.path(), true),
         server("confined_in", workspace.path(), true),
+        server("confined_additional", additional.path(), true),
     ];
     let options = Options {
         startup_timeout: STARTUP,
         http: Arc::new(http_client()),
         cwd: workspace.path().to_owned(),
+        roots: vec![workspace.path().to_owned(), additional.path().to_owned()],
         launcher: crate::io::testing::launcher(),
         sandbox: Default::default(),
     };
@@ -766,5 +771,11 @@ async fn a_stdio_server_is_confined_only_when_its_entry_opts_in() {
         "{status:?}"
     );
     assert!(pidfile(workspace.path(), "confined_in").exists());
+    // The session's additional directories are writable too, as they are to its commands.
+    assert!(
+        matches!(status[3].state, ServerState::Connected { .. }),
+        "{status:?}"
+    );
+    assert!(pidfile(additional.path(), "confined_additional").exists());
     drop(servers.shutdown());
 }
