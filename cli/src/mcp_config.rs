@@ -1,7 +1,8 @@
 //! `--mcp-config FILE`: MCP servers for every session, from a file in either of the two shapes
 //! users have — ACP's list (`{"mcpServers": [{"name", "command", …}]}`, as in Hearth's config)
 //! or the object keyed by server name that other agents read (`{"mcpServers": {"name":
-//! {"command", "args", "env": {…}}}}`, `{"type": "http", "url", "headers": {…}}`).
+//! {"command", "args", "env": {…}}}}`, `{"type": "http", "url", "headers": {…}}`). A stdio
+//! entry's `"sandbox": true` (run it confined) is kept in either.
 
 use std::path::Path;
 
@@ -57,6 +58,9 @@ fn entry(name: &str, server: &Value) -> Value {
                 server.get("args").cloned().unwrap_or(json!([])),
             );
             out.insert("env".into(), pairs("env"));
+            if let Some(sandbox) = server.get("sandbox") {
+                out.insert("sandbox".into(), sandbox.clone());
+            }
         }
     }
     Value::Object(out)
@@ -81,13 +85,13 @@ mod tests {
             vec![json!({"name": "a", "command": "x", "args": [], "env": []})]
         );
         let keyed = file(
-            r#"{"mcpServers": {"fs": {"command": "srv", "args": ["-v"], "env": {"K": "1"}},
+            r#"{"mcpServers": {"fs": {"command": "srv", "args": ["-v"], "env": {"K": "1"}, "sandbox": true},
                                "web": {"type": "http", "url": "http://127.0.0.1:1/mcp", "headers": {"A": "b"}}}}"#,
         );
         assert_eq!(
             read(keyed.path()).unwrap(),
             vec![
-                json!({"name": "fs", "command": "srv", "args": ["-v"], "env": [{"name": "K", "value": "1"}]}),
+                json!({"name": "fs", "command": "srv", "args": ["-v"], "env": [{"name": "K", "value": "1"}], "sandbox": true}),
                 json!({"name": "web", "type": "http", "url": "http://127.0.0.1:1/mcp", "headers": [{"name": "A", "value": "b"}]}),
             ]
         );

@@ -97,11 +97,12 @@ impl EngineContext {
         ports: Ports,
         launcher: Arc<Launcher>,
     ) -> Self {
+        let tool_deps = ToolDeps::create(&config, launcher, resolved.sandbox.clone());
         let ctx = EngineContext {
             providers: Providers::new(&resolved, config.stream_idle_timeout()),
             tool_limits: Limits::from(&config.tools),
             resolved,
-            tool_deps: ToolDeps::create(&config, launcher),
+            tool_deps,
             config,
             store,
             outbox,

@@ -133,7 +133,8 @@ fn probe_a_language_server_sees_no_provider_key() {
     let root = setup.dir.path().join("project");
     std::fs::create_dir_all(&root).unwrap();
     std::fs::write(root.join("a.fake"), "fine\n").unwrap();
-    let report = setup.dir.path().join("env.txt");
+    // Inside the root: the server runs in the sandbox, which lets it write nowhere else.
+    let report = root.join("env.txt");
     let server = repo_root().join("tests/lsp/fake_server.py");
     let mut client = start(
         &setup,

@@ -18,6 +18,21 @@ fn descendants() -> Vec<u32> {
         .collect()
 }
 
+/// Whether process `pid` runs under a seccomp filter with no new privileges: the marks the
+/// sandbox (`hearth-linux-sandbox`) leaves on every child it confines.
+#[cfg(target_os = "linux")]
+fn sandboxed(pid: u32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .map(str::trim)
+            .map(str::to_owned)
+    };
+    field("Seccomp:").as_deref() == Some("2") && field("NoNewPrivs:").as_deref() == Some("1")
+}
+
 fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while !done() {
@@ -55,6 +70,12 @@ fn sessions_share_servers_a_killed_one_restarts_and_none_outlives_its_sessions()
         "pyright runs: {:?}",
         tool_results(&setup, 1)
     );
+    // Language servers run in the sandbox by default (where this kernel has one).
+    #[cfg(target_os = "linux")]
+    if hearth_linux_sandbox::landlock_abi().is_some() {
+        let open: Vec<&u32> = pyright.iter().filter(|&&pid| !sandboxed(pid)).collect();
+        assert!(open.is_empty(), "unconfined server processes: {open:?}");
+    }
     client.prompt(&second, "check");
     assert_eq!(
         descendants(),

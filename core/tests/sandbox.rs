@@ -5,6 +5,9 @@
 //! the difference), the denial block and `_meta.hearth.sandbox`, the refusal of a root that
 //! holds Hearth's own state, and cancel. Linux only: elsewhere the backend is "none".
 //!
+//! seccomp's always-refused calls (x32, io_uring, keyctl) fail with EPERM in a command and not
+//! out of the sandbox.
+//!
 //! Without Landlock the suite skips, loudly — unless `HEARTH_REQUIRE_SANDBOX=1` (CI's
 //! `cargo test` stage), and then it fails. It tests the bwrap layer where bwrap is installed,
 //! Landlock alone with `HEARTH_TEST_BWRAP=off`; CI runs it both ways (`common/sandbox.rs`).
@@ -19,10 +22,11 @@ use std::net::TcpListener;
 use std::path::Path;
 use std::time::Duration;
 
-use common::sandbox::{backend_prefix, exit_code, landlock_here, run, sandboxed};
+use common::sandbox::{Ran, backend_prefix, exit_code, run, sandboxed};
 use common::tools::{session, workspace};
 use common::{Setup, call, start, text, tool_results};
 use hearth_testkit::processes::{marked_gone, marked_started};
+use hearth_testkit::sandbox::landlock_here;
 use serde_json::{Value, json};
 
 #[test]
@@ -270,4 +274,29 @@ fn cancel_kills_the_whole_confined_tree() {
         marked_gone(&marker),
         "no process of the confined tree survives"
     );
+}
+
+/// Makes three calls with python's ctypes and prints, for each, "ok" or the errno: an x32
+/// io_uring_setup (425 with bit 30), io_uring_setup(1, NULL), and keyctl(GET_KEYRING_ID,
+/// SESSION_KEYRING) (250). x86_64's numbers.
+const SYSCALL_PROBE: &str = "python3 -c \"import ctypes; libc = ctypes.CDLL(None, use_errno=True); \
+    call = lambda *a: 'ok' if libc.syscall(*a) >= 0 else str(ctypes.get_errno()); \
+    print(call(0x40000000 | 425, 1, 0), call(425, 1, 0), call(250, 0, -3, 0))\"";
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn x32_io_uring_and_keyring_calls_are_refused_and_only_in_the_sandbox() {
+    if !landlock_here() {
+        return;
+    }
+    // "Exit code: 0", a fence, the line printed.
+    let printed = |ran: &Ran| ran.results[0].lines().nth(2).unwrap_or_default().to_owned();
+    let open = printed(&run(json!({ "mode": "off" }), &[SYSCALL_PROBE.into()]));
+    let eperm = "1";
+    // Unconfined, none is EPERM (x32: ENOSYS without that ABI, else ok; io_uring: EFAULT;
+    // keyctl: ok), so the confined answer cannot come from the kernel alone.
+    assert_eq!(open.split(' ').count(), 3, "{open}");
+    assert!(open.split(' ').all(|answer| answer != eperm), "{open}");
+    let confined = printed(&sandboxed(&[SYSCALL_PROBE.into()]));
+    assert_eq!(confined, "1 1 1", "confined");
 }

@@ -20,9 +20,10 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use common::sandbox::landlock_here;
+use common::sandbox::bwrap_installed;
 use common::tools::{answer_by, session, tool_updates, workspace};
 use common::{Setup, call, start, text, tool_results};
+use hearth_testkit::sandbox::landlock_here;
 use hearth_testkit::{AcpClient, InProcess};
 use serde_json::{Value, json};
 
@@ -372,7 +373,13 @@ fn initialize_reports_the_backend_mode_and_network() {
     let answer = client.initialize();
     let sandbox = &answer["_meta"]["hearth"]["sandbox"];
     let backend = sandbox["backend"].as_str().unwrap();
-    assert!(backend.starts_with("landlock ABI "), "{sandbox}");
+    // The default config: the bwrap layer wherever bwrap is installed.
+    let expected = if bwrap_installed() {
+        "bwrap + seccomp"
+    } else {
+        "landlock ABI "
+    };
+    assert!(backend.starts_with(expected), "{sandbox}");
     assert_eq!(sandbox["mode"], "workspace-write");
     assert_eq!(sandbox["network"], false);
 }

@@ -16,7 +16,8 @@ use std::net::TcpListener;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use common::sandbox::{backend_prefix, bwrap_layer, exit_code, landlock_here, run, run_with_home};
+use common::sandbox::{backend_prefix, bwrap_layer, exit_code, run, run_with_home};
+use hearth_testkit::sandbox::landlock_here;
 use serde_json::json;
 
 /// A loopback HTTP server on `ip` answering every request with `hello from <ip>`, and how

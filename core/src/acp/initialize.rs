@@ -109,7 +109,7 @@ fn response(sign_in: Option<&dyn TerminalSignIn>, sandbox: &Settings) -> Initial
     // codex-acp advertise it.
     let meta = json!({
         "steering": { "supported": true },
-        "hearth": { "sandbox": sandbox_status(sandbox, sandbox_backend()) },
+        "hearth": { "sandbox": sandbox_status(sandbox, sandbox_backend(sandbox).as_deref()) },
     });
     InitializeResponse::new(ProtocolVersion::V1)
         .agent_capabilities(capabilities)

@@ -66,6 +66,7 @@ fn spec(index: usize, entry: &Value) -> McpServerSpec {
                 command: stdio.command.to_string_lossy().into_owned(),
                 args: stdio.args,
                 env: stdio.env.into_iter().map(|v| (v.name, v.value)).collect(),
+                sandbox: asks_for_sandbox(entry),
             },
         },
         Ok(McpServer::Http(http)) => McpServerSpec {
@@ -84,12 +85,22 @@ fn spec(index: usize, entry: &Value) -> McpServerSpec {
     }
 }
 
-/// Starts connecting the config's servers and the request's for a session working in `cwd`;
-/// `None` when there are none.
+/// Whether a stdio entry asks to run confined: `"sandbox": true` (Hearth's own config) or
+/// `"_meta": {"hearth": {"sandbox": true}}` (an ACP client's entry, whose fields are the
+/// protocol's).
+fn asks_for_sandbox(entry: &Value) -> bool {
+    entry.get("sandbox") == Some(&Value::Bool(true))
+        || entry.pointer("/_meta/hearth/sandbox") == Some(&Value::Bool(true))
+}
+
+/// Starts connecting the config's servers and the request's for a session working in `cwd`
+/// (its other roots `additional_dirs`, writable by a confined server as they are by its
+/// commands); `None` when there are none.
 pub fn connect(
     ctx: &EngineContext,
     requested: Vec<McpServerSpec>,
     cwd: &str,
+    additional_dirs: &[String],
 ) -> Option<Arc<McpServers>> {
     let mut all = specs(&ctx.config().mcp_servers);
     all.extend(requested);
@@ -101,6 +112,11 @@ pub fn connect(
         http: ctx.tool_deps().mcp_http.clone(),
         launcher: ctx.tool_deps().launcher.clone(),
         cwd: PathBuf::from(cwd),
+        roots: std::iter::once(cwd)
+            .chain(additional_dirs.iter().map(String::as_str))
+            .map(PathBuf::from)
+            .collect(),
+        sandbox: ctx.resolved().sandbox.clone(),
     };
     Some(Arc::new(McpServers::connect(all, options, ctx.runtime())))
 }
@@ -134,6 +150,8 @@ mod tests {
     fn every_entry_becomes_a_server_whatever_its_shape() {
         let entries = vec![
             json!({"name": "files", "command": "/bin/fs", "args": ["-v"], "env": [{"name": "A", "value": "1"}]}),
+            json!({"name": "own", "command": "/bin/own", "args": [], "env": [], "sandbox": true}),
+            json!({"name": "acp", "command": "/bin/acp", "args": [], "env": [], "_meta": {"hearth": {"sandbox": true}}}),
             json!({"type": "http", "name": "web", "url": "http://127.0.0.1:9/mcp", "headers": [{"name": "X", "value": "y"}]}),
             json!({"type": "sse", "name": "old", "url": "http://127.0.0.1:9/sse", "headers": []}),
             json!({"type": "acp", "name": "inproc", "id": "x"}),
@@ -144,16 +162,26 @@ mod tests {
         let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(
             names,
-            ["files", "web", "old", "inproc", "broken", "server 6"]
+            [
+                "files", "own", "acp", "web", "old", "inproc", "broken", "server 8"
+            ]
         );
         assert_eq!(
             specs[0].transport,
             Transport::Stdio {
                 command: "/bin/fs".into(),
                 args: vec!["-v".into()],
-                env: vec![("A".into(), "1".into())]
+                env: vec![("A".into(), "1".into())],
+                sandbox: false,
             }
         );
+        for opted in &specs[1..3] {
+            assert!(
+                matches!(opted.transport, Transport::Stdio { sandbox: true, .. }),
+                "{opted:?}"
+            );
+        }
+        let specs = [&specs[..1], &specs[3..]].concat();
         assert_eq!(
             specs[1].transport,
             Transport::Http {

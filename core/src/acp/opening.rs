@@ -22,8 +22,10 @@ pub fn connect_servers(
     ctx: &EngineContext,
     requested: Vec<McpServerSpec>,
 ) -> (Option<Arc<McpServers>>, CancellationToken) {
-    let cwd = live.session.state().cwd.clone();
-    let servers = mcp::connect(ctx, requested, &cwd);
+    let state = live.session.state();
+    let (cwd, dirs) = (state.cwd.clone(), state.additional_dirs.clone());
+    drop(state);
+    let servers = mcp::connect(ctx, requested, &cwd, &dirs);
     let released = live.session.services().set_mcp(servers.clone());
     (servers, released)
 }

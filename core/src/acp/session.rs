@@ -75,7 +75,7 @@ pub fn new(responder: Responder, raw: Params<'_>) {
     let settings = state.settings.clone();
     // Queued before the answer, so the row is committed before the client learns the id.
     ctx.write(StoreOp::CreateSession(record));
-    let servers = mcp::connect(&ctx, requested, &state.cwd);
+    let servers = mcp::connect(&ctx, requested, &state.cwd, &state.additional_dirs);
     registry::create(&ctx, id.clone(), state);
     let response = NewSessionResponse::new(id.to_string())
         .modes(super::config::modes(&settings))

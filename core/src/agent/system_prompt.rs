@@ -201,6 +201,7 @@ mod tests {
         let deps = crate::tools::ToolDeps::create(
             &crate::config::Config::default(),
             crate::io::testing::launcher(),
+            Default::default(),
         );
         for tool in deps.builtin() {
             let name = &tool.spec().name;

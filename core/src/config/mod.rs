@@ -107,6 +107,9 @@ pub struct LspServerConfig {
     pub args: Vec<String>,
     /// The LSP language id of its documents. Default: derived from each extension.
     pub language_id: Option<String>,
+    /// Whether it runs in the sandbox (default: `sandbox.languageServers`, true unless
+    /// turned off); `false` for a server that cannot work confined.
+    pub sandbox: Option<bool>,
 }
 
 /// One entry of the model catalog.

@@ -34,8 +34,10 @@ use super::readiness::Readiness;
 use super::spec::ServerSpec;
 use super::{requests, transport};
 use crate::io::process::{
-    ChildKind, Group, LastLine, Launcher, Spawned, exit_reason, exit_status, start_server,
+    ChildKind, Group, LastLine, Launcher, ServerSandbox, Spawned, exit_reason, exit_status,
+    start_server,
 };
+use crate::sandbox::Setup;
 
 /// How long a server asked to exit gets to do so before it is signalled.
 const POLITE_EXIT: Duration = Duration::from_secs(1);
@@ -54,6 +56,8 @@ pub struct Connection {
     /// Held from a document's sync until the answer about it: another session syncing other
     /// content for the same file in between would make the answer describe that content.
     turn: Arc<tokio::sync::Mutex<()>>,
+    /// The sandbox it runs in (its temp dir goes with the connection), and the backend.
+    sandbox: Option<(ServerSandbox, String)>,
 }
 
 impl Drop for Connection {
@@ -65,22 +69,35 @@ impl Drop for Connection {
 }
 
 impl Connection {
-    /// Starts `spec`'s server in `root`: its process and the tasks that talk to it. The
-    /// handshake is `initialize`'s; until then the server must not be used.
-    pub fn spawn(launcher: &Launcher, spec: &ServerSpec, root: &Path) -> Result<Self, String> {
-        let launch = launcher.launch(
+    /// Starts `spec`'s server in `root`, confined by `sandbox` when given (`root` writable
+    /// as its mode says): its process and the tasks that talk to it. The handshake is
+    /// `initialize`'s; until then the server must not be used.
+    pub fn spawn(
+        launcher: &Launcher,
+        spec: &ServerSpec,
+        root: &Path,
+        sandbox: Option<&Setup>,
+    ) -> Result<Self, String> {
+        let mut launch = launcher.launch(
             ChildKind::LanguageServer,
             &spec.command,
             &spec.args,
             root,
             &[],
         );
+        let sandbox = sandbox
+            .map(|setup| ServerSandbox::new(setup, &[root], "lsp"))
+            .transpose()?;
+        if let Some(sandbox) = &sandbox {
+            sandbox.apply(&mut launch);
+        }
         let Spawned {
             child,
             stdin,
             stdout,
             group,
             stderr,
+            sandbox: backend,
         } = start_server(launcher, &spec.name, launch, log_stderr)?;
         let (outgoing, queue) = mpsc::unbounded_channel();
         tokio::spawn(write_all(stdin, queue));
@@ -105,6 +122,7 @@ impl Connection {
             pulls: AtomicBool::new(true),
             documents: Documents::default(),
             turn: Arc::new(tokio::sync::Mutex::new(())),
+            sandbox: sandbox.zip(backend),
         })
     }
 
@@ -133,9 +151,22 @@ impl Connection {
                     ),
                     CallError::Ended(reason) => reason,
                     other => format!("it refused to initialize: {other}"),
-                })
+                } + &self.sandbox_note(spec))
             }
         }
+    }
+
+    /// What a failed start adds when the server ran confined: the sandbox may be why, and how
+    /// to run it without.
+    fn sandbox_note(&self, spec: &ServerSpec) -> String {
+        let Some((sandbox, backend)) = &self.sandbox else {
+            return String::new();
+        };
+        let way_out = format!(
+            "`lsp.servers.{}.sandbox: false` or `sandbox.languageServers: false`",
+            spec.name
+        );
+        sandbox.failure_note(backend, &way_out)
     }
 
     /// The right to sync a document and ask about it before another caller does.

@@ -21,6 +21,7 @@ use super::LOG_TARGET;
 use super::connection::Connection;
 use super::spec::ServerSpec;
 use crate::io::process::Launcher;
+use crate::sandbox::Setup;
 
 /// How long servers get to start and to answer.
 #[derive(Debug, Clone, Copy)]
@@ -43,6 +44,8 @@ pub struct Server {
     pub root: PathBuf,
     pub timeouts: Timeouts,
     launcher: Arc<Launcher>,
+    /// The sandbox it runs in; `None`: unconfined (turned off for language servers).
+    sandbox: Option<Arc<Setup>>,
     state: tokio::sync::Mutex<State>,
     /// The running connection, for `stop` (which must not wait for a call holding `state`).
     current: Mutex<Option<Arc<Connection>>>,
@@ -71,12 +74,14 @@ impl Server {
         root: PathBuf,
         timeouts: Timeouts,
         launcher: Arc<Launcher>,
+        sandbox: Option<Arc<Setup>>,
     ) -> Self {
         Server {
             spec,
             root,
             timeouts,
             launcher,
+            sandbox,
             state: tokio::sync::Mutex::new(State::Fresh),
             current: Mutex::new(None),
             stopped: AtomicBool::new(false),
@@ -112,7 +117,12 @@ impl Server {
         }
         // Published before the handshake, so that a stop (the last session going, the engine
         // closing) reaches a server still starting, and `wait` waits for it.
-        let connection = match Connection::spawn(&self.launcher, &self.spec, &self.root) {
+        let connection = match Connection::spawn(
+            &self.launcher,
+            &self.spec,
+            &self.root,
+            self.sandbox.as_deref(),
+        ) {
             Ok(connection) => Arc::new(connection),
             Err(reason) => {
                 *state = State::Unavailable(reason.clone());

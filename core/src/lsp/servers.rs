@@ -11,6 +11,7 @@ use super::server::{Server, Timeouts};
 use super::spec::{self, ServerSpec};
 use crate::config::Config;
 use crate::io::process::Launcher;
+use crate::sandbox::Setup;
 
 /// A server's identity: its config name and its root.
 pub type Key = (String, PathBuf);
@@ -19,6 +20,8 @@ pub struct Servers {
     specs: Vec<ServerSpec>,
     timeouts: Timeouts,
     launcher: Arc<Launcher>,
+    /// The sandbox of the servers (the engine's, as `run_command`'s).
+    sandbox: Arc<Setup>,
     running: Mutex<HashMap<Key, Shared>>,
     /// Servers let go whose processes may still be ending, for `close` to wait for.
     stopping: Mutex<Vec<Arc<Server>>>,
@@ -32,7 +35,9 @@ struct Shared {
 }
 
 impl Servers {
-    pub fn new(config: &Config, launcher: Arc<Launcher>) -> Self {
+    /// The servers `config` names, started by `launcher`, confined by `sandbox` unless
+    /// `sandbox.languageServers` or the server's own `sandbox` says otherwise.
+    pub fn new(config: &Config, launcher: Arc<Launcher>, sandbox: Arc<Setup>) -> Self {
         Servers {
             specs: spec::servers(&config.lsp),
             timeouts: Timeouts {
@@ -40,6 +45,7 @@ impl Servers {
                 request: config.lsp_timeout(),
             },
             launcher,
+            sandbox,
             running: Mutex::new(HashMap::new()),
             stopping: Mutex::new(Vec::new()),
             closed: AtomicBool::new(false),
@@ -65,11 +71,20 @@ impl Servers {
                 root.to_owned(),
                 self.timeouts,
                 self.launcher.clone(),
+                self.sandbox_of(spec),
             )),
             users: 0,
         });
         shared.users += 1;
         Some(shared.server.clone())
+    }
+
+    /// The sandbox `spec`'s server runs in, if it runs in one.
+    fn sandbox_of(&self, spec: &ServerSpec) -> Option<Arc<Setup>> {
+        let wanted = spec
+            .sandbox
+            .unwrap_or(self.sandbox.settings.confines_language_servers());
+        wanted.then(|| self.sandbox.clone())
     }
 
     /// One holder lets `server` go; the last one stops it.

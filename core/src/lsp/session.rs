@@ -76,7 +76,11 @@ impl Lsp {
         )
         .unwrap();
         let launcher = crate::io::testing::launcher();
-        Arc::new(Lsp::new(Arc::new(Servers::new(&config, launcher))))
+        Arc::new(Lsp::new(Arc::new(Servers::new(
+            &config,
+            launcher,
+            Default::default(),
+        ))))
     }
 
     /// Whether a server is configured for `path`.

@@ -25,6 +25,9 @@ pub struct ServerSpec {
     pub language_id: Option<String>,
     /// `initializationOptions` of its `initialize`.
     pub initialization_options: Option<Value>,
+    /// Whether it runs in the sandbox, as its entry says; `None` (the defaults, an entry that
+    /// does not say): as `sandbox.languageServers` says.
+    pub sandbox: Option<bool>,
 }
 
 impl ServerSpec {
@@ -40,6 +43,7 @@ impl ServerSpec {
                 .collect(),
             language_id: config.language_id.clone(),
             initialization_options: None,
+            sandbox: config.sandbox,
         }
     }
 
@@ -109,6 +113,7 @@ fn defaults() -> Vec<ServerSpec> {
         extensions: extensions.iter().map(|e| e.to_string()).collect(),
         language_id: None,
         initialization_options: None,
+        sandbox: None,
     };
     vec![
         spec("python", "pyright-langserver", &["--stdio"], &["py", "pyi"]),

@@ -22,7 +22,9 @@ use tokio::time::{Instant, timeout, timeout_at};
 use super::board::ServerRef;
 use super::handler::Handler;
 use super::{Options, Transport};
-use crate::io::process::{ChildKind, Spawned, exit_reason, exit_status, start_server};
+use crate::io::process::{
+    ChildKind, ServerSandbox, Spawned, exit_reason, exit_status, start_server,
+};
 use crate::net::LazyClient;
 
 type Running = RunningService<RoleClient, Handler>;
@@ -51,12 +53,33 @@ pub async fn run(
         Transport::Unsupported { kind } => server.fail(format!(
             "the `{kind}` transport is not supported; use stdio or http"
         )),
-        Transport::Stdio { command, args, env } => {
+        Transport::Stdio {
+            command,
+            args,
+            env,
+            sandbox,
+        } => {
             // The entry's own `env` is passed as given, provider keys it names included.
             let launcher = &options.launcher;
-            let launch = launcher.launch(ChildKind::McpServer, &command, &args, &options.cwd, &env);
+            let mut launch =
+                launcher.launch(ChildKind::McpServer, &command, &args, &options.cwd, &env);
+            // Held while the server runs: its temp dir goes with it.
+            let confined = match confinement(sandbox, &options) {
+                Ok(confined) => confined,
+                Err(reason) => return server.fail(reason),
+            };
+            if let Some(confined) = &confined {
+                confined.apply(&mut launch);
+            }
             match start_server(launcher, server.name(), launch, log_stderr) {
-                Ok(spawned) => stdio(&server, spawned, startup).await,
+                Ok(spawned) => {
+                    let note = confined
+                        .as_ref()
+                        .zip(spawned.sandbox.as_deref())
+                        .map(|(confined, backend)| confined.failure_note(backend, WAY_OUT))
+                        .unwrap_or_default();
+                    stdio(&server, spawned, startup, &note).await
+                }
                 Err(reason) => server.fail(reason),
             }
         }
@@ -65,6 +88,19 @@ pub async fn run(
             Err(reason) => server.fail(reason),
         },
     }
+}
+
+/// How a confined stdio server runs unconfined, for its failure reason.
+const WAY_OUT: &str = "its entry without `\"sandbox\": true` (and `sandbox.mcpServers` off)";
+
+/// The sandbox of a stdio server whose entry asked for one (`asked`), or of every one with
+/// `sandbox.mcpServers`; `None`: it runs unconfined, an integration the user chose.
+fn confinement(asked: bool, options: &Options) -> Result<Option<ServerSandbox>, String> {
+    if !asked && !options.sandbox.settings.confines_mcp_servers() {
+        return Ok(None);
+    }
+    let roots: Vec<&std::path::Path> = options.roots.iter().map(|root| root.as_path()).collect();
+    ServerSandbox::new(&options.sandbox, &roots, "mcp").map(Some)
 }
 
 /// A server's stderr line, to the MCP log target.
@@ -96,13 +132,16 @@ impl StartError {
     }
 }
 
-async fn stdio(server: &ServerRef, spawned: Spawned, startup: Startup) {
+/// Runs the started stdio server; a start that fails is reported with `note` (what its
+/// sandbox adds) after the reason.
+async fn stdio(server: &ServerRef, spawned: Spawned, startup: Startup, note: &str) {
     let Spawned {
         mut child,
         stdin,
         stdout,
         group,
         stderr,
+        ..
     } = spawned;
     server.register(group.clone());
     let tools_changed = Arc::new(Notify::new());
@@ -114,10 +153,11 @@ async fn stdio(server: &ServerRef, spawned: Spawned, startup: Startup) {
             } else {
                 None
             };
-            server.fail(match exited {
+            let reason = match exited {
                 Some(status) => exit_reason(Some(status), &stderr).await,
                 None => reason,
-            });
+            };
+            server.fail(reason + note);
         }
         Some(Ok((running, offer))) => {
             let peer = running.peer().clone();

@@ -67,8 +67,14 @@ pub struct Options {
     pub http: Arc<LazyClient>,
     /// Where stdio servers run: the session's working directory.
     pub cwd: PathBuf,
+    /// The session's roots (its cwd, then its additional directories): what a confined stdio
+    /// server may write, as its commands may.
+    pub roots: Vec<PathBuf>,
     /// How stdio servers are started.
     pub launcher: Arc<Launcher>,
+    /// The sandbox of the stdio servers that opt in (or of all, with
+    /// `sandbox.mcpServers`): `roots` writable as its mode says.
+    pub sandbox: Arc<crate::sandbox::Setup>,
 }
 
 /// How long after the startup deadline `ready` waits for the last reports (a server that

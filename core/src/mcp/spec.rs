@@ -12,11 +12,13 @@ pub struct McpServerSpec {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Transport {
     /// A local process speaking MCP on its stdin and stdout. `env` is added to Hearth's own
-    /// environment.
+    /// environment. `sandbox`: its entry asked to run it confined (`"sandbox": true`, or
+    /// `_meta.hearth.sandbox: true` in an ACP entry).
     Stdio {
         command: String,
         args: Vec<String>,
         env: Vec<(String, String)>,
+        sandbox: bool,
     },
     /// A streamable-HTTP endpoint; `headers` go with every request.
     Http {

@@ -44,6 +44,9 @@ const WRITE_ERRORS: &[&str] = &[
     "EPERM",
 ];
 
+/// How a path under the host's `/tmp` looks from inside a private `/tmp`.
+const MISSING: &str = "No such file or directory";
+
 /// Phrases of a connection or name lookup that had no network to go to.
 const NETWORK_ERRORS: &[&str] = &[
     "Network is unreachable",
@@ -67,10 +70,13 @@ const PROXY_REFUSALS: &[&str] = &[
 ];
 
 /// What the sandbox denied the command that ended with `exit_code` or `signal` and printed
-/// `output`, run in `cwd` under `policy`; `None` when it failed for reasons of its own.
+/// `output`, run in `cwd` under `policy` — with a `/tmp` of its own when `private_tmp` (the
+/// bwrap layer), where a host path under `/tmp` does not exist; `None` when it failed for
+/// reasons of its own.
 pub fn find_denial(
     policy: &Policy,
     cwd: &Path,
+    private_tmp: bool,
     exit_code: Option<i32>,
     signal: Option<&str>,
     output: &str,
@@ -85,6 +91,13 @@ pub fn find_denial(
     for line in lines {
         if WRITE_ERRORS.iter().any(|phrase| line.contains(phrase))
             && let Some(path) = paths_in(line, cwd).find(|path| !policy.may_write(path))
+        {
+            return Some(Denied::Write(path));
+        }
+        if private_tmp
+            && line.contains(MISSING)
+            && let Some(path) =
+                paths_in(line, cwd).find(|path| path.starts_with("/tmp") && !policy.may_write(path))
         {
             return Some(Denied::Write(path));
         }
@@ -207,10 +220,32 @@ mod tests {
         find_denial(
             &policy(Network::Off),
             Path::new("/w"),
+            false,
             Some(1),
             None,
             output,
         )
+    }
+
+    #[test]
+    fn a_missing_host_tmp_path_is_a_denial_only_behind_a_private_tmp() {
+        let line = "touch: cannot touch '/tmp/other/f': No such file or directory";
+        let find = |private_tmp, line| {
+            find_denial(
+                &policy(Network::Off),
+                Path::new("/w"),
+                private_tmp,
+                Some(1),
+                None,
+                line,
+            )
+        };
+        assert_eq!(find(true, line), Some(Denied::Write("/tmp/other/f".into())));
+        assert_eq!(find(false, line), None, "a real missing directory");
+        let elsewhere = "cat: /etc/nope: No such file or directory";
+        assert_eq!(find(true, elsewhere), None, "only /tmp is private");
+        let inside = "cat: /w/nope: No such file or directory";
+        assert_eq!(find(true, inside), None, "the workspace is the host's");
     }
 
     #[test]
@@ -252,6 +287,7 @@ mod tests {
         let ok = find_denial(
             &policy(Network::Off),
             Path::new("/w"),
+            false,
             Some(0),
             None,
             "/etc/x: Permission denied",
@@ -263,14 +299,21 @@ mod tests {
     fn network_errors_count_only_with_the_network_off() {
         let line = "curl: (6) Could not resolve host: example.com";
         assert_eq!(denial(line), Some(Denied::Network));
-        let on = find_denial(&policy(Network::On), Path::new("/w"), Some(6), None, line);
+        let on = find_denial(
+            &policy(Network::On),
+            Path::new("/w"),
+            false,
+            Some(6),
+            None,
+            line,
+        );
         assert_eq!(on, None);
     }
 
     #[test]
     fn the_proxys_refusal_names_the_host() {
         let listed = policy(Network::Allow(vec!["example.com".into()]));
-        let find = |line: &str| find_denial(&listed, Path::new("/w"), Some(1), None, line);
+        let find = |line: &str| find_denial(&listed, Path::new("/w"), false, Some(1), None, line);
         for line in [
             "< HTTP/1.1 403 evil.net:443 is not on the sandbox allowlist",
             "Hearth's sandbox refused evil.net:443: it is not on the sandbox allowlist. The user…",
@@ -303,6 +346,7 @@ mod tests {
         let found = find_denial(
             &policy(Network::Off),
             Path::new("/w"),
+            false,
             None,
             Some("SIGSYS"),
             "",
@@ -318,6 +362,7 @@ mod tests {
         let found = find_denial(
             &off,
             Path::new("/w"),
+            false,
             Some(1),
             None,
             "touch: cannot touch '/etc/x': Permission denied",

@@ -12,7 +12,9 @@
 //!   a widening the user approved for one run;
 //! - `hosts.rs`: whether a host the proxy is asked for is on the network allowlist;
 //! - `denial.rs`: whether a failed command was stopped by the sandbox, and the block that
-//!   tells the model so.
+//!   tells the model so;
+//! - `seatbelt.rs`: the policy as a macOS Seatbelt profile (golden-tested on every OS, built
+//!   into the engine on macOS only).
 //!
 //! Only the user sets the policy (configuration, the session's `sandbox` option, approving
 //! one run's widening or escalation); nothing the model sends can change it by itself.
@@ -23,6 +25,8 @@ mod denial;
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 mod hosts;
 mod policy;
+#[cfg(any(target_os = "macos", test))]
+mod seatbelt;
 mod settings;
 
 pub use denial::{Denied, find_denial, notice};
@@ -30,6 +34,8 @@ pub use denial::{Denied, find_denial, notice};
 pub use hosts::{allowed, split_authority};
 pub use policy::{Policy, Setup};
 // The layer is chosen where there is one to choose (Linux).
+#[cfg(target_os = "macos")]
+pub use seatbelt::profile as seatbelt_profile;
 #[cfg(any(target_os = "linux", test))]
 pub use settings::Bwrap;
 pub use settings::{Mode, Network, Settings};

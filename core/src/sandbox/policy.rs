@@ -24,12 +24,18 @@ pub struct Policy {
     pub network: Network,
     /// What the command may write besides the temp dir (canonical paths).
     pub writable: Vec<PathBuf>,
+    /// The session's roots (canonical), writable or not: what a layer that hides whole trees
+    /// (bwrap's private `/tmp`) must keep in view.
+    pub roots: Vec<PathBuf>,
     /// The session's private temp dir: `TMPDIR`, `TMP` and `TEMP` point to it.
     pub temp_dir: PathBuf,
     /// Whether running unconfined (no sandbox on this machine) is an error.
     pub required: bool,
     /// Whether the bwrap layer is used where it is installed.
     pub bwrap: Bwrap,
+    /// Hearth's own directories (`Setup::protected`): a mechanism that can deny inside what
+    /// it allows (Seatbelt) denies them explicitly.
+    pub protected: Vec<PathBuf>,
 }
 
 impl Policy {
@@ -61,9 +67,11 @@ impl Policy {
             mode: settings.mode,
             network: settings.network.clone(),
             writable,
+            roots: roots.to_vec(),
             temp_dir,
             required: settings.required,
             bwrap: settings.bwrap,
+            protected: setup.protected.clone(),
         })
     }
 

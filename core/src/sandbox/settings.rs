@@ -6,7 +6,10 @@
 //!   "network": false,            // false (default) | true | ["host", "*.domain", "host:port"]
 //!   "writableRoots": [],         // extra absolute directories a command may write
 //!   "required": false,           // no sandbox on this machine is an error, not a notice
-//!   "bwrap": "auto"              // "auto" (default): the bwrap layer where bwrap is installed | "off"
+//!   "bwrap": "auto",             // "auto" (default): the bwrap layer where bwrap is installed | "off"
+//!   "languageServers": true,     // language servers run under it too (default)
+//!   "mcpServers": false          // and every stdio MCP server (default: only those whose
+//!                                // entry says `"sandbox": true`)
 //! }
 //! ```
 //!
@@ -34,6 +37,23 @@ pub struct Settings {
     pub required: bool,
     #[serde(default)]
     pub bwrap: Bwrap,
+    /// Whether language servers run confined (default true; `lsp.servers.<name>.sandbox`
+    /// decides for one server).
+    pub language_servers: Option<bool>,
+    /// Whether every stdio MCP server runs confined (default false: only those that opt in).
+    pub mcp_servers: Option<bool>,
+}
+
+impl Settings {
+    /// Whether language servers run confined unless their entry says otherwise.
+    pub fn confines_language_servers(&self) -> bool {
+        self.language_servers.unwrap_or(true)
+    }
+
+    /// Whether stdio MCP servers run confined even when their entry does not ask.
+    pub fn confines_mcp_servers(&self) -> bool {
+        self.mcp_servers.unwrap_or(false)
+    }
 }
 
 /// Whether the filesystem is confined by `bwrap` (a private `/tmp`, protected paths in the
@@ -173,6 +193,11 @@ mod tests {
         assert_eq!(settings.network, Network::Off);
         assert!(settings.writable_roots.is_empty());
         assert!(!settings.required);
+        assert!(settings.confines_language_servers());
+        assert!(!settings.confines_mcp_servers());
+        let flipped = parse(json!({ "languageServers": false, "mcpServers": true })).unwrap();
+        assert!(!flipped.confines_language_servers());
+        assert!(flipped.confines_mcp_servers());
     }
 
     #[test]

@@ -36,11 +36,16 @@ pub struct ToolDeps {
 }
 
 impl ToolDeps {
-    pub fn create(config: &Config, launcher: Arc<Launcher>) -> Self {
+    /// The tools' dependencies; language servers run in `sandbox` (the engine's).
+    pub fn create(
+        config: &Config,
+        launcher: Arc<Launcher>,
+        sandbox: Arc<crate::sandbox::Setup>,
+    ) -> Self {
         ToolDeps {
             http: Arc::new(super::fetch::http_client()),
             mcp_http: Arc::new(crate::mcp::http_client()),
-            lsp: Arc::new(Servers::new(config, launcher.clone())),
+            lsp: Arc::new(Servers::new(config, launcher.clone(), sandbox)),
             launcher,
             builtin: Arc::default(),
         }
@@ -122,6 +127,7 @@ mod tests {
         let registry = Registry::builtin(&ToolDeps::create(
             &Config::default(),
             crate::io::testing::launcher(),
+            Default::default(),
         ));
         let names: Vec<String> = registry.specs().into_iter().map(|s| s.name).collect();
         assert_eq!(
@@ -151,6 +157,7 @@ mod tests {
         for spec in Registry::builtin(&ToolDeps::create(
             &Config::default(),
             crate::io::testing::launcher(),
+            Default::default(),
         ))
         .specs()
         {

@@ -174,14 +174,16 @@ impl Tool for RunCommand {
         let result = result?;
         let status = status_line(&result, call.timeout, ctx.cancel.is_cancelled());
         let mut output = output(&result, &status);
+        let backend = backend(&policy, &result);
         let denied = find_denial(
             &policy,
             &ctx.io.canonicalize(&ctx.cwd),
+            // The bwrap layer's backends are named so (io/process/confine_linux.rs).
+            backend.starts_with("bwrap"),
             result.exit_code,
             result.signal.as_deref(),
             &result.output,
         );
-        let backend = backend(&policy, &result);
         if let Some(denied) = &denied {
             output.for_model.push('\n');
             output

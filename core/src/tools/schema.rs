@@ -101,6 +101,7 @@ mod tests {
         let specs: Vec<serde_json::Value> = Registry::builtin(&ToolDeps::create(
             &Config::default(),
             crate::io::testing::launcher(),
+            Default::default(),
         ))
         .specs()
         .into_iter()

@@ -20,19 +20,6 @@ fn required() -> bool {
     std::env::var("HEARTH_REQUIRE_SANDBOX").as_deref() == Ok("1")
 }
 
-/// Whether this kernel confines; without it, a skip (or, required, a failure).
-pub fn landlock_here() -> bool {
-    if hearth_linux_sandbox::landlock_abi().is_some() {
-        return true;
-    }
-    assert!(
-        !required(),
-        "HEARTH_REQUIRE_SANDBOX=1 but this kernel has no Landlock"
-    );
-    eprintln!("SKIPPED: this kernel has no Landlock, so nothing is confined");
-    false
-}
-
 /// Whether `bwrap` is on PATH.
 pub fn bwrap_installed() -> bool {
     std::env::var_os("PATH")

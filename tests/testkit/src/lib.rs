@@ -5,10 +5,13 @@
 //!   frame the agent emits against the official schema.
 //! - [`transcript`]: golden transcripts (frames in, expected frames out, with placeholders).
 //! - [`absolute`], [`file_uri`]: a Unix-form absolute path in this OS's form; a path's `file://` URI.
+//! - [`sandbox`] (Linux): whether the sandbox's tests run here, or skip.
 
 mod client;
 mod paths;
 pub mod processes;
+#[cfg(target_os = "linux")]
+pub mod sandbox;
 mod schema;
 pub mod transcript;
 mod transport;

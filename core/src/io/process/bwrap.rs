@@ -36,15 +36,15 @@ pub fn find(env: &[(OsString, OsString)]) -> Option<PathBuf> {
         })
 }
 
-/// Rewrites `launch` to run its program through `bwrap`, with `writable` (the roots and the
-/// private temp dir) the only trees it may write.
-pub fn wrap(launch: &mut Launch, bwrap: PathBuf, writable: &[PathBuf]) {
+/// Rewrites `launch` to run its program through `bwrap`, with `writable` (the writable roots
+/// and the private temp dir) the only trees it may write and the session's `roots` in view.
+pub fn wrap(launch: &mut Launch, bwrap: PathBuf, roots: &[PathBuf], writable: &[PathBuf]) {
     let home = launch
         .env
         .iter()
         .find(|(name, _)| name == "HOME")
         .map(|(_, home)| PathBuf::from(home));
-    let mut args = arguments(writable, home.as_deref(), &launch.cwd);
+    let mut args = arguments(roots, writable, home.as_deref(), &launch.cwd);
     args.push("--".into());
     args.push(std::mem::replace(&mut launch.program, bwrap.into()));
     args.append(&mut launch.args);
@@ -52,7 +52,12 @@ pub fn wrap(launch: &mut Launch, bwrap: PathBuf, writable: &[PathBuf]) {
 }
 
 /// bwrap's options, up to the command.
-fn arguments(writable: &[PathBuf], home: Option<&Path>, cwd: &Path) -> Vec<OsString> {
+fn arguments(
+    roots: &[PathBuf],
+    writable: &[PathBuf],
+    home: Option<&Path>,
+    cwd: &Path,
+) -> Vec<OsString> {
     let mut args: Vec<OsString> = [
         "--die-with-parent",
         "--unshare-pid",
@@ -69,6 +74,10 @@ fn arguments(writable: &[PathBuf], home: Option<&Path>, cwd: &Path) -> Vec<OsStr
     .into_iter()
     .map(OsString::from)
     .collect();
+    // A read-only root under /tmp (read-only mode, plan) would be gone under the private one.
+    for root in roots.iter().filter(|root| root.starts_with("/tmp")) {
+        mount(&mut args, Mount::ReadOnly, root);
+    }
     for root in writable {
         mount(&mut args, Mount::Writable, root);
     }
@@ -134,7 +143,8 @@ mod tests {
         std::fs::write(root.join(".git/config"), "").unwrap();
         std::fs::create_dir_all(home.join(".ssh")).unwrap();
         std::fs::write(home.join(".aws"), "").unwrap();
-        let args = strings(&arguments(std::slice::from_ref(&root), Some(&home), &root));
+        let roots = std::slice::from_ref(&root);
+        let args = strings(&arguments(roots, roots, Some(&home), &root));
         let joined = args.join(" ");
         let (r, h) = (root.display(), home.display());
         assert!(joined.starts_with("--die-with-parent --unshare-pid --ro-bind / / "));
@@ -153,6 +163,20 @@ mod tests {
     }
 
     #[test]
+    fn a_read_only_root_under_tmp_stays_in_view_below_the_private_tmp() {
+        let root = PathBuf::from("/tmp/project");
+        let args = strings(&arguments(std::slice::from_ref(&root), &[], None, &root));
+        let joined = args.join(" ");
+        let tmpfs = joined.find("--tmpfs /tmp").unwrap();
+        let view = joined.find("--ro-bind /tmp/project /tmp/project").unwrap();
+        assert!(tmpfs < view, "{joined}");
+        assert!(
+            !joined.contains("--bind /tmp/project"),
+            "not writable: {joined}"
+        );
+    }
+
+    #[test]
     fn the_program_runs_after_the_options() {
         let dir = tempfile::tempdir().unwrap();
         let mut launch = Launch {
@@ -163,7 +187,7 @@ mod tests {
             env: Vec::new(),
             sandbox: None,
         };
-        wrap(&mut launch, "/usr/bin/bwrap".into(), &[]);
+        wrap(&mut launch, "/usr/bin/bwrap".into(), &[], &[]);
         assert_eq!(launch.program, "/usr/bin/bwrap");
         let args = strings(&launch.args);
         assert_eq!(args[args.len() - 4..], ["--", "sh", "-c", "true"]);

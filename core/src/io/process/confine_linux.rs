@@ -10,12 +10,11 @@
 //! the command runs unconfined and its result says backend "none" — unless the sandbox is
 //! required, and then it does not run.
 
-use std::os::unix::fs::DirBuilderExt;
-
 use hearth_linux_sandbox::{Handoff, Prepared, Rules, prepare as prepare_rules};
 
 use super::group::Group;
 use super::launch::{Launch, UNAVAILABLE};
+use super::os::private_dir;
 use super::{bwrap, proxy};
 use crate::sandbox::{Bwrap, Policy};
 
@@ -35,16 +34,7 @@ pub struct Pending {
 /// Prepares the confinement of `launch` under `policy`, rewriting it for the bwrap layer and
 /// the proxy; why it must not start.
 pub fn prepare(launch: &mut Launch, policy: &Policy) -> Result<Confined, String> {
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&policy.temp_dir)
-        .map_err(|e| {
-            format!(
-                "cannot make the private temp dir {}: {e}",
-                policy.temp_dir.display()
-            )
-        })?;
+    private_dir(&policy.temp_dir)?;
     let mut writable = policy.writable.clone();
     writable.push(policy.temp_dir.clone());
     let wrapper = match policy.bwrap {
@@ -73,7 +63,7 @@ pub fn prepare(launch: &mut Launch, policy: &Policy) -> Result<Confined, String>
         format!("landlock ABI {abi} + seccomp")
     });
     if let Some(bwrap) = wrapper {
-        bwrap::wrap(launch, bwrap, &rules.writable);
+        bwrap::wrap(launch, bwrap, &policy.roots, &rules.writable);
     }
     if allowlist.is_some() {
         for (name, value) in proxy::env() {

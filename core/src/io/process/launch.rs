@@ -16,7 +16,8 @@ use crate::sandbox::Policy;
 
 /// Why a required sandbox refused to run a command where no backend confines it.
 pub(super) const UNAVAILABLE: &str = "the sandbox is required (sandbox.required or \
-    HEARTH_REQUIRE_SANDBOX=1) but this system has none (Linux with Landlock is needed)";
+    HEARTH_REQUIRE_SANDBOX=1) but this system has none (Landlock on Linux or \
+    /usr/bin/sandbox-exec on macOS is needed)";
 
 /// What a child is, for a confinement policy to decide by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,14 +7,19 @@
 //! - `group.rs`: the [`Group`], the child's whole process tree: signalled, stopped politely
 //!   then by force, waited for, killed when dropped;
 //! - `server.rs`: a stdio server's start on top of the launcher, its stderr to the log, why it
-//!   ended;
+//!   ended; `server_sandbox.rs`: the sandbox of a server (a language server by default, an MCP
+//!   server that opted in): its roots, a private temp dir and cache of its own;
 //! - `unix.rs`, `windows.rs`: everything OS-specific (a process tree: a process group and its
 //!   signals on Unix, a Job Object on Windows; the merged output pipe; the shell). Another OS is one file
 //!   beside them, with the same few items; nothing outside them names an OS type;
-//! - `confine_linux.rs`, `confine_none.rs`: the sandbox of a `run_command` child whose
+//! - `confine_linux.rs`, `confine_macos.rs`, `confine_none.rs`: the sandbox of a child whose
 //!   [`Launch`] carries a policy (`crate::sandbox`) — Landlock or the bwrap layer
 //!   (`bwrap.rs`), seccomp and a network namespace on Linux (`platform/linux`), the
-//!   allowlist proxy serving that namespace (`proxy.rs`); backend "none" elsewhere.
+//!   allowlist proxy serving that namespace (`proxy.rs`); `sandbox-exec` with a generated
+//!   Seatbelt profile on macOS; backend "none" elsewhere (Windows: unavailable). Each works
+//!   in three steps around the spawn: `prepare` (rewrites what is run, before the command is
+//!   built), `Confined::install` (between fork and exec), `Pending::started` (the backend's
+//!   name, once the child runs).
 
 #[cfg(target_os = "linux")]
 mod bwrap;
@@ -22,9 +27,13 @@ mod bwrap;
 mod confine_linux;
 #[cfg(target_os = "linux")]
 use confine_linux as confine;
-#[cfg(not(target_os = "linux"))]
+#[cfg(target_os = "macos")]
+mod confine_macos;
+#[cfg(target_os = "macos")]
+use confine_macos as confine;
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
 mod confine_none;
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
 use confine_none as confine;
 mod group;
 mod launch;
@@ -32,6 +41,7 @@ mod probe;
 #[cfg(target_os = "linux")]
 mod proxy;
 mod server;
+mod server_sandbox;
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]
@@ -46,6 +56,7 @@ pub use launch::{ChildKind, Confinement, Launch, Launcher, StartError, Started, 
 pub use os::{exit_parts, shell};
 pub use probe::sandbox_backend;
 pub use server::{LastLine, Spawned, exit_reason, exit_status, start_server};
+pub use server_sandbox::ServerSandbox;
 
 /// The read end of a child's merged stdout and stderr.
 pub type OutputReader = Box<dyn tokio::io::AsyncRead + Send + Unpin>;

@@ -2,22 +2,40 @@
 //! `initialize` reports, and what tells the permission modes whether a command would run
 //! confined (where nothing confines, `accept_edits` and `bypass` ask as `ask` does).
 
-use std::sync::OnceLock;
+use crate::sandbox::Settings;
 
-/// "landlock ABI 7 + seccomp", or `None` where nothing confines a command (no Landlock in
-/// this kernel; macOS and Windows until their backends exist). Probed once: the kernel does
-/// not change under a running process.
-pub fn sandbox_backend() -> Option<&'static str> {
-    static BACKEND: OnceLock<Option<String>> = OnceLock::new();
-    BACKEND.get_or_init(probe).as_deref()
+/// The backend a command would run under with `settings` — "bwrap + seccomp" where the bwrap
+/// layer would be chosen, else "landlock ABI 7 + seccomp" — or `None` where nothing confines
+/// a command (neither in this kernel or on PATH; macOS without `sandbox-exec`; Windows).
+pub fn sandbox_backend(settings: &Settings) -> Option<String> {
+    probe(settings)
 }
 
 #[cfg(target_os = "linux")]
-fn probe() -> Option<String> {
-    hearth_linux_sandbox::landlock_abi().map(|abi| format!("landlock ABI {abi} + seccomp"))
+fn probe(settings: &Settings) -> Option<String> {
+    use std::sync::OnceLock;
+
+    use crate::sandbox::Bwrap;
+
+    // Probed once: the kernel does not change under a running process.
+    static LANDLOCK: OnceLock<Option<i32>> = OnceLock::new();
+    let landlock = *LANDLOCK.get_or_init(hearth_linux_sandbox::landlock_abi);
+    let path: Vec<_> = std::env::var_os("PATH")
+        .map(|path| ("PATH".into(), path))
+        .into_iter()
+        .collect();
+    if settings.bwrap == Bwrap::Auto && super::bwrap::find(&path).is_some() {
+        return Some("bwrap + seccomp".into());
+    }
+    landlock.map(|abi| format!("landlock ABI {abi} + seccomp"))
 }
 
-#[cfg(not(target_os = "linux"))]
-fn probe() -> Option<String> {
+#[cfg(target_os = "macos")]
+fn probe(_settings: &Settings) -> Option<String> {
+    super::confine::available().then(|| super::confine::BACKEND.into())
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+fn probe(_settings: &Settings) -> Option<String> {
     None
 }

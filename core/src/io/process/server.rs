@@ -30,6 +30,8 @@ pub struct Spawned {
     pub stdout: ChildStdout,
     pub group: Arc<Group>,
     pub stderr: LastLine,
+    /// The sandbox backend confining it (`Started::sandbox`); `None`: unconfined.
+    pub sandbox: Option<String>,
 }
 
 /// Where each line a server writes on stderr goes: the log, under the caller's target, with the
@@ -47,11 +49,18 @@ pub fn start_server(
     let command = launch.program.to_string_lossy().into_owned();
     let cwd = launch.cwd.clone();
     let Started {
-        mut child, group, ..
+        mut child,
+        group,
+        sandbox,
+        ..
     } = launcher.start(launch, Stdio::Piped).map_err(|e| match e {
         StartError::Refused(reason) => format!("cannot start `{command}`: {reason}"),
         StartError::Io(e) => spawn_failure(&command, &cwd, e),
     })?;
+    if sandbox.as_deref() == Some("none") {
+        // Asked to run confined where nothing confines: said, never silent.
+        tracing::warn!(server = %server, "runs unconfined: this system has no sandbox");
+    }
     let group = Arc::new(group);
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
@@ -65,6 +74,7 @@ pub fn start_server(
         stdout,
         group,
         stderr: forward_stderr(server, stderr, log),
+        sandbox,
     })
 }
 

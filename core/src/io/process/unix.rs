@@ -9,6 +9,8 @@
 //! cannot be relied on from `Drop`).
 
 use std::ffi::{OsStr, OsString};
+use std::os::unix::fs::DirBuilderExt;
+use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 
 use nix::errno::Errno;
@@ -90,4 +92,15 @@ pub fn shell() -> &'static Shell {
         flags: &["-c"],
     };
     &SH
+}
+
+/// Makes a sandboxed child's private temp dir, readable by its owner only (other users'
+/// processes must not read or plant files in it).
+#[cfg_attr(not(any(target_os = "linux", target_os = "macos")), allow(dead_code))]
+pub fn private_dir(path: &Path) -> Result<(), String> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)
+        .map_err(|e| format!("cannot make the private temp dir {}: {e}", path.display()))
 }

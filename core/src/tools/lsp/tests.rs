@@ -34,6 +34,15 @@ fn servers(mode: &str, pids: &Path) -> Arc<Servers> {
 
 /// Servers whose `.fake` files go to the fake server started with `args`, by `launcher`.
 fn servers_on(launcher: Arc<crate::io::process::Launcher>, args: &[PathBuf]) -> Arc<Servers> {
+    servers_sandboxed(launcher, args, None)
+}
+
+/// `servers_on`, the fake entry's `sandbox` set to `sandbox` when given.
+fn servers_sandboxed(
+    launcher: Arc<crate::io::process::Launcher>,
+    args: &[PathBuf],
+    sandbox: Option<bool>,
+) -> Arc<Servers> {
     let config = json!({"lsp": {
         "timeoutSecs": 1,
         "startupTimeoutSecs": 2,
@@ -41,11 +50,13 @@ fn servers_on(launcher: Arc<crate::io::process::Launcher>, args: &[PathBuf]) -> 
             "extensions": ["fake"],
             "command": "python3",
             "args": args,
+            "sandbox": sandbox,
         }},
     }});
     Arc::new(Servers::new(
         &Config::from_json(&config.to_string()).unwrap(),
         launcher,
+        Default::default(),
     ))
 }
 
@@ -96,7 +107,11 @@ impl Workspace {
 
 /// The built-in tool `name` (not an LSP one).
 fn builtin(name: &str) -> Arc<dyn AnyTool> {
-    let deps = crate::tools::ToolDeps::create(&Config::default(), crate::io::testing::launcher());
+    let deps = crate::tools::ToolDeps::create(
+        &Config::default(),
+        crate::io::testing::launcher(),
+        Default::default(),
+    );
     deps.builtin()
         .iter()
         .find(|t| t.spec().name == name)
@@ -290,6 +305,7 @@ async fn files_without_a_server_and_missing_programs_are_clear_answers() {
     let missing = Arc::new(Servers::new(
         &Config::from_json(config).unwrap(),
         crate::io::testing::launcher(),
+        Default::default(),
     ));
     let error = diagnostics(&ws.session(&missing), "a.py")
         .await
@@ -388,6 +404,7 @@ async fn a_new_file_without_an_installed_server_gets_a_plain_result() {
     ctx.lsp = Arc::new(Lsp::new(Arc::new(Servers::new(
         &Config::from_json(config).unwrap(),
         crate::io::testing::launcher(),
+        Default::default(),
     ))));
     let write = builtin("write");
     let input = json!({"path": "new.py", "content": "x = 1\n"});
@@ -470,4 +487,45 @@ async fn a_language_server_sees_no_key_and_runs_wrapped() {
         [crate::io::process::ChildKind::LanguageServer]
     );
     servers.close();
+}
+
+/// A language server runs in the sandbox by default: the fake server, told to log its start
+/// outside its workspace, cannot, dies, and the answer names the sandbox and the way out;
+/// with its entry's `sandbox: false` the same server starts and the file is written.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_language_server_is_confined_unless_its_entry_says_not() {
+    if !hearth_testkit::sandbox::landlock_here() {
+        return;
+    }
+    let ws = Workspace::new(&[("a.fake", "fine\n")]);
+    let outside = tempfile::tempdir().unwrap();
+    let pids = outside.path().join("pids");
+    let args = [fake_server(), "--pidfile".into(), pids.clone()];
+    let launcher = crate::io::testing::launcher;
+    let confined = servers_sandboxed(launcher(), &args, None);
+    let error = diagnostics(&ws.session(&confined), "a.fake")
+        .await
+        .unwrap_err()
+        .0;
+    assert!(error.contains("Permission denied"), "{error}");
+    assert!(
+        error.contains("it ran in the sandbox: workspace-write, network off"),
+        "{error}"
+    );
+    assert!(
+        error.contains("if the sandbox stops it, `lsp.servers.fake.sandbox: false` or"),
+        "{error}"
+    );
+    assert!(
+        !pids.exists(),
+        "a confined server wrote outside its workspace"
+    );
+    confined.close();
+
+    let open = servers_sandboxed(launcher(), &args, Some(false));
+    let answer = diagnostics(&ws.session(&open), "a.fake").await.unwrap();
+    assert!(answer.starts_with("a.fake: 0 errors"), "{answer}");
+    assert!(pids.exists(), "an unconfined server writes where it likes");
+    open.close();
 }

@@ -57,6 +57,7 @@ fn test_server(name: &str, env: &[(&str, &str)]) -> McpServerSpec {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
+            sandbox: false,
         },
     }
 }
@@ -73,6 +74,7 @@ fn everything() -> McpServerSpec {
             args: vec![script.to_string_lossy().into_owned(), "stdio".into()],
             // Its gzip tool downloads from the internet unless told otherwise.
             env: vec![("GZIP_ALLOWED_DOMAINS".into(), "127.0.0.1".into())],
+            sandbox: false,
         },
     }
 }
@@ -85,7 +87,9 @@ fn connect(specs: Vec<McpServerSpec>, startup_timeout: Duration) -> McpServers {
         startup_timeout,
         http: Arc::new(http_client()),
         cwd: repo(),
+        roots: vec![repo()],
         launcher: crate::io::testing::launcher(),
+        sandbox: Default::default(),
     };
     McpServers::connect(specs, options, &tokio::runtime::Handle::current())
 }
@@ -374,6 +378,7 @@ async fn a_server_that_exits_at_startup_says_why() {
                 "import sys; sys.stderr.write('ImportError: no module x\\n'); sys.exit(2)".into(),
             ],
             env: Vec::new(),
+            sandbox: false,
         },
     };
     let servers = connect(vec![spec], STARTUP);
@@ -433,6 +438,7 @@ async fn startup_failures_are_reported_with_their_reasons() {
             command: "/nonexistent/mcp-server".into(),
             args: Vec::new(),
             env: Vec::new(),
+            sandbox: false,
         },
     };
     let sse = McpServerSpec {
@@ -661,6 +667,7 @@ async fn a_stdio_server_sees_no_key_unless_its_entry_names_it_and_runs_wrapped()
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
+            sandbox: false,
         },
     };
     let policy = Arc::new(crate::io::testing::Wrapped::default());
@@ -668,7 +675,9 @@ async fn a_stdio_server_sees_no_key_unless_its_entry_names_it_and_runs_wrapped()
         startup_timeout: STARTUP,
         http: Arc::new(http_client()),
         cwd: repo(),
+        roots: vec![repo()],
         launcher: crate::io::testing::wrapping_launcher(&policy),
+        sandbox: Default::default(),
     };
     let specs = vec![
         env_server("plain", &[]),
@@ -697,5 +706,76 @@ async fn a_stdio_server_sees_no_key_unless_its_entry_names_it_and_runs_wrapped()
         policy.kinds(),
         [crate::io::process::ChildKind::McpServer; 2]
     );
+    drop(servers.shutdown());
+}
+
+/// A stdio server runs unconfined unless its entry opts in; one that does may write its
+/// session's roots (cwd and additional directories) but not outside them. The server writes `MCP_TEST_PIDFILE` as it starts
+/// and dies when it cannot, so where the file lands (and whether the server came up) says
+/// what the sandbox let it do.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_stdio_server_is_confined_only_when_its_entry_opts_in() {
+    if !hearth_testkit::sandbox::landlock_here() {
+        return;
+    }
+    let workspace = tempfile::tempdir().unwrap();
+    let additional = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let pidfile = |dir: &Path, name: &str| dir.join(format!("{name}.pid"));
+    let server = |name: &str, dir: &Path, sandbox: bool| {
+        let file = pidfile(dir, name).to_string_lossy().into_owned();
+        let mut spec = test_server(name, &[("MCP_TEST_PIDFILE", &file)]);
+        if let Transport::Stdio { sandbox: asked, .. } = &mut spec.transport {
+            *asked = sandbox;
+        }
+        spec
+    };
+    let specs = vec![
+        server("open", outside.path(), false),
+        server("confined_out", outside.path(), true),
+        server("confined_in", workspace.path(), true),
+        server("confined_additional", additional.path(), true),
+    ];
+    let options = Options {
+        startup_timeout: STARTUP,
+        http: Arc::new(http_client()),
+        cwd: workspace.path().to_owned(),
+        roots: vec![workspace.path().to_owned(), additional.path().to_owned()],
+        launcher: crate::io::testing::launcher(),
+        sandbox: Default::default(),
+    };
+    let servers = McpServers::connect(specs, options, &tokio::runtime::Handle::current());
+    servers.ready().await;
+    let status = servers.status();
+    assert!(
+        matches!(status[0].state, ServerState::Connected { .. }),
+        "{status:?}"
+    );
+    assert!(pidfile(outside.path(), "open").exists());
+
+    let denied = failure(&servers, 1);
+    assert!(denied.contains("Permission denied"), "{denied}");
+    assert!(
+        denied.contains("(it ran in the sandbox: workspace-write, network off, landlock ABI "),
+        "{denied}"
+    );
+    assert!(
+        denied.contains("if the sandbox stops it, its entry without `\"sandbox\": true`"),
+        "{denied}"
+    );
+    assert!(!pidfile(outside.path(), "confined_out").exists());
+
+    assert!(
+        matches!(status[2].state, ServerState::Connected { .. }),
+        "{status:?}"
+    );
+    assert!(pidfile(workspace.path(), "confined_in").exists());
+    // The session's additional directories are writable too, as they are to its commands.
+    assert!(
+        matches!(status[3].state, ServerState::Connected { .. }),
+        "{status:?}"
+    );
+    assert!(pidfile(additional.path(), "confined_additional").exists());
     drop(servers.shutdown());
 }

@@ -1,0 +1,66 @@
+//! The sandbox of a stdio server (a language server; an MCP server that opted in): the policy
+//! of a `run_command` child, over the server's own roots, with a private temp dir of its own
+//! (servers outlive commands and may be shared by sessions, so the session's temp dir would
+//! be the wrong one), removed when the server is let go. `XDG_CACHE_HOME` points into that
+//! dir: the caches servers write under `~/.cache` (TypeScript's typings, pyright's and
+//! rust-analyzer's scratch files) are read-only under the sandbox, and a server that cannot
+//! write its cache may fail to start; inside the workspace (rust-analyzer's `target/`) they
+//! are writable anyway in workspace-write.
+
+use std::path::{Path, PathBuf};
+
+use super::launch::Launch;
+use crate::ids::new_id;
+use crate::sandbox::{Policy, Setup};
+
+/// A server's policy and its private temp dir; dropping it removes the dir.
+pub struct ServerSandbox {
+    policy: Policy,
+}
+
+impl ServerSandbox {
+    /// The sandbox of a server of `kind` (`lsp`, `mcp`: it names the temp dir) writing
+    /// `roots`; why it cannot be (a root holding Hearth's own state).
+    pub fn new(setup: &Setup, roots: &[&Path], kind: &str) -> Result<Self, String> {
+        let canonical: Vec<PathBuf> = roots
+            .iter()
+            .map(|root| dunce::canonicalize(root).unwrap_or_else(|_| root.to_path_buf()))
+            .collect();
+        let system = std::env::temp_dir();
+        let system = dunce::canonicalize(&system).unwrap_or(system);
+        let temp_dir = system.join(new_id(&format!("hearth-{kind}")));
+        Ok(ServerSandbox {
+            policy: Policy::new(setup, &canonical, temp_dir)?,
+        })
+    }
+
+    /// Confines `launch` by this sandbox, its cache pointed inside the temp dir.
+    pub fn apply(&self, launch: &mut Launch) {
+        let cache = self.policy.temp_dir.join("cache");
+        launch.env.retain(|(name, _)| name != "XDG_CACHE_HOME");
+        launch.env.push(("XDG_CACHE_HOME".into(), cache.into()));
+        launch.sandbox = Some(self.policy.clone());
+    }
+
+    /// What a failure reason of the server confined by `backend` adds: that it ran in the
+    /// sandbox, which may be why, and `way_out`, the setting that runs it without. Nothing
+    /// when no backend confined it ("none").
+    pub fn failure_note(&self, backend: &str, way_out: &str) -> String {
+        if backend == "none" {
+            return String::new();
+        }
+        format!(
+            " (it ran in the sandbox: {}, {backend}; if the sandbox stops it, {way_out} runs \
+             it unconfined)",
+            self.policy.describe()
+        )
+    }
+}
+
+impl Drop for ServerSandbox {
+    fn drop(&mut self) {
+        // Made by the confinement at the server's start; nothing to remove when it never
+        // started.
+        let _ = std::fs::remove_dir_all(&self.policy.temp_dir);
+    }
+}
