@@ -99,7 +99,9 @@ fn the_list_comes_after_the_responses_of_new_load_and_resume() {
     let list = first_list(&mut client, &session);
     assert_eq!(
         names(&list),
-        ["help", "compact", "undo", "mcp", "model", "mode", "init"]
+        [
+            "help", "compact", "undo", "mcp", "model", "mode", "sandbox", "init"
+        ]
     );
     let model = list.iter().find(|c| c["name"] == "model").unwrap();
     assert_eq!(model["input"]["hint"], "<model id>");
@@ -222,6 +224,40 @@ fn model_and_mode_change_the_config_as_set_config_option_does() {
 
     client.prompt(&session, "go");
     assert_eq!(setup.mock.requests()[0].body["model"], "mock-other");
+}
+
+#[test]
+fn sandbox_says_what_confines_the_sessions_commands_and_follows_its_option() {
+    let setup = Setup::new(json!({"responses": []}));
+    let mut client = start(
+        &setup,
+        json!({"sandbox": {"writableRoots": ["/opt/cache"], "mcpServers": true}}),
+    );
+    let session = new_session(&mut client, &setup.cwd(), json!([]));
+    first_list(&mut client, &session);
+
+    let answer = answer_to(&mut client, &session, "/sandbox");
+    assert!(
+        answer.starts_with("Commands run `workspace-write`, network off (backend: "),
+        "{answer}"
+    );
+    assert!(answer.contains("`/opt/cache`"), "{answer}");
+    assert!(
+        answer.contains("Language servers run in it too; every stdio MCP server does."),
+        "{answer}"
+    );
+    assert!(answer.contains("Permission mode `ask`"), "{answer}");
+
+    client.call(
+        "session/set_config_option",
+        json!({"sessionId": session, "configId": "sandbox", "value": "off"}),
+    );
+    let answer = answer_to(&mut client, &session, "/sandbox");
+    assert!(
+        answer.starts_with("The sandbox is off for this session"),
+        "{answer}"
+    );
+    assert!(setup.mock.requests().is_empty());
 }
 
 #[test]

@@ -12,7 +12,7 @@ pub struct Builtin {
     pub hint: Option<&'static str>,
 }
 
-pub const BUILTINS: [Builtin; 7] = [
+pub const BUILTINS: [Builtin; 8] = [
     Builtin {
         name: "help",
         description: "List the commands",
@@ -42,6 +42,11 @@ pub const BUILTINS: [Builtin; 7] = [
         name: "mode",
         description: "Switch the permission mode",
         hint: Some("<mode id>"),
+    },
+    Builtin {
+        name: "sandbox",
+        description: "Show what confines this session's commands",
+        hint: None,
     },
     Builtin {
         name: "init",

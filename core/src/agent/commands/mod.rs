@@ -8,7 +8,8 @@
 //! `/word` is no command: it may be a path or prose, and a command that takes no input followed
 //! by text (`/help me`) is prose too. Three kinds:
 //!
-//! - **Answered by the engine** (`/help`, `/mcp [reconnect [server]]`, `/model`, `/mode`): agent
+//! - **Answered by the engine** (`/help`, `/mcp [reconnect [server]]`, `/model`, `/mode`,
+//!   `/sandbox` (`sandbox.rs`: what confines the session's commands)): agent
 //!   message chunks, logged, then `end_turn`; no model request and no credential needed.
 //!   `/model` and `/mode` go through `Session::apply_settings`, the path of
 //!   `session/set_config_option`; `/mcp reconnect` restarts servers on their board
@@ -25,6 +26,7 @@
 mod builtin;
 mod list;
 mod mcp;
+mod sandbox;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -56,6 +58,7 @@ pub enum Command {
     Mode {
         id: Option<String>,
     },
+    Sandbox,
     Init,
     /// A custom command, expanded with its arguments.
     Custom {
@@ -99,8 +102,9 @@ pub async fn parse(session: &Session, prompt: &Prompt) -> Option<Command> {
         },
         "model" => Command::Model { id: input() },
         "mode" => Command::Mode { id: input() },
+        "sandbox" if bare => Command::Sandbox,
         "init" if bare => Command::Init,
-        "help" | "undo" | "init" => return None,
+        "help" | "undo" | "sandbox" | "init" => return None,
         name if name.starts_with("mcp:") => {
             // A session's first prompt may come while its servers still connect.
             session.services().mcp_ready().await;
@@ -139,6 +143,7 @@ pub async fn run(
         Command::Mcp { arguments } => mcp::run(session, token, &arguments).await,
         Command::Model { id } => builtin::model(session, id.as_deref()),
         Command::Mode { id } => builtin::mode(session, id.as_deref()),
+        Command::Sandbox => sandbox::status(session),
         Command::Compact { focus } => {
             return Ran::Answered(compact(session, sink, token, focus).await);
         }

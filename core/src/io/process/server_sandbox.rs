@@ -5,13 +5,14 @@
 //! dir: the caches servers write under `~/.cache` (TypeScript's typings, pyright's and
 //! rust-analyzer's scratch files) are read-only under the sandbox, and a server that cannot
 //! write its cache may fail to start; inside the workspace (rust-analyzer's `target/`) they
-//! are writable anyway in workspace-write.
+//! are writable anyway in workspace-write. Servers run under Landlock (and seccomp, the
+//! network namespace), never the bwrap layer (see `new`).
 
 use std::path::{Path, PathBuf};
 
 use super::launch::Launch;
 use crate::ids::new_id;
-use crate::sandbox::{Policy, Setup};
+use crate::sandbox::{Bwrap, Policy, Setup};
 
 /// A server's policy and its private temp dir; dropping it removes the dir.
 pub struct ServerSandbox {
@@ -29,9 +30,12 @@ impl ServerSandbox {
         let system = std::env::temp_dir();
         let system = dunce::canonicalize(&system).unwrap_or(system);
         let temp_dir = system.join(new_id(&format!("hearth-{kind}")));
-        Ok(ServerSandbox {
-            policy: Policy::new(setup, &canonical, temp_dir)?,
-        })
+        let mut policy = Policy::new(setup, &canonical, temp_dir)?;
+        // Servers keep to Landlock: bwrap's private `/tmp` would hide the files outside the
+        // roots a client opens in them (a scratch file in /tmp), and its pid namespace the
+        // server's pid from whoever reads it (its own logs, crash reports, the tests).
+        policy.bwrap = Bwrap::Off;
+        Ok(ServerSandbox { policy })
     }
 
     /// Confines `launch` by this sandbox, its cache pointed inside the temp dir.
