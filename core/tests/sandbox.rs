@@ -22,7 +22,7 @@ use std::net::TcpListener;
 use std::path::Path;
 use std::time::Duration;
 
-use common::sandbox::{Ran, backend_prefix, exit_code, run, sandboxed};
+use common::sandbox::{backend_prefix, exit_code, run, sandboxed};
 use common::tools::{session, workspace};
 use common::{Setup, call, start, text, tool_results};
 use hearth_testkit::processes::{marked_gone, marked_started};
@@ -279,6 +279,7 @@ fn cancel_kills_the_whole_confined_tree() {
 /// Makes three calls with python's ctypes and prints, for each, "ok" or the errno: an x32
 /// io_uring_setup (425 with bit 30), io_uring_setup(1, NULL), and keyctl(GET_KEYRING_ID,
 /// SESSION_KEYRING) (250). x86_64's numbers.
+#[cfg(target_arch = "x86_64")]
 const SYSCALL_PROBE: &str = "python3 -c \"import ctypes; libc = ctypes.CDLL(None, use_errno=True); \
     call = lambda *a: 'ok' if libc.syscall(*a) >= 0 else str(ctypes.get_errno()); \
     print(call(0x40000000 | 425, 1, 0), call(425, 1, 0), call(250, 0, -3, 0))\"";
@@ -290,7 +291,8 @@ fn x32_io_uring_and_keyring_calls_are_refused_and_only_in_the_sandbox() {
         return;
     }
     // "Exit code: 0", a fence, the line printed.
-    let printed = |ran: &Ran| ran.results[0].lines().nth(2).unwrap_or_default().to_owned();
+    let printed =
+        |ran: &common::sandbox::Ran| ran.results[0].lines().nth(2).unwrap_or_default().to_owned();
     let open = printed(&run(json!({ "mode": "off" }), &[SYSCALL_PROBE.into()]));
     let eperm = "1";
     // Unconfined, none is EPERM (x32: ENOSYS without that ABI, else ok; io_uring: EFAULT;

@@ -217,10 +217,15 @@ mod tests {
     }
 
     fn denial(output: &str) -> Option<Denied> {
+        failed_with(false, output)
+    }
+
+    /// What a command in `/w`, network off, that failed printing `output` was denied.
+    fn failed_with(private_tmp: bool, output: &str) -> Option<Denied> {
         find_denial(
             &policy(Network::Off),
             Path::new("/w"),
-            false,
+            private_tmp,
             Some(1),
             None,
             output,
@@ -230,22 +235,19 @@ mod tests {
     #[test]
     fn a_missing_host_tmp_path_is_a_denial_only_behind_a_private_tmp() {
         let line = "touch: cannot touch '/tmp/other/f': No such file or directory";
-        let find = |private_tmp, line| {
-            find_denial(
-                &policy(Network::Off),
-                Path::new("/w"),
-                private_tmp,
-                Some(1),
-                None,
-                line,
-            )
-        };
-        assert_eq!(find(true, line), Some(Denied::Write("/tmp/other/f".into())));
-        assert_eq!(find(false, line), None, "a real missing directory");
+        assert_eq!(
+            failed_with(true, line),
+            Some(Denied::Write("/tmp/other/f".into()))
+        );
+        assert_eq!(failed_with(false, line), None, "a real missing directory");
         let elsewhere = "cat: /etc/nope: No such file or directory";
-        assert_eq!(find(true, elsewhere), None, "only /tmp is private");
+        assert_eq!(failed_with(true, elsewhere), None, "only /tmp is private");
         let inside = "cat: /w/nope: No such file or directory";
-        assert_eq!(find(true, inside), None, "the workspace is the host's");
+        assert_eq!(
+            failed_with(true, inside),
+            None,
+            "the workspace is the host's"
+        );
     }
 
     #[test]

@@ -33,9 +33,6 @@ pub use denial::{Denied, find_denial, notice};
 #[cfg(target_os = "linux")]
 pub use hosts::{allowed, split_authority};
 pub use policy::{Policy, Setup};
-// The layer is chosen where there is one to choose (Linux).
 #[cfg(target_os = "macos")]
 pub use seatbelt::profile as seatbelt_profile;
-#[cfg(any(target_os = "linux", test))]
-pub use settings::Bwrap;
-pub use settings::{Mode, Network, Settings};
+pub use settings::{Bwrap, Mode, Network, Settings};

@@ -78,8 +78,8 @@ pub fn running(pid: u32) -> bool {
 }
 
 /// Whether no process's command line contains `marker` (`pgrep -f`): how a test finds the
-/// tree of a command it gave a unique marker, from outside the engine.
-#[cfg(unix)]
+/// tree of a command it gave a unique marker, from outside the engine. Needs `pgrep` (the
+/// suites that use it run Unix commands; under wine they are skipped).
 pub fn marked_gone(marker: &str) -> bool {
     let out = std::process::Command::new("pgrep")
         .args(["-f", marker])
@@ -89,7 +89,6 @@ pub fn marked_gone(marker: &str) -> bool {
 }
 
 /// Waits, up to `within`, for a process marked `marker` to be running; whether one is.
-#[cfg(unix)]
 pub fn marked_started(marker: &str, within: std::time::Duration) -> bool {
     let deadline = std::time::Instant::now() + within;
     while marked_gone(marker) && std::time::Instant::now() < deadline {
