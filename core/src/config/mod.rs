@@ -186,6 +186,10 @@ pub struct ToolsConfig {
     pub read_max_lines: Option<usize>,
     /// Bytes `fetch` downloads at most (default 524288).
     pub fetch_max_bytes: Option<usize>,
+    /// Hosts `fetch` may reach even on a loopback, private, link-local or metadata address
+    /// (names, `*.domain`, addresses with IPv6 in brackets; no port).
+    #[serde(default)]
+    pub fetch_allow_hosts: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -329,6 +333,23 @@ impl Config {
                 )));
             }
         }
+        // No port: the address check, after DNS resolution, cannot see one.
+        if let Some(host) =
+            tools
+                .fetch_allow_hosts
+                .iter()
+                .find(|host| match host.strip_prefix('[') {
+                    Some(rest) => rest
+                        .split_once(']')
+                        .is_none_or(|(_, after)| !after.is_empty()),
+                    None => host.contains(':') || host.is_empty(),
+                })
+        {
+            return Err(ConfigError(format!(
+                "invalid config key `tools.fetchAllowHosts`: `{host}` is not a host name or \
+                 address (IPv6 in brackets) without a port"
+            )));
+        }
         if self.max_turn_requests == Some(0) {
             return Err(ConfigError(
                 "invalid config key `maxTurnRequests`: must be at least 1".into(),
@@ -422,6 +443,27 @@ mod tests {
         assert!(
             matches!(c.store_location().unwrap(), StoreLocation::File(p) if p.ends_with("hearth/hearth.db"))
         );
+    }
+
+    #[test]
+    fn fetch_allow_hosts_are_hosts_without_ports() {
+        let config = |hosts: &str| {
+            Config::from_json(&format!(r#"{{"tools": {{"fetchAllowHosts": {hosts}}}}}"#))
+        };
+        let ok = config(r#"["localhost", "10.0.0.2", "[::1]", "*.corp.example"]"#).unwrap();
+        assert_eq!(ok.tools.fetch_allow_hosts.len(), 4);
+        for bad in [
+            r#"["localhost:8080"]"#,
+            r#"["[::1]:80"]"#,
+            r#"["::1"]"#,
+            r#"[""]"#,
+        ] {
+            let error = config(bad).unwrap_err();
+            assert!(
+                error.0.contains("`tools.fetchAllowHosts`"),
+                "{bad}: {error}"
+            );
+        }
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //!   holds Hearth's own state;
 //! - `adjust.rs`: per-call changes — the session's `sandbox` option, plan mode's narrowing,
 //!   a widening the user approved for one run;
-//! - `hosts.rs`: whether a host the proxy is asked for is on the network allowlist;
+//! - `hosts.rs`: whether a host is on an allowlist (the proxy's network allowlist, `fetch`'s
+//!   `tools.fetchAllowHosts`);
 //! - `denial.rs`: whether a failed command was stopped by the sandbox, and the block that
 //!   tells the model so;
 //! - `seatbelt.rs`: the policy as a macOS Seatbelt profile (golden-tested on every OS, built
@@ -21,7 +22,7 @@
 
 mod adjust;
 mod denial;
-// Only Linux serves an allowlist proxy so far (macOS would, through its profile).
+// `split_authority` serves the allowlist proxy, which only Linux has so far.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 mod hosts;
 mod policy;
@@ -30,8 +31,9 @@ mod seatbelt;
 mod settings;
 
 pub use denial::{Denied, find_denial, notice};
+pub use hosts::allowed;
 #[cfg(target_os = "linux")]
-pub use hosts::{allowed, split_authority};
+pub use hosts::split_authority;
 pub use policy::{Policy, Setup};
 #[cfg(target_os = "macos")]
 pub use seatbelt::profile as seatbelt_profile;

@@ -1,5 +1,7 @@
 //! `fetch`: an HTTP(S) GET of a text resource (a documentation page, a JSON API, a raw
-//! file), capped in size and time. HTML comes back as readable text.
+//! file), capped in size and time. HTML comes back as readable text. Never to a loopback,
+//! private, link-local or metadata address unless the user allowed the host
+//! (`fetch_guard.rs`).
 
 use std::sync::Arc;
 
@@ -8,18 +10,21 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::fetch_guard::{Guard, GuardedResolver};
 use super::html;
 use super::{About, Access, CallReport, Context, Kind, Output, Planned, Result, Tool, ToolError};
 use crate::net::LazyClient;
 
 pub struct Fetch {
     http: Arc<LazyClient>,
+    guard: Arc<Guard>,
 }
 
 impl Fetch {
-    /// `http` is the engine's fetch client (`http_client`), shared by every session.
-    pub fn new(http: Arc<LazyClient>) -> Self {
-        Fetch { http }
+    /// `http` is the engine's fetch client (`http_client`, built with `guard`), shared by
+    /// every session.
+    pub fn new(http: Arc<LazyClient>, guard: Arc<Guard>) -> Self {
+        Fetch { http, guard }
     }
 }
 
@@ -61,6 +66,7 @@ impl Tool for Fetch {
     }
 
     async fn run(&self, url: Url, ctx: &Context, _report: &dyn CallReport) -> Result<Output> {
+        self.guard.check_url(&url).map_err(ToolError)?;
         let timeout = ctx.limits.fetch_timeout;
         let fetched = tokio::select! {
             _ = ctx.cancel.cancelled() => return Err(ToolError("cancelled".into())),
@@ -81,15 +87,21 @@ impl Tool for Fetch {
 }
 
 /// The client the fetch tool uses: the engine's TLS setup (see `net.rs`), built on first use,
-/// following redirects only on the approved host.
-pub fn http_client() -> LazyClient {
-    LazyClient::new(|builder| builder.redirect(same_host_redirects()))
+/// following redirects only on the approved host, every name it connects to resolved through
+/// `guard`.
+pub fn http_client(guard: Arc<Guard>) -> LazyClient {
+    LazyClient::new(move |builder| {
+        builder
+            .redirect(same_host_redirects(guard.clone()))
+            .dns_resolver(Arc::new(GuardedResolver::new(guard.clone())))
+    })
 }
 
 /// Up to 5 redirects, all on the approved host: permission was given for that host, and a
-/// redirect must not carry the request to another one (say, a cloud metadata address).
-fn same_host_redirects() -> reqwest::redirect::Policy {
-    reqwest::redirect::Policy::custom(|attempt| {
+/// redirect must not carry the request to another one (say, a cloud metadata address) — nor
+/// to an address `guard` refuses.
+fn same_host_redirects(guard: Arc<Guard>) -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(move |attempt| {
         let first_host = attempt
             .previous()
             .first()
@@ -98,10 +110,22 @@ fn same_host_redirects() -> reqwest::redirect::Policy {
             attempt.error("too many redirects")
         } else if attempt.url().host_str().map(str::to_string) != first_host {
             attempt.stop()
+        } else if let Err(refused) = guard.check_url(attempt.url()) {
+            attempt.error(refused)
         } else {
             attempt.follow()
         }
     })
+}
+
+/// What went wrong at the bottom of `error`'s chain (reqwest's own message is only "error
+/// sending request"; the guard's refusal or the connection's error is the last source).
+fn cause(error: &reqwest::Error) -> String {
+    let mut last: &dyn std::error::Error = error;
+    while let Some(source) = last.source() {
+        last = source;
+    }
+    last.to_string()
 }
 
 /// How a body is read.
@@ -122,7 +146,7 @@ struct Page {
 }
 
 async fn get(http: &LazyClient, url: &Url, max_bytes: usize) -> Result<Page> {
-    let failed = |e: reqwest::Error| ToolError(format!("fetching {url} failed: {e}"));
+    let failed = |e: reqwest::Error| ToolError(format!("fetching {url} failed: {}", cause(&e)));
     let mut response = http
         .get()
         .map_err(ToolError)?
@@ -272,6 +296,7 @@ impl Page {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
 
     use serde_json::json;
@@ -281,20 +306,34 @@ mod tests {
     use super::*;
     use crate::tools::testing::{call, context, prepare, workspace};
 
+    /// The tool as configured for these tests: the local test server's host allowed.
     fn fetch() -> Fetch {
-        Fetch::new(Arc::new(http_client()))
+        guarded(&["127.0.0.1", "localhost"])
+    }
+
+    fn guarded(allow: &[&str]) -> Fetch {
+        let guard = Arc::new(Guard::new(allow.iter().map(|a| a.to_string()).collect()));
+        Fetch::new(Arc::new(http_client(guard.clone())), guard)
     }
 
     /// A tiny HTTP/1.1 server with canned answers; returns its base URL.
     async fn serve() -> String {
+        serve_counted().await.0
+    }
+
+    /// `serve`, and how many connections it accepted so far.
+    async fn serve_counted() -> (String, Arc<AtomicUsize>) {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let counter = accepted.clone();
         tokio::spawn(async move {
             while let Ok((socket, _)) = listener.accept().await {
+                counter.fetch_add(1, Ordering::SeqCst);
                 tokio::spawn(answer(socket));
             }
         });
-        base
+        (base, accepted)
     }
 
     async fn answer(mut socket: TcpStream) {
@@ -326,7 +365,7 @@ mod tests {
             "/untyped" => ("200 OK", None, b"just text".to_vec()),
             "/untyped-binary" => ("200 OK", None, b"ab\0cd".to_vec()),
             "/old" => ("301 Moved Permanently", Some("text/plain"), Vec::new()),
-            "/elsewhere" => ("302 Found", Some("text/plain"), b"moved".to_vec()),
+            "/elsewhere" | "/to-address" => ("302 Found", Some("text/plain"), b"moved".to_vec()),
             "/slow" => {
                 tokio::time::sleep(Duration::from_secs(3600)).await;
                 return;
@@ -347,13 +386,19 @@ mod tests {
         if path == "/old" {
             head.push_str("Location: /data.json\r\n");
         }
+        // The port the request came to, whichever name it used.
+        let port = request
+            .split("Host: ")
+            .nth(1)
+            .and_then(|r| r.split("\r\n").next())
+            .and_then(|host| host.rsplit_once(':'))
+            .map_or("1", |(_, port)| port);
+        if path == "/to-address" {
+            // Same server, by address: a host the guard refuses.
+            head.push_str(&format!("Location: http://127.0.0.1:{port}/data.json\r\n"));
+        }
         if path == "/elsewhere" {
             // Same server, another host name: the redirect must not be followed.
-            let port = request
-                .split("Host: 127.0.0.1:")
-                .nth(1)
-                .and_then(|r| r.split("\r\n").next())
-                .unwrap_or("1");
             head.push_str(&format!("Location: http://localhost:{port}/data.json\r\n"));
         }
         head.push_str("\r\n");
@@ -405,6 +450,67 @@ mod tests {
             "followed the redirect: {text}"
         );
         assert!(text.contains("302"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn loopback_is_refused_by_address_and_by_name_and_the_server_sees_nothing() {
+        let (base, accepted) = serve_counted().await;
+        let (_dir, ctx) = workspace();
+        let ctx = &ctx;
+        let refused = |url: String| async move {
+            call(&guarded(&[]), json!({ "url": url }), ctx)
+                .await
+                .unwrap_err()
+                .0
+        };
+        let by_address = refused(format!("{base}/data.json")).await;
+        assert!(
+            by_address.starts_with(
+                "fetch refuses 127.0.0.1: it resolves to 127.0.0.1, a loopback address"
+            ),
+            "{by_address}"
+        );
+        let port = base.rsplit(':').next().unwrap();
+        let by_name = refused(format!("http://localhost:{port}/data.json")).await;
+        assert!(by_name.contains("fetch refuses localhost"), "{by_name}");
+        assert!(by_name.contains("a loopback address"), "{by_name}");
+        assert_eq!(accepted.load(Ordering::SeqCst), 0, "no connection was made");
+        // Listed, the same server answers.
+        let output = call(
+            &guarded(&["localhost"]),
+            json!({ "url": format!("http://localhost:{port}/data.json") }),
+            ctx,
+        )
+        .await
+        .unwrap();
+        assert!(
+            output.for_model.ends_with("{\"ok\":true}"),
+            "{}",
+            output.for_model
+        );
+    }
+
+    #[tokio::test]
+    async fn a_redirect_to_a_refused_address_is_not_followed() {
+        let (base, accepted) = serve_counted().await;
+        let port = base.rsplit(':').next().unwrap();
+        let (_dir, ctx) = workspace();
+        // Only the name is listed: the redirect names the address, which is refused.
+        let outcome = call(
+            &guarded(&["localhost"]),
+            json!({ "url": format!("http://localhost:{port}/to-address") }),
+            &ctx,
+        )
+        .await;
+        let text = match outcome {
+            Ok(output) => output.for_model,
+            Err(e) => e.0,
+        };
+        assert!(
+            !text.contains("\"ok\":true"),
+            "followed the redirect: {text}"
+        );
+        assert_eq!(accepted.load(Ordering::SeqCst), 1, "only the first request");
     }
 
     #[tokio::test]

@@ -21,6 +21,7 @@ mod contract;
 mod diffs;
 mod edit;
 mod fetch;
+mod fetch_guard;
 mod glob;
 mod grep;
 mod html;

@@ -4,6 +4,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::edit::Edit;
 use super::fetch::Fetch;
+use super::fetch_guard::Guard;
 use super::glob::Glob;
 use super::grep::Grep;
 use super::list::List;
@@ -22,8 +23,10 @@ use crate::net::LazyClient;
 /// of every session.
 #[derive(Clone)]
 pub struct ToolDeps {
-    /// The fetch tool's HTTP client, built on first use.
+    /// The fetch tool's HTTP client, built on first use, and the hosts it may reach on
+    /// addresses it otherwise refuses.
     pub http: Arc<LazyClient>,
+    pub fetch_guard: Arc<Guard>,
     /// The client of streamable-HTTP MCP servers, built on first use.
     pub mcp_http: Arc<LazyClient>,
     /// The language servers, shared by the sessions on each root.
@@ -42,8 +45,10 @@ impl ToolDeps {
         launcher: Arc<Launcher>,
         sandbox: Arc<crate::sandbox::Setup>,
     ) -> Self {
+        let fetch_guard = Arc::new(Guard::new(config.tools.fetch_allow_hosts.clone()));
         ToolDeps {
-            http: Arc::new(super::fetch::http_client()),
+            http: Arc::new(super::fetch::http_client(fetch_guard.clone())),
+            fetch_guard,
             mcp_http: Arc::new(crate::mcp::http_client()),
             lsp: Arc::new(Servers::new(config, launcher.clone(), sandbox)),
             launcher,
@@ -67,7 +72,7 @@ fn all(deps: &ToolDeps) -> Vec<Arc<dyn AnyTool>> {
         erase(Edit),
         erase(Write),
         erase(RunCommand::for_session()),
-        erase(Fetch::new(deps.http.clone())),
+        erase(Fetch::new(deps.http.clone(), deps.fetch_guard.clone())),
         erase(Todo),
     ];
     builtin.into_iter().chain(super::lsp::tools()).collect()

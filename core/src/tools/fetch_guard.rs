@@ -1,0 +1,277 @@
+//! What `fetch` may connect to: never a loopback, private, link-local, shared (CGNAT) or
+//! cloud-metadata address — a model steered by a page it read could otherwise reach the
+//! user's own services or a cloud instance's credentials — unless the user listed the host in
+//! `tools.fetchAllowHosts`. Checked where the address is known: a URL naming an address is
+//! checked before the request and at every redirect, a host name after DNS resolution (the
+//! resolver the fetch client uses), so a name that resolves to such an address, or is made to
+//! later (DNS rebinding), is refused at every connection.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use reqwest::Url;
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+
+use crate::sandbox::allowed;
+
+/// The user's exceptions: hosts `fetch` may reach whatever they resolve to.
+#[derive(Debug, Default)]
+pub struct Guard {
+    /// Host names or addresses; `*.corp.example` for a domain's subdomains.
+    allow: Vec<String>,
+}
+
+impl Guard {
+    pub fn new(allow: Vec<String>) -> Self {
+        Guard { allow }
+    }
+
+    fn allows(&self, host: &str) -> bool {
+        // Entries carry no port (the config refuses one), so any port matches.
+        allowed(&self.allow, host, 0)
+    }
+
+    /// Refuses `url` when it names a forbidden address itself (no resolution happens then).
+    pub fn check_url(&self, url: &Url) -> Result<(), String> {
+        let host = url.host_str().unwrap_or_default();
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        match bare.parse::<IpAddr>() {
+            Ok(address) => self.check_addresses(bare, &[address]),
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// Refuses `host` when one of the addresses it resolved to is forbidden: all of them are
+    /// candidates for the connection, so one is enough.
+    pub fn check_addresses(&self, host: &str, addresses: &[IpAddr]) -> Result<(), String> {
+        if self.allows(host) {
+            return Ok(());
+        }
+        match addresses
+            .iter()
+            .find_map(|ip| forbidden(*ip).map(|why| (ip, why)))
+        {
+            None => Ok(()),
+            Some((ip, why)) => Err(format!(
+                "fetch refuses {host}: it resolves to {ip}, {why}, which fetch never \
+                 reaches unless the user adds the host to `tools.fetchAllowHosts`"
+            )),
+        }
+    }
+}
+
+/// Why `ip` is off limits, if it is.
+pub fn forbidden(ip: IpAddr) -> Option<&'static str> {
+    match ip {
+        IpAddr::V4(ip) => forbidden_v4(ip),
+        IpAddr::V6(ip) => match ip.to_ipv4_mapped() {
+            Some(v4) => forbidden_v4(v4),
+            None => forbidden_v6(ip),
+        },
+    }
+}
+
+fn forbidden_v4(ip: Ipv4Addr) -> Option<&'static str> {
+    let [a, b, ..] = ip.octets();
+    if ip == Ipv4Addr::new(169, 254, 169, 254) || ip == Ipv4Addr::new(100, 100, 100, 200) {
+        Some("a cloud metadata address")
+    } else if ip.is_loopback() {
+        Some("a loopback address")
+    } else if ip.is_private() {
+        Some("a private address")
+    } else if ip.is_link_local() {
+        Some("a link-local address")
+    } else if a == 100 && (64..128).contains(&b) {
+        Some("a shared (carrier-grade NAT) address")
+    } else if ip.is_unspecified() || ip.is_broadcast() || ip.is_multicast() || a == 0 {
+        Some("not a host address")
+    } else {
+        None
+    }
+}
+
+fn forbidden_v6(ip: Ipv6Addr) -> Option<&'static str> {
+    let first = ip.segments()[0];
+    if ip == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254) {
+        Some("a cloud metadata address")
+    } else if ip.is_loopback() {
+        Some("a loopback address")
+    } else if first & 0xfe00 == 0xfc00 {
+        Some("a private (unique local) address")
+    } else if first & 0xffc0 == 0xfe80 {
+        Some("a link-local address")
+    } else if ip.is_unspecified() || ip.is_multicast() {
+        Some("not a host address")
+    } else {
+        None
+    }
+}
+
+/// How a host name becomes addresses: the system's resolver, or a stub in tests.
+pub trait Lookup: Send + Sync {
+    fn lookup(&self, host: String) -> BoxFuture<'static, std::io::Result<Vec<IpAddr>>>;
+}
+
+/// The system's resolver (getaddrinfo, through tokio).
+struct System;
+
+impl Lookup for System {
+    fn lookup(&self, host: String) -> BoxFuture<'static, std::io::Result<Vec<IpAddr>>> {
+        Box::pin(async move {
+            let found = tokio::net::lookup_host((host.as_str(), 0)).await?;
+            Ok(found.map(|address| address.ip()).collect())
+        })
+    }
+}
+
+/// The fetch client's resolver: every name resolved, then checked by the guard.
+pub struct GuardedResolver {
+    guard: Arc<Guard>,
+    lookup: Arc<dyn Lookup>,
+}
+
+impl GuardedResolver {
+    pub fn new(guard: Arc<Guard>) -> Self {
+        Self::with_lookup(guard, Arc::new(System))
+    }
+
+    pub fn with_lookup(guard: Arc<Guard>, lookup: Arc<dyn Lookup>) -> Self {
+        GuardedResolver { guard, lookup }
+    }
+
+    /// `host`'s addresses, or why fetch may not use them.
+    pub fn resolve_host(&self, host: String) -> BoxFuture<'static, Result<Vec<IpAddr>, String>> {
+        let (guard, lookup) = (self.guard.clone(), self.lookup.clone());
+        Box::pin(async move {
+            let addresses = lookup
+                .lookup(host.clone())
+                .await
+                .map_err(|e| format!("cannot resolve {host}: {e}"))?;
+            guard.check_addresses(&host, &addresses)?;
+            Ok(addresses)
+        })
+    }
+}
+
+impl Resolve for GuardedResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        let resolving = self.resolve_host(name.as_str().to_owned());
+        Box::pin(async move {
+            let addresses = resolving.await?;
+            let addrs: Addrs = Box::new(
+                addresses
+                    .into_iter()
+                    .map(|ip| SocketAddr::new(ip, 0))
+                    .collect::<Vec<_>>()
+                    .into_iter(),
+            );
+            Ok(addrs)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// Answers every name with `addresses` and records the names it was asked.
+    struct Stub {
+        addresses: Vec<IpAddr>,
+        asked: Mutex<Vec<String>>,
+    }
+
+    impl Lookup for Stub {
+        fn lookup(&self, host: String) -> BoxFuture<'static, std::io::Result<Vec<IpAddr>>> {
+            self.asked.lock().unwrap().push(host);
+            let addresses = self.addresses.clone();
+            Box::pin(async move { Ok(addresses) })
+        }
+    }
+
+    fn stubbed(addresses: &[&str], allow: &[&str]) -> (GuardedResolver, Arc<Stub>) {
+        let stub = Arc::new(Stub {
+            addresses: addresses.iter().map(|a| a.parse().unwrap()).collect(),
+            asked: Mutex::default(),
+        });
+        let guard = Arc::new(Guard::new(allow.iter().map(|a| a.to_string()).collect()));
+        (GuardedResolver::with_lookup(guard, stub.clone()), stub)
+    }
+
+    #[test]
+    fn classifies_the_addresses_fetch_never_reaches() {
+        for (ip, why) in [
+            ("127.0.0.1", "a loopback address"),
+            ("::1", "a loopback address"),
+            ("10.1.2.3", "a private address"),
+            ("172.16.0.1", "a private address"),
+            ("192.168.1.1", "a private address"),
+            ("169.254.169.254", "a cloud metadata address"),
+            ("100.100.100.200", "a cloud metadata address"),
+            ("fd00:ec2::254", "a cloud metadata address"),
+            ("169.254.10.1", "a link-local address"),
+            ("fe80::1", "a link-local address"),
+            ("fd12::1", "a private (unique local) address"),
+            ("100.64.0.1", "a shared (carrier-grade NAT) address"),
+            ("::ffff:10.0.0.1", "a private address"),
+            ("0.0.0.0", "not a host address"),
+            ("224.0.0.1", "not a host address"),
+        ] {
+            assert_eq!(forbidden(ip.parse().unwrap()), Some(why), "{ip}");
+        }
+        for ip in [
+            "93.184.215.14",
+            "2606:4700::1111",
+            "100.128.0.1",
+            "172.32.0.1",
+        ] {
+            assert_eq!(forbidden(ip.parse().unwrap()), None, "{ip}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_name_resolving_to_a_forbidden_address_is_refused_after_resolution() {
+        let (resolver, stub) = stubbed(&["93.184.215.14", "169.254.169.254"], &[]);
+        let error = resolver
+            .resolve_host("metadata.example".into())
+            .await
+            .unwrap_err();
+        assert_eq!(*stub.asked.lock().unwrap(), ["metadata.example"]);
+        assert!(
+            error.starts_with(
+                "fetch refuses metadata.example: it resolves to 169.254.169.254, a cloud \
+                 metadata address"
+            ),
+            "{error}"
+        );
+        assert!(error.contains("`tools.fetchAllowHosts`"), "{error}");
+        let (public, _) = stubbed(&["93.184.215.14"], &[]);
+        let addresses = public.resolve_host("example.org".into()).await.unwrap();
+        assert_eq!(addresses, ["93.184.215.14".parse::<IpAddr>().unwrap()]);
+    }
+
+    #[tokio::test]
+    async fn a_listed_host_may_resolve_to_anything() {
+        let (resolver, _) = stubbed(&["10.0.0.7"], &["*.corp.example"]);
+        assert!(
+            resolver
+                .resolve_host("wiki.corp.example".into())
+                .await
+                .is_ok()
+        );
+        assert!(resolver.resolve_host("corp.example".into()).await.is_err());
+    }
+
+    #[test]
+    fn a_url_naming_an_address_is_checked_without_resolving() {
+        let guard = Guard::new(vec!["127.0.0.1".into()]);
+        let url = |u: &str| Url::parse(u).unwrap();
+        assert!(guard.check_url(&url("http://127.0.0.1:8080/x")).is_ok());
+        let error = guard.check_url(&url("http://[::1]/")).unwrap_err();
+        assert!(error.starts_with("fetch refuses ::1"), "{error}");
+        assert!(guard.check_url(&url("http://10.0.0.1/")).is_err());
+        assert!(guard.check_url(&url("https://example.org/")).is_ok());
+    }
+}
