@@ -5,9 +5,50 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Setup, text};
+use common::{Setup, start, text};
 use hearth_testkit::{absolute, agent_text, chunk_text};
 use serde_json::json;
+
+#[test]
+fn a_silent_model_is_reported_alive_before_its_first_byte_and_in_a_stall() {
+    // 2.5 s before the response starts, then a 2.2 s stall between two deltas.
+    let setup = Setup::new(json!({"responses": [{
+        "delayMs": 2500,
+        "events": [{"text": "a"}, {"stallMs": 2200}, {"text": "b"}],
+    }]}));
+    let mut client = start(&setup, json!({"tools": {"livenessSecs": 1}}));
+    let session = client.new_session(&setup.cwd());
+    let response = client.prompt(&session, "take your time");
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    let updates = client.updates(&session);
+    assert_eq!(agent_text(&updates), "ab");
+    let beats: Vec<&serde_json::Value> = updates
+        .iter()
+        .filter(|u| u.pointer("/_meta/hearth/waitingForModelMs").is_some())
+        .collect();
+    // About two in each wait; late timers on a loaded machine make fewer, never more.
+    assert!(beats.len() >= 2, "{beats:?}");
+    for beat in &beats {
+        assert_eq!(beat["sessionUpdate"], "session_info_update");
+        assert!(beat["updatedAt"].is_string(), "{beat}");
+        assert!(beat.get("title").is_none(), "no title change: {beat}");
+        assert!(
+            beat["_meta"]["hearth"]["waitingForModelMs"]
+                .as_u64()
+                .unwrap()
+                >= 1000
+        );
+    }
+    let first_text = updates
+        .iter()
+        .position(|u| u["sessionUpdate"] == "agent_message_chunk")
+        .unwrap();
+    let before = updates[..first_text]
+        .iter()
+        .filter(|u| u.pointer("/_meta/hearth/waitingForModelMs").is_some())
+        .count();
+    assert!(before >= 1, "a beat before the first byte");
+}
 
 #[test]
 fn streams_chunks_thoughts_and_a_title_then_end_turn() {

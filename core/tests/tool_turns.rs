@@ -97,6 +97,44 @@ fn command_output_streams_as_deltas_and_ends_bounded() {
 }
 
 #[test]
+fn a_silent_command_is_reported_alive_while_it_runs() {
+    // 3.5 s of silence, then output, then 2 s more: with a 1 s interval the client hears of
+    // the call about every second of silence, never more often.
+    let command = "sleep 3.5; echo half; sleep 2";
+    let setup = Setup::new(json!({"responses": [
+        call("c", "run_command", json!({"command": command})),
+        text(&["done"]),
+    ]}));
+    let cwd = workspace(&setup);
+    let mut client = start(
+        &setup,
+        json!({"permissionMode": "bypass", "tools": {"livenessSecs": 1}}),
+    );
+    let session = session(&mut client, &cwd);
+    client.prompt(&session, "run");
+    let elapsed: Vec<u64> = tool_updates(&client, &session)
+        .iter()
+        .filter_map(|u| u.pointer("/_meta/hearth/elapsedMs").and_then(Value::as_u64))
+        .collect();
+    // About five; a loaded machine's late timers make fewer, never more.
+    assert!(
+        elapsed.len() >= 3,
+        "updates through the silence: {elapsed:?}"
+    );
+    assert!(elapsed[0] >= 1000, "not before a second: {elapsed:?}");
+    assert!(
+        elapsed.windows(2).all(|w| w[1] - w[0] >= 1000),
+        "at most one a second: {elapsed:?}"
+    );
+    let alive = tool_updates(&client, &session)
+        .into_iter()
+        .find(|u| u.pointer("/_meta/hearth/elapsedMs").is_some())
+        .unwrap();
+    assert_eq!(alive["status"], "in_progress");
+    assert_eq!(final_status(&client, &session), ["completed"]);
+}
+
+#[test]
 fn the_step_limit_stops_a_looping_model() {
     let looping: Vec<Value> = (0..5)
         .map(|i| call(&format!("c{i}"), "list", json!({})))

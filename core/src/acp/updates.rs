@@ -81,6 +81,13 @@ impl LogFormat for V1Log {
                 "toolCallId": id,
                 "_meta": { "terminal_output": { "terminal_id": id, "data": delta } },
             }),
+            SessionEvent::ToolCallAlive { id, elapsed } => tool_call_update(
+                &id,
+                json!({
+                    "status": "in_progress",
+                    "_meta": { "hearth": { "elapsedMs": elapsed.as_millis() as u64 } },
+                }),
+            ),
             SessionEvent::ToolCallFinished { id, outcome } => {
                 tool_call_update(&id, finished(&outcome))
             }
@@ -115,6 +122,14 @@ impl LogFormat for V1Log {
             SessionEvent::Title { title, updated_at } => typed(SessionUpdate::SessionInfoUpdate(
                 SessionInfoUpdate::new().title(title).updated_at(updated_at),
             )),
+            SessionEvent::ModelSilent { waited, updated_at } => {
+                let meta = json!({ "hearth": { "waitingForModelMs": waited.as_millis() as u64 } });
+                typed(SessionUpdate::SessionInfoUpdate(
+                    SessionInfoUpdate::new()
+                        .updated_at(updated_at)
+                        .meta(meta.as_object().cloned()),
+                ))
+            }
             SessionEvent::ConfigChanged(settings) => typed(SessionUpdate::ConfigOptionUpdate(
                 ConfigOptionUpdate::new(super::config::options(&settings, &self.catalog)),
             )),

@@ -3,7 +3,8 @@
 //! status — and always hand the model one result per call, even when cancelled, because the
 //! conversation is invalid without it.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use futures::future::join_all;
 use serde_json::{Value, json};
@@ -159,15 +160,34 @@ async fn prepare(
     Ok((tool, input, prepared))
 }
 
-/// Runs the call, its reports going out as the call's events as they come.
+/// Runs the call, its reports going out as the call's events as they come; a call that
+/// reports nothing for `limits.liveness` is said to be alive, with its elapsed time.
 async fn run(
     turn: &Turn<'_>,
     ctx: &tools::Context,
     id: &str,
     prepared: Ready,
 ) -> Result<Output, String> {
-    let report = Reporter { turn, id };
-    let output = prepared.run(ctx, &report).await;
+    let started = Instant::now();
+    let report = Reporter {
+        turn,
+        id,
+        last_said: Mutex::new(started),
+    };
+    let running = prepared.run(ctx, &report);
+    tokio::pin!(running);
+    let interval = ctx.limits.liveness;
+    let output = loop {
+        let quiet_since = *report.last_said.lock().unwrap_or_else(|p| p.into_inner());
+        tokio::select! {
+            output = &mut running => break output,
+            () = tokio::time::sleep_until((quiet_since + interval).into()) => {
+                if report.quiet_for(interval) {
+                    report.alive(started.elapsed());
+                }
+            }
+        }
+    };
     output.map_err(|e| e.0)
 }
 
@@ -175,6 +195,31 @@ async fn run(
 struct Reporter<'a> {
     turn: &'a Turn<'a>,
     id: &'a str,
+    /// When the client last heard of the call.
+    last_said: Mutex<Instant>,
+}
+
+impl Reporter<'_> {
+    fn said(&self) {
+        *self.last_said.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+    }
+
+    fn quiet_for(&self, interval: Duration) -> bool {
+        self.last_said
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .elapsed()
+            >= interval
+    }
+
+    fn alive(&self, elapsed: Duration) {
+        let alive = SessionEvent::ToolCallAlive {
+            id: self.id.to_string(),
+            elapsed,
+        };
+        self.turn.sink.emit(alive, Visibility::Transient);
+        self.said();
+    }
 }
 
 impl CallReport for Reporter<'_> {
@@ -184,6 +229,7 @@ impl CallReport for Reporter<'_> {
             delta,
         };
         self.turn.sink.emit(output, Visibility::Transient);
+        self.said();
     }
 
     /// A cancelled call's plan is not shown: the call fails "Cancelled by the user.".

@@ -11,6 +11,7 @@ mod checkpoint;
 mod child;
 pub mod commands;
 mod compaction;
+mod liveness;
 mod outcome;
 mod request;
 mod restore;
@@ -22,6 +23,7 @@ pub mod undo;
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Instant;
 
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
@@ -238,11 +240,12 @@ async fn stream_answer(
     request: ChatRequest,
     weight: usize,
 ) -> Result<Streamed, TurnError> {
+    let interval = session.ctx().tool_limits().liveness;
     // Dropping the future or the stream drops the HTTP connection: cancel is immediate.
     let mut events = tokio::select! {
         biased;
         () = token.cancelled() => return Ok(Streamed { outcome: Step::Stopped(StopReason::Cancelled), calls: Vec::new() }),
-        started = provider.stream(request) => started.map_err(TurnError::Provider)?,
+        started = liveness::waiting_for_model(provider.stream(request), sink, interval, Instant::now()) => started.map_err(TurnError::Provider)?,
     };
     let mut answer = stream::Accumulator::new();
     // An event read ahead while merging deltas, to be handled next.
@@ -253,7 +256,7 @@ async fn stream_answer(
             None => tokio::select! {
                 biased;
                 () = token.cancelled() => break Step::Stopped(StopReason::Cancelled),
-                next = events.next() => next,
+                next = liveness::waiting_for_model(events.next(), sink, interval, Instant::now()) => next,
             },
         };
         match next {

@@ -190,6 +190,9 @@ pub struct ToolsConfig {
     /// (names, `*.domain`, addresses with IPv6 in brackets; no port).
     #[serde(default)]
     pub fetch_allow_hosts: Vec<String>,
+    /// How often a running tool call that prints nothing is reported alive to the client,
+    /// in seconds (default 30): clients end turns that stay silent too long.
+    pub liveness_secs: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -326,6 +329,10 @@ impl Config {
             ("tools.outputLimitBytes", tools.output_limit_bytes),
             ("tools.readMaxLines", tools.read_max_lines),
             ("tools.fetchMaxBytes", tools.fetch_max_bytes),
+            (
+                "tools.livenessSecs",
+                tools.liveness_secs.map(|v| v as usize),
+            ),
         ] {
             if value == Some(0) {
                 return Err(ConfigError(format!(

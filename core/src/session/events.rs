@@ -45,6 +45,18 @@ pub enum SessionEvent {
         id: String,
         delta: String,
     },
+    /// The model has said nothing for `waited` (not logged): the session is alive as of
+    /// `updated_at`.
+    ModelSilent {
+        waited: std::time::Duration,
+        updated_at: String,
+    },
+    /// A running call that has said nothing for a while is still running (not logged): so
+    /// that a client's idle timeout never ends a healthy turn.
+    ToolCallAlive {
+        id: String,
+        elapsed: std::time::Duration,
+    },
     ToolCallFinished {
         id: String,
         outcome: ToolOutcome,

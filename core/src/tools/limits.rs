@@ -15,6 +15,8 @@ pub struct Limits {
     pub fetch_max_bytes: usize,
     pub fetch_timeout: Duration,
     pub search_max_results: usize,
+    /// The longest a running call goes without an update to the client.
+    pub liveness: Duration,
 }
 
 impl Default for Limits {
@@ -27,6 +29,7 @@ impl Default for Limits {
             fetch_max_bytes: 512 * 1024,
             fetch_timeout: Duration::from_secs(30),
             search_max_results: 200,
+            liveness: Duration::from_secs(30),
         }
     }
 }
@@ -46,6 +49,9 @@ impl From<&ToolsConfig> for Limits {
         }
         if let Some(bytes) = config.fetch_max_bytes {
             limits.fetch_max_bytes = bytes;
+        }
+        if let Some(secs) = config.liveness_secs {
+            limits.liveness = Duration::from_secs(secs);
         }
         limits
     }
