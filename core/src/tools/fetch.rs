@@ -406,6 +406,14 @@ mod tests {
         let _ = socket.write_all(&body).await;
     }
 
+    /// What the model reads of a fetch of `url`, a result or an error.
+    async fn whatever_came(tool: &Fetch, url: String, ctx: &Context) -> String {
+        match call(tool, json!({ "url": url }), ctx).await {
+            Ok(output) => output.for_model,
+            Err(e) => e.0,
+        }
+    }
+
     #[tokio::test]
     async fn fetches_html_as_text() {
         let base = serve().await;
@@ -435,16 +443,7 @@ mod tests {
     async fn redirects_to_another_host_are_not_followed() {
         let base = serve().await;
         let (_dir, ctx) = workspace();
-        let outcome = call(
-            &fetch(),
-            json!({ "url": format!("{base}/elsewhere") }),
-            &ctx,
-        )
-        .await;
-        let text = match outcome {
-            Ok(output) => output.for_model,
-            Err(e) => e.0,
-        };
+        let text = whatever_came(&fetch(), format!("{base}/elsewhere"), &ctx).await;
         assert!(
             !text.contains("\"ok\":true"),
             "followed the redirect: {text}"
@@ -496,16 +495,8 @@ mod tests {
         let port = base.rsplit(':').next().unwrap();
         let (_dir, ctx) = workspace();
         // Only the name is listed: the redirect names the address, which is refused.
-        let outcome = call(
-            &guarded(&["localhost"]),
-            json!({ "url": format!("http://localhost:{port}/to-address") }),
-            &ctx,
-        )
-        .await;
-        let text = match outcome {
-            Ok(output) => output.for_model,
-            Err(e) => e.0,
-        };
+        let url = format!("http://localhost:{port}/to-address");
+        let text = whatever_came(&guarded(&["localhost"]), url, &ctx).await;
         assert!(
             !text.contains("\"ok\":true"),
             "followed the redirect: {text}"
