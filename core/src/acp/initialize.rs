@@ -120,7 +120,7 @@ fn response(sign_in: Option<&dyn TerminalSignIn>, sandbox: &Settings) -> Initial
 
 /// `_meta.hearth.sandbox`: what confines commands — the backend ("landlock ABI 7 + seccomp";
 /// "none" when the user switched the sandbox off; "unavailable" where nothing on this
-/// machine confines, and then `accept_edits` and `bypass` ask before commands as `ask`
+/// machine confines, and then `accept_edits` asks before commands as `ask`
 /// does), the configured mode (a session may change its own) and the network setting.
 fn sandbox_status(settings: &Settings, backend: Option<&str>) -> serde_json::Value {
     let backend = match (settings.mode, backend) {

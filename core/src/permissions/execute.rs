@@ -7,7 +7,10 @@
 //! | ask          | asks (a rule may allow)      | asks             | asks                | asks                     |
 //! | accept_edits | runs; a dangerous one asks   | asks             | asks, as `ask`      | asks                     |
 //! | plan         | runs read-only, network off; a dangerous one asks | refused | refused    | refused                  |
-//! | bypass       | runs                         | asks             | asks, as `ask`      | runs                     |
+//! | bypass       | runs                         | asks             | runs (unconfined)   | runs                     |
+//!
+//! `bypass` is the user's own "never ask": without a sandbox its commands still run, and their
+//! tool calls say backend "none" — so it is never silent.
 //!
 //! "Always" answers are stored per command prefix (`command_prefix`), never for a compound
 //! command or a dangerous one; an escalation's rule names its scope too, so "always allow
@@ -44,7 +47,7 @@ pub(super) fn command(
         Plan if !confined => Decision::Deny(
             "Plan mode is read-only: commands are not allowed (no sandbox confines them).".into(),
         ),
-        Bypass if sandboxing != Sandboxing::Unavailable => Decision::Allow,
+        Bypass => Decision::Allow,
         _ if dangerous(command).is_some() => Decision::Ask { remember: None },
         Plan | AcceptEdits if confined => Decision::Allow,
         _ if allowed_by_rule => Decision::Allow,
@@ -151,10 +154,10 @@ mod tests {
         assert_eq!(run(Mode::Plan, "cargo test", On), Decision::Allow);
         assert!(refused(run(Mode::Plan, "cargo test", Off)));
         assert!(refused(run(Mode::Plan, "cargo test", Unavailable)));
-        // bypass: runs, except where nothing confines it.
+        // bypass: runs, whatever the sandbox (the user chose never to be asked).
         assert_eq!(run(Mode::Bypass, "sudo x", On), Decision::Allow);
         assert_eq!(run(Mode::Bypass, "sudo x", Off), Decision::Allow);
-        assert_eq!(run(Mode::Bypass, "cargo test", Unavailable), ask);
+        assert_eq!(run(Mode::Bypass, "cargo test", Unavailable), Decision::Allow);
     }
 
     #[test]

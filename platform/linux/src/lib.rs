@@ -62,10 +62,12 @@ pub fn landlock_abi() -> Option<i32> {
 /// Prepares the confinement `rules` describe; `Ok(None)` when they ask for Landlock and this
 /// kernel has none (then nothing would confine the child's writes, and the caller says so).
 pub fn prepare(rules: &Rules) -> Result<Option<Prepared>, String> {
-    let abi = landlock_abi();
-    if rules.landlock && abi.is_none() {
+    // No Landlock, no sandbox — even where bwrap would do the filesystem: such a kernel is
+    // old, or is an emulator's host (qemu-user hands the seccomp program, built for the
+    // guest's architecture, to the host kernel, which then refuses qemu's own calls).
+    let Some(abi) = landlock_abi() else {
         return Ok(None);
-    }
+    };
     let variant = |deny_network: bool| -> Result<child::Variant, String> {
         Ok(child::Variant {
             ruleset: match rules.landlock {
@@ -91,7 +93,7 @@ pub fn prepare(rules: &Rules) -> Result<Option<Prepared>, String> {
     };
     Ok(Some(Prepared {
         steps: child::Steps::new(variant(false)?, fallback, sender),
-        abi: abi.filter(|_| rules.landlock),
+        abi: Some(abi).filter(|_| rules.landlock),
         handoff,
     }))
 }

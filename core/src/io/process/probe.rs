@@ -1,6 +1,6 @@
 //! Which sandbox backend this machine offers, found without starting a child: what
 //! `initialize` reports, and what tells the permission modes whether a command would run
-//! confined (where nothing confines, `accept_edits` and `bypass` ask as `ask` does).
+//! confined (where nothing confines, `accept_edits` asks as `ask` does).
 
 use crate::sandbox::Settings;
 
@@ -19,7 +19,8 @@ fn probe(settings: &Settings) -> Option<String> {
 
     // Probed once: the kernel does not change under a running process.
     static LANDLOCK: OnceLock<Option<i32>> = OnceLock::new();
-    let landlock = *LANDLOCK.get_or_init(hearth_linux_sandbox::landlock_abi);
+    // Without Landlock nothing confines, bwrap or not (`hearth_linux_sandbox::prepare`).
+    let abi = (*LANDLOCK.get_or_init(hearth_linux_sandbox::landlock_abi))?;
     let path: Vec<_> = std::env::var_os("PATH")
         .map(|path| ("PATH".into(), path))
         .into_iter()
@@ -27,7 +28,7 @@ fn probe(settings: &Settings) -> Option<String> {
     if settings.bwrap == Bwrap::Auto && super::bwrap::find(&path).is_some() {
         return Some("bwrap + seccomp".into());
     }
-    landlock.map(|abi| format!("landlock ABI {abi} + seccomp"))
+    Some(format!("landlock ABI {abi} + seccomp"))
 }
 
 #[cfg(target_os = "macos")]
