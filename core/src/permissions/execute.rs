@@ -157,7 +157,10 @@ mod tests {
         // bypass: runs, whatever the sandbox (the user chose never to be asked).
         assert_eq!(run(Mode::Bypass, "sudo x", On), Decision::Allow);
         assert_eq!(run(Mode::Bypass, "sudo x", Off), Decision::Allow);
-        assert_eq!(run(Mode::Bypass, "cargo test", Unavailable), Decision::Allow);
+        assert_eq!(
+            run(Mode::Bypass, "cargo test", Unavailable),
+            Decision::Allow
+        );
     }
 
     #[test]
