@@ -22,8 +22,8 @@
 
 mod adjust;
 mod denial;
-// `split_authority` serves the allowlist proxy, which only Linux has so far.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+// `split_authority` serves the allowlist proxy, which Linux and macOS have.
+#[cfg_attr(not(any(target_os = "linux", target_os = "macos")), allow(dead_code))]
 mod hosts;
 mod policy;
 #[cfg(any(target_os = "macos", test))]
@@ -32,7 +32,7 @@ mod settings;
 
 pub use denial::{Denied, find_denial, notice};
 pub use hosts::allowed;
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", target_os = "macos"))]
 pub use hosts::split_authority;
 pub use policy::{Policy, Setup};
 #[cfg(target_os = "macos")]

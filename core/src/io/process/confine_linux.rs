@@ -18,6 +18,10 @@ use super::os::private_dir;
 use super::{bwrap, proxy};
 use crate::sandbox::{Bwrap, Policy};
 
+/// The port the proxy listens on inside the command's namespace (its own: no other process
+/// shares the namespace's loopback, so a fixed port is free).
+const PROXY_PORT: u16 = 3128;
+
 /// A command's confinement, prepared; `None` inside: it runs unconfined.
 pub struct Confined {
     prepared: Option<Prepared>,
@@ -45,7 +49,7 @@ pub fn prepare(launch: &mut Launch, policy: &Policy) -> Result<Confined, String>
     let rules = Rules {
         writable,
         network: policy.network_allowed(),
-        proxy_port: allowlist.as_ref().map(|_| proxy::PORT),
+        proxy_port: allowlist.as_ref().map(|_| PROXY_PORT),
         landlock: wrapper.is_none(),
     };
     let Some(prepared) = prepare_rules(&rules)? else {
@@ -66,7 +70,7 @@ pub fn prepare(launch: &mut Launch, policy: &Policy) -> Result<Confined, String>
         bwrap::wrap(launch, bwrap, &policy.roots, &rules.writable);
     }
     if allowlist.is_some() {
-        for (name, value) in proxy::env() {
+        for (name, value) in proxy::env(PROXY_PORT) {
             launch.env.retain(|(existing, _)| existing != name);
             launch.env.push((name.into(), value.into()));
         }

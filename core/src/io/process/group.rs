@@ -40,7 +40,7 @@ impl Group {
     }
 
     /// This group, keeping `server` alive until it is dropped.
-    #[cfg(target_os = "linux")]
+    #[cfg(any(target_os = "linux", target_os = "macos"))]
     pub(super) fn serving(mut self, server: impl Send + Sync + 'static) -> Self {
         self._serving = Some(Box::new(server));
         self

@@ -38,7 +38,7 @@ use confine_none as confine;
 mod group;
 mod launch;
 mod probe;
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", target_os = "macos"))]
 mod proxy;
 mod server;
 mod server_sandbox;

@@ -21,17 +21,13 @@ use tokio::task::{AbortHandle, JoinSet};
 
 use crate::sandbox::{allowed, split_authority};
 
-/// The port the proxy listens on inside the command's namespace (its own: no other process
-/// shares the namespace's loopback, so a fixed port is free).
-pub const PORT: u16 = 3128;
-
 /// The longest request head read before a request is refused.
 const HEAD_LIMIT: usize = 64 * 1024;
 
-/// The variables that point a command at the proxy: every spelling tools read, and an empty
-/// `NO_PROXY`, so even loopback names go through it (there is no other way out).
-pub fn env() -> Vec<(&'static str, String)> {
-    let url = format!("http://127.0.0.1:{PORT}");
+/// The variables that point a command at the proxy on `port`: every spelling tools read, and
+/// an empty `NO_PROXY`, so even loopback names go through it (there is no other way out).
+pub fn env(port: u16) -> Vec<(&'static str, String)> {
+    let url = format!("http://127.0.0.1:{port}");
     let mut vars: Vec<(&'static str, String)> = [
         "HTTP_PROXY",
         "http_proxy",
