@@ -52,3 +52,13 @@ impl LazyClient {
             .map_err(|e| format!("cannot set up the HTTP client: {e}"))
     }
 }
+
+/// The innermost cause of an HTTP error: reqwest's outer message ("error sending request")
+/// says little; the connection's error, or the fetch guard's refusal, is at the bottom.
+pub fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = error;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}

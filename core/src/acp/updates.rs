@@ -8,7 +8,7 @@
 //! each shape is written out once, here.
 
 use agent_client_protocol_schema::v1::{
-    AvailableCommand as AcpAvailableCommand, AvailableCommandInput, AvailableCommandsUpdate,
+    AvailableCommand as AcpCommandEntry, AvailableCommandInput, AvailableCommandsUpdate,
     ConfigOptionUpdate, ContentBlock, ContentChunk, CurrentModeUpdate, EmbeddedResourceResource,
     MessageId, Notice, NoticeSeverity, SessionInfoUpdate, SessionUpdate, TextContent,
     UnstructuredCommandInput,
@@ -181,7 +181,7 @@ fn available_commands(commands: Vec<AvailableCommand>) -> Value {
             let input = command.hint.map(|hint| {
                 AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(hint))
             });
-            AcpAvailableCommand::new(command.name, command.description).input(input)
+            AcpCommandEntry::new(command.name, command.description).input(input)
         })
         .collect();
     typed(SessionUpdate::AvailableCommandsUpdate(

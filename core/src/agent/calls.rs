@@ -135,7 +135,7 @@ fn call_context(turn: &Turn<'_>) -> (Mode, tools::Context) {
 fn sandboxing(ctx: &tools::Context) -> Sandboxing {
     if ctx.sandbox.settings.mode == crate::sandbox::Mode::Off {
         Sandboxing::Off
-    } else if crate::io::process::sandbox_backend(&ctx.sandbox.settings).is_some() {
+    } else if crate::io::process::sandbox_available() {
         Sandboxing::On
     } else {
         Sandboxing::Unavailable

@@ -34,12 +34,3 @@ impl From<LlmError> for Failure {
         }
     }
 }
-
-/// The innermost cause: reqwest's outer message ("error sending request") says little.
-pub fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut cause = error;
-    while let Some(next) = cause.source() {
-        cause = next;
-    }
-    cause.to_string()
-}

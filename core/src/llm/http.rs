@@ -7,11 +7,12 @@ use futures::future::BoxFuture;
 use reqwest::{Client, RequestBuilder, Response};
 use serde_json::Value;
 
-use super::error::{Failure, root_cause};
+use super::error::Failure;
 use super::retry;
 use super::sse::{self, Decode};
 use super::{EventStream, LlmError};
 use crate::net::LazyClient;
+use crate::net::root_cause;
 
 /// Connecting never deserves more patience than this, whatever the idle timeout.
 const MAX_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);

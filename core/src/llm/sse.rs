@@ -98,7 +98,7 @@ impl<D: Decode> Decoding<D> {
                 self.decoder.end(&mut self.pending)
             }
             Some(Err(EventStreamError::Transport(e))) => Err(Failure::retryable(LlmError::new(
-                format!("the model stream broke: {}", super::error::root_cause(&e)),
+                format!("the model stream broke: {}", crate::net::root_cause(&e)),
             ))),
             Some(Err(e)) => {
                 Err(LlmError::new(format!("the model stream is malformed: {e}")).into())

@@ -13,7 +13,7 @@ use serde_json::json;
 use super::fetch_guard::{Guard, GuardedResolver};
 use super::html;
 use super::{About, Access, CallReport, Context, Kind, Output, Planned, Result, Tool, ToolError};
-use crate::net::LazyClient;
+use crate::net::{LazyClient, root_cause};
 
 pub struct Fetch {
     http: Arc<LazyClient>,
@@ -118,16 +118,6 @@ fn same_host_redirects(guard: Arc<Guard>) -> reqwest::redirect::Policy {
     })
 }
 
-/// What went wrong at the bottom of `error`'s chain (reqwest's own message is only "error
-/// sending request"; the guard's refusal or the connection's error is the last source).
-fn cause(error: &reqwest::Error) -> String {
-    let mut last: &dyn std::error::Error = error;
-    while let Some(source) = last.source() {
-        last = source;
-    }
-    last.to_string()
-}
-
 /// How a body is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Format {
@@ -146,7 +136,8 @@ struct Page {
 }
 
 async fn get(http: &LazyClient, url: &Url, max_bytes: usize) -> Result<Page> {
-    let failed = |e: reqwest::Error| ToolError(format!("fetching {url} failed: {}", cause(&e)));
+    let failed =
+        |e: reqwest::Error| ToolError(format!("fetching {url} failed: {}", root_cause(&e)));
     let mut response = http
         .get()
         .map_err(ToolError)?

@@ -1,5 +1,5 @@
-//! What `fetch` may connect to: never a loopback, private, link-local, shared (CGNAT) or
-//! cloud-metadata address — a model steered by a page it read could otherwise reach the
+//! What `fetch` may connect to: never a loopback, private, link-local or shared (CGNAT)
+//! address, the ranges cloud metadata services live in — a model steered by a page it read could otherwise reach the
 //! user's own services or a cloud instance's credentials — unless the user listed the host in
 //! `tools.fetchAllowHosts`. Checked where the address is known: a URL naming an address is
 //! checked before the request and at every redirect, a host name after DNS resolution (the
@@ -72,16 +72,16 @@ pub fn forbidden(ip: IpAddr) -> Option<&'static str> {
     }
 }
 
+/// The clouds' metadata services live inside these ranges (AWS, GCP and Azure on link-local
+/// IPv4, AWS on unique-local IPv6, Alibaba on the shared range), so the ranges refuse them.
 fn forbidden_v4(ip: Ipv4Addr) -> Option<&'static str> {
     let [a, b, ..] = ip.octets();
-    if ip == Ipv4Addr::new(169, 254, 169, 254) || ip == Ipv4Addr::new(100, 100, 100, 200) {
-        Some("a cloud metadata address")
-    } else if ip.is_loopback() {
+    if ip.is_loopback() {
         Some("a loopback address")
     } else if ip.is_private() {
         Some("a private address")
     } else if ip.is_link_local() {
-        Some("a link-local address")
+        Some(LINK_LOCAL)
     } else if a == 100 && (64..128).contains(&b) {
         Some("a shared (carrier-grade NAT) address")
     } else if ip.is_unspecified() || ip.is_broadcast() || ip.is_multicast() || a == 0 {
@@ -91,16 +91,16 @@ fn forbidden_v4(ip: Ipv4Addr) -> Option<&'static str> {
     }
 }
 
+const LINK_LOCAL: &str = "a link-local address (where clouds serve instance metadata)";
+
 fn forbidden_v6(ip: Ipv6Addr) -> Option<&'static str> {
     let first = ip.segments()[0];
-    if ip == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254) {
-        Some("a cloud metadata address")
-    } else if ip.is_loopback() {
+    if ip.is_loopback() {
         Some("a loopback address")
     } else if first & 0xfe00 == 0xfc00 {
         Some("a private (unique local) address")
     } else if first & 0xffc0 == 0xfe80 {
-        Some("a link-local address")
+        Some(LINK_LOCAL)
     } else if ip.is_unspecified() || ip.is_multicast() {
         Some("not a host address")
     } else {
@@ -208,11 +208,11 @@ mod tests {
             ("10.1.2.3", "a private address"),
             ("172.16.0.1", "a private address"),
             ("192.168.1.1", "a private address"),
-            ("169.254.169.254", "a cloud metadata address"),
-            ("100.100.100.200", "a cloud metadata address"),
-            ("fd00:ec2::254", "a cloud metadata address"),
-            ("169.254.10.1", "a link-local address"),
-            ("fe80::1", "a link-local address"),
+            ("169.254.169.254", LINK_LOCAL),
+            ("100.100.100.200", "a shared (carrier-grade NAT) address"),
+            ("fd00:ec2::254", "a private (unique local) address"),
+            ("169.254.10.1", LINK_LOCAL),
+            ("fe80::1", LINK_LOCAL),
             ("fd12::1", "a private (unique local) address"),
             ("100.64.0.1", "a shared (carrier-grade NAT) address"),
             ("::ffff:10.0.0.1", "a private address"),
@@ -241,8 +241,8 @@ mod tests {
         assert_eq!(*stub.asked.lock().unwrap(), ["metadata.example"]);
         assert!(
             error.starts_with(
-                "fetch refuses metadata.example: it resolves to 169.254.169.254, a cloud \
-                 metadata address"
+                "fetch refuses metadata.example: it resolves to 169.254.169.254, a link-local \
+                 address (where clouds serve instance metadata)"
             ),
             "{error}"
         );
@@ -271,7 +271,10 @@ mod tests {
         assert!(guard.check_url(&url("http://127.0.0.1:8080/x")).is_ok());
         let error = guard.check_url(&url("http://[::1]/")).unwrap_err();
         assert!(error.starts_with("fetch refuses ::1"), "{error}");
-        assert!(guard.check_url(&url("http://10.0.0.1/")).is_err());
+        assert!(
+            guard.check_url(&url("http://127.0.0.2/")).is_err(),
+            "only the listed address"
+        );
         assert!(guard.check_url(&url("https://example.org/")).is_ok());
     }
 }

@@ -28,7 +28,7 @@ use super::{
 };
 use crate::access::{Escalation, Scope};
 use crate::ids::new_id;
-use crate::io::process::shell;
+use crate::io::process::{BWRAP_BACKEND, shell};
 use crate::io::{CommandResult, CommandSpec};
 use crate::sandbox::{self, Denied, Policy, find_denial, notice};
 
@@ -178,8 +178,7 @@ impl Tool for RunCommand {
         let denied = find_denial(
             &policy,
             &ctx.io.canonicalize(&ctx.cwd),
-            // The bwrap layer's backends are named so (io/process/confine_linux.rs).
-            backend.starts_with("bwrap"),
+            backend.starts_with(BWRAP_BACKEND),
             result.exit_code,
             result.signal.as_deref(),
             &result.output,

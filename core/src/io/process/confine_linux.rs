@@ -15,6 +15,7 @@ use hearth_linux_sandbox::{Handoff, Prepared, Rules, prepare as prepare_rules};
 use super::group::Group;
 use super::launch::{Launch, UNAVAILABLE};
 use super::os::private_dir;
+use super::probe::{BWRAP_BACKEND, landlock_backend};
 use super::{bwrap, proxy};
 use crate::sandbox::{Bwrap, Policy};
 
@@ -63,9 +64,9 @@ pub fn prepare(launch: &mut Launch, policy: &Policy) -> Result<Confined, String>
         };
     };
     // Without Landlock in the rules there is no ABI: bwrap does the filesystem.
-    let mut backend = prepared.abi().map_or("bwrap + seccomp".to_owned(), |abi| {
-        format!("landlock ABI {abi} + seccomp")
-    });
+    let mut backend = prepared
+        .abi()
+        .map_or(BWRAP_BACKEND.to_owned(), landlock_backend);
     if let Some(bwrap) = wrapper {
         bwrap::wrap(launch, bwrap, &policy.roots, &rules.writable);
     }

@@ -54,7 +54,7 @@ use windows as os;
 pub use group::Group;
 pub use launch::{ChildKind, Confinement, Launch, Launcher, StartError, Started, Stdio};
 pub use os::{exit_parts, shell};
-pub use probe::sandbox_backend;
+pub use probe::{BWRAP_BACKEND, sandbox_available, sandbox_backend};
 pub use server::{LastLine, Spawned, exit_reason, exit_status, start_server};
 pub use server_sandbox::ServerSandbox;
 

@@ -2,41 +2,61 @@
 //! `initialize` reports, and what tells the permission modes whether a command would run
 //! confined (where nothing confines, `accept_edits` asks as `ask` does).
 
+use std::sync::OnceLock;
+
 use crate::sandbox::Settings;
 
-/// The backend a command would run under with `settings` — "bwrap + seccomp" where the bwrap
-/// layer would be chosen, else "landlock ABI 7 + seccomp" — or `None` where nothing confines
-/// a command (neither in this kernel or on PATH; macOS without `sandbox-exec`; Windows).
-pub fn sandbox_backend(settings: &Settings) -> Option<String> {
-    probe(settings)
+/// The backend of the bwrap layer, as commands' results and `initialize` name it; a backend
+/// that begins so gave its command a private `/tmp`.
+pub const BWRAP_BACKEND: &str = "bwrap + seccomp";
+
+/// The backend of the Landlock layer at `abi`.
+#[cfg(target_os = "linux")]
+pub fn landlock_backend(abi: i32) -> String {
+    format!("landlock ABI {abi} + seccomp")
 }
 
-#[cfg(target_os = "linux")]
-fn probe(settings: &Settings) -> Option<String> {
-    use std::sync::OnceLock;
+/// Whether anything on this machine confines a command: what the permission modes decide by,
+/// at every call, so it is probed once (the kernel and the OS's tools do not change under a
+/// running process).
+pub fn sandbox_available() -> bool {
+    static AVAILABLE: OnceLock<bool> = OnceLock::new();
+    *AVAILABLE.get_or_init(|| available().is_some())
+}
 
-    use crate::sandbox::Bwrap;
-
-    // Probed once: the kernel does not change under a running process.
-    static LANDLOCK: OnceLock<Option<i32>> = OnceLock::new();
-    // Without Landlock nothing confines, bwrap or not (`hearth_linux_sandbox::prepare`).
-    let abi = (*LANDLOCK.get_or_init(hearth_linux_sandbox::landlock_abi))?;
-    let path: Vec<_> = std::env::var_os("PATH")
-        .map(|path| ("PATH".into(), path))
-        .into_iter()
-        .collect();
-    if settings.bwrap == Bwrap::Auto && super::bwrap::find(&path).is_some() {
-        return Some("bwrap + seccomp".into());
+/// The backend a command would run under with `settings` — "bwrap + seccomp" where the bwrap
+/// layer would be chosen (bwrap on PATH), else "landlock ABI 7 + seccomp" — or `None` where
+/// nothing confines a command (no Landlock in this kernel; macOS without `sandbox-exec`;
+/// Windows). For `initialize` and `/sandbox`: it looks along PATH each time.
+#[cfg_attr(not(target_os = "linux"), allow(unused_variables))]
+pub fn sandbox_backend(settings: &Settings) -> Option<String> {
+    let backend = available()?;
+    #[cfg(target_os = "linux")]
+    {
+        let path: Vec<_> = std::env::var_os("PATH")
+            .map(|path| ("PATH".into(), path))
+            .into_iter()
+            .collect();
+        if settings.bwrap == crate::sandbox::Bwrap::Auto && super::bwrap::find(&path).is_some() {
+            return Some(BWRAP_BACKEND.into());
+        }
     }
-    Some(format!("landlock ABI {abi} + seccomp"))
+    Some(backend)
+}
+
+/// The layer that confines without bwrap: Landlock (without it nothing confines, bwrap or
+/// not: `hearth_linux_sandbox::prepare`).
+#[cfg(target_os = "linux")]
+fn available() -> Option<String> {
+    hearth_linux_sandbox::landlock_abi().map(landlock_backend)
 }
 
 #[cfg(target_os = "macos")]
-fn probe(_settings: &Settings) -> Option<String> {
+fn available() -> Option<String> {
     super::confine::available().then(|| super::confine::BACKEND.into())
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
-fn probe(_settings: &Settings) -> Option<String> {
+fn available() -> Option<String> {
     None
 }

@@ -3,16 +3,15 @@
 //! without them these tests fail and say so.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
 
 use super::*;
-use crate::io::testing::{group_is_gone, live_group_members};
+use crate::io::process::{ChildKind, Spawned, start_server};
+use crate::io::testing::{group_is_gone, launcher, live_group_members};
 use crate::mcp::*;
 use crate::tools::testing::{call_any, context};
 use crate::tools::{Access, AnyTool, Context, Kind, ToolError};
@@ -88,7 +87,7 @@ fn connect(specs: Vec<McpServerSpec>, startup_timeout: Duration) -> McpServers {
         http: Arc::new(http_client()),
         cwd: repo(),
         roots: vec![repo()],
-        launcher: crate::io::testing::launcher(),
+        launcher: launcher(),
         sandbox: Default::default(),
     };
     McpServers::connect(specs, options, &tokio::runtime::Handle::current())
@@ -268,29 +267,29 @@ async fn stdio_results_reach_the_model() {
 }
 
 /// An HTTP `server.py`, and its URL. The test starts it itself, as a remote server would be
-/// running already: Hearth only connects to it, so it is not a child of the launcher's.
-async fn http_server(name: &str) -> (Child, String) {
+/// running already: the `McpServers` under test only connect to it. Dropping the `Spawned`
+/// (its stdin held open meanwhile: a silent server exits when it closes) ends its tree.
+async fn http_server(name: &str) -> (Spawned, String) {
     http_server_with(name, &[]).await
 }
 
-async fn http_server_with(name: &str, env: &[(&str, &str)]) -> (Child, String) {
-    let mut child = Command::new(python())
-        .args([&server_py(), "--name", name, "--http", "0"])
-        .envs(env.iter().copied())
-        // Held open: a silent server exits when its stdin closes.
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
+async fn http_server_with(name: &str, env: &[(&str, &str)]) -> (Spawned, String) {
+    let args: Vec<String> = [server_py().as_str(), "--name", name, "--http", "0"]
+        .map(String::from)
+        .to_vec();
+    let env: Vec<(String, String)> = env
+        .iter()
+        .map(|(name, value)| (name.to_string(), value.to_string()))
+        .collect();
+    let launcher = launcher();
+    let launch = launcher.launch(ChildKind::McpServer, &python(), &args, &repo(), &env);
+    let mut server = start_server(&launcher, name, launch, |_, _| {}).unwrap();
     let mut line = String::new();
-    let mut stdout = BufReader::new(stdout);
+    let mut stdout = BufReader::new(&mut server.stdout);
     let read = stdout.read_line(&mut line);
     tokio::time::timeout(STARTUP, read).await.unwrap().unwrap();
     let url = line.trim().strip_prefix("listening ").unwrap().to_owned();
-    (child, url)
+    (server, url)
 }
 
 #[tokio::test]
@@ -310,7 +309,8 @@ async fn http_servers_work_and_their_death_is_noticed() {
         text(&servers, "mcp__web__whoami", json!({})).await.unwrap(),
         "web"
     );
-    process.kill().await.unwrap();
+    process.group.kill();
+    process.child.wait().await.unwrap();
     let after = text(&servers, "mcp__web__echo", json!({ "text": "x" })).await;
     assert!(after.unwrap_err().0.contains("not available"));
     let reason = failure(&servers, 0);
@@ -742,7 +742,7 @@ async fn a_stdio_server_is_confined_only_when_its_entry_opts_in() {
         http: Arc::new(http_client()),
         cwd: workspace.path().to_owned(),
         roots: vec![workspace.path().to_owned(), additional.path().to_owned()],
-        launcher: crate::io::testing::launcher(),
+        launcher: launcher(),
         sandbox: Default::default(),
     };
     let servers = McpServers::connect(specs, options, &tokio::runtime::Handle::current());
