@@ -16,6 +16,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::front_matter::{Document, read_bounded};
+
 /// A file larger than this is no prompt anyone wrote by hand; it is skipped.
 const MAX_FILE_BYTES: u64 = 64 * 1024;
 
@@ -54,7 +56,7 @@ pub fn read(cwd: &Path, user_config_dir: Option<&Path>) -> Vec<CustomCommand> {
     // The workspace's come last, so they replace the user's of the same name.
     for dir in dirs.into_iter().flatten() {
         for (name, path) in command_files(&dir) {
-            if let Some(text) = read_file(&path) {
+            if let Some(text) = read_bounded(&path, MAX_FILE_BYTES, "custom command file") {
                 found.insert(name.clone(), parse(name, &text));
             }
         }
@@ -79,92 +81,26 @@ fn command_files(dir: &Path) -> Vec<(String, PathBuf)> {
         .collect()
 }
 
-fn read_file(path: &Path) -> Option<String> {
-    let size = std::fs::metadata(path).ok()?.len();
-    if size > MAX_FILE_BYTES {
-        tracing::warn!(path = %path.display(), size, "custom command file too large; skipped");
-        return None;
-    }
-    match std::fs::read(path) {
-        Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
-        Err(e) => {
-            tracing::warn!(path = %path.display(), error = %e, "cannot read a custom command");
-            None
-        }
-    }
-}
-
 /// A command file: front matter (only `description` and `argument-hint` mean anything; other
 /// keys are ignored, as is a front matter that never closes — then the whole file is body).
 fn parse(name: String, text: &str) -> CustomCommand {
-    let (front, body) = split_front_matter(text).unwrap_or((None, text));
-    let mut description = None;
-    let mut hint = None;
-    for line in front.into_iter().flat_map(str::lines) {
-        let Some((key, value)) = line.split_once(':') else {
-            continue;
-        };
-        let value = unquote(value.trim());
-        match key.trim() {
-            "description" if !value.is_empty() => description = Some(value.to_string()),
-            "argument-hint" if !value.is_empty() => hint = Some(value.to_string()),
-            _ => {}
-        }
-    }
-    let body = body.trim().to_string();
-    if hint.is_none() && body.contains(ARGUMENTS) {
+    let doc = Document::parse(text);
+    let mut hint = doc.get("argument-hint").map(str::to_string);
+    if hint.is_none() && doc.body.contains(ARGUMENTS) {
         hint = Some("arguments".to_string());
     }
     // Without a description, the body's first line says what the command is.
-    let description = description.unwrap_or_else(|| {
-        let first = body.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-        let first: String = first
-            .trim()
-            .trim_start_matches('#')
-            .trim()
-            .chars()
-            .take(80)
-            .collect();
-        if first.is_empty() {
-            "Custom command".to_string()
-        } else {
-            first
-        }
-    });
+    let description = doc
+        .get("description")
+        .map(str::to_string)
+        .or_else(|| doc.first_line())
+        .unwrap_or_else(|| "Custom command".to_string());
     CustomCommand {
         name,
         description,
         hint,
-        body,
+        body: doc.body,
     }
-}
-
-/// `(front matter, body)` when `text` opens with a `---` line that a later `---` line closes.
-fn split_front_matter(text: &str) -> Option<(Option<&str>, &str)> {
-    let rest = text
-        .strip_prefix("---\n")
-        .or_else(|| text.strip_prefix("---\r\n"))?;
-    let mut offset = 0;
-    for line in rest.split_inclusive('\n') {
-        if line.trim_end() == "---" {
-            return Some((Some(&rest[..offset]), &rest[offset + line.len()..]));
-        }
-        offset += line.len();
-    }
-    None
-}
-
-/// A value written in quotes, as YAML allows, without them.
-fn unquote(value: &str) -> &str {
-    for quote in ['"', '\''] {
-        if let Some(inner) = value
-            .strip_prefix(quote)
-            .and_then(|v| v.strip_suffix(quote))
-        {
-            return inner;
-        }
-    }
-    value
 }
 
 #[cfg(test)]

@@ -1,10 +1,11 @@
 //! What a session reads of its project when it comes up: the git repository and branch
 //! (`git.rs`), the project instructions (`instructions.rs`) and the custom command files
-//! (`custom_commands.rs`). The turn reads them from here (the system prompt, the command
+//! (`custom_commands.rs`), all of them Markdown with a front matter (`front_matter.rs`). The turn reads them from here (the system prompt, the command
 //! list), so a session's system prompt stays byte-identical for its life; only the
 //! instructions and the command files are read again, at the points their files say.
 
 pub mod custom_commands;
+pub mod front_matter;
 pub mod git;
 pub mod instructions;
 
