@@ -39,6 +39,7 @@ use crate::llm::{ChatRequest, Provider};
 use crate::session::Session;
 use crate::session::events::{CompactionTrigger, EventSink, SessionEvent, Visibility};
 use crate::session::project::instructions::instructions_changed;
+use crate::session::project::skills::skills_changed;
 use crate::store::{TitleSource, now};
 use crate::tools;
 
@@ -81,6 +82,10 @@ async fn converse(
     let ctx = session.ctx();
     if let Some(message) = instructions_changed(session) {
         sink.remember(message);
+    }
+    if let Some(message) = skills_changed(session) {
+        sink.remember(message);
+        commands::refresh(session, sink);
     }
     // The first turn of a session may start while its MCP servers still connect.
     session.services().mcp_ready().await;
@@ -189,6 +194,7 @@ fn tool_context(session: &Arc<Session>, token: &CancellationToken) -> tools::Con
         vision: ctx.model_sees(&model),
         lsp: session.services().lsp(),
         children: Some(child::Children::of(session)),
+        skills: session.skills().shelf(),
     }
 }
 

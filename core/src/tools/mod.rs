@@ -38,6 +38,7 @@ pub mod registry;
 mod report;
 mod run_command;
 mod schema;
+pub mod skill;
 #[cfg(test)]
 mod testing;
 mod todo;
@@ -50,6 +51,7 @@ pub use contract::{About, AnyTool, Planned, Ready, Tool, erase};
 pub use limits::Limits;
 pub use registry::{Registry, ToolDeps};
 pub use report::CallReport;
+pub use skill::{Shelf, SkillEntry};
 
 /// ACP `ToolKind` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,4 +169,6 @@ pub struct Context {
         reason = "the port's first caller is the subagent tool (issue 21)"
     )]
     pub children: Option<Arc<dyn ChildTurns>>,
+    /// The session's skills now (the `skill` tool).
+    pub skills: Arc<Shelf>,
 }

@@ -10,6 +10,7 @@ use super::grep::Grep;
 use super::list::List;
 use super::read::Read;
 use super::run_command::RunCommand;
+use super::skill::Skill;
 use super::todo::Todo;
 use super::write::Write;
 use super::{AnyTool, erase};
@@ -74,6 +75,7 @@ fn all(deps: &ToolDeps) -> Vec<Arc<dyn AnyTool>> {
         erase(RunCommand::for_session()),
         erase(Fetch::new(deps.http.clone(), deps.fetch_guard.clone())),
         erase(Todo),
+        erase(Skill),
     ];
     builtin.into_iter().chain(super::lsp::tools()).collect()
 }
@@ -147,6 +149,7 @@ mod tests {
                 "run_command",
                 "fetch",
                 "todo",
+                "skill",
                 "lsp_diagnostics",
                 "lsp_definition",
                 "lsp_references"

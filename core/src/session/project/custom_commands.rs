@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::front_matter::{Document, read_bounded};
+use crate::front_matter::{Document, read_bounded};
 
 /// A file larger than this is no prompt anyone wrote by hand; it is skipped.
 const MAX_FILE_BYTES: u64 = 64 * 1024;

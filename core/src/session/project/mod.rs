@@ -1,13 +1,15 @@
 //! What a session reads of its project when it comes up: the git repository and branch
-//! (`git.rs`), the project instructions (`instructions.rs`) and the custom command files
-//! (`custom_commands.rs`), all of them Markdown with a front matter (`front_matter.rs`). The turn reads them from here (the system prompt, the command
-//! list), so a session's system prompt stays byte-identical for its life; only the
-//! instructions and the command files are read again, at the points their files say.
+//! (`git.rs`), the project instructions (`instructions.rs`), the custom command files
+//! (`custom_commands.rs`) and the Agent Skills (`skills.rs`), the last three Markdown with a
+//! front matter (`crate::front_matter`). The turn reads them from here (the system prompt, the
+//! command list), so a session's system prompt stays byte-identical for its life; only the
+//! instructions, the command files and the skills are read again, at the points their files
+//! say.
 
 pub mod custom_commands;
-pub mod front_matter;
 pub mod git;
 pub mod instructions;
+pub mod skills;
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -15,6 +17,7 @@ use std::sync::Mutex;
 use self::custom_commands::CustomCommand;
 use self::git::Repo;
 use self::instructions::Instructions;
+use self::skills::Skills;
 use crate::config::Resolved;
 use crate::session::events::AvailableCommand;
 
@@ -24,6 +27,7 @@ pub struct Project {
     pub repo: Option<Repo>,
     pub instructions: Instructions,
     pub commands: Mutex<Commands>,
+    pub skills: Skills,
 }
 
 impl Project {
@@ -35,6 +39,7 @@ impl Project {
             repo: git::find(cwd),
             instructions: Instructions::read(cwd, user_dir.as_deref()),
             commands: Mutex::new(Commands::read(cwd, user_dir.as_deref())),
+            skills: Skills::read(cwd, user_dir.as_deref()),
         }
     }
 }
