@@ -38,3 +38,6 @@ cargo bench -q -p hearth-core --bench startup -- "${quick[@]}"
 echo
 echo "## Turns"
 cargo bench -q -p hearth-core --bench turn -- "${quick[@]}"
+echo
+echo "## Search"
+cargo bench -q -p hearth-core --bench search -- "${quick[@]}"

@@ -49,6 +49,8 @@ install_system_packages() {
   # without it) and curl through the allowlist proxy.
   command -v bwrap >/dev/null || missing+=(bubblewrap)
   command -v curl >/dev/null || missing+=(curl)
+  # The performance stage: ripgrep is the reference of the search bench.
+  command -v rg >/dev/null || missing+=(ripgrep)
   [[ ${#missing[@]} -eq 0 ]] && return 0
   if [[ $(id -u) -ne 0 ]]; then
     echo "missing packages: ${missing[*]} (run as root or install them)" >&2

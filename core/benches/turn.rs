@@ -21,83 +21,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hearth_core::{Config, Engine, Host};
+mod common;
+
+use common::{Client, median, percentile};
 use hearth_mock_llm::{MockLlm, Response, Script};
 use serde_json::{Value, json};
-
-struct Channel(Mutex<Sender<String>>);
-
-impl Host for Channel {
-    fn deliver(&self, frame: &str) {
-        let _ = self.0.lock().unwrap().send(frame.to_string());
-    }
-}
-
-struct Client {
-    engine: Engine,
-    frames: Receiver<String>,
-    next: u64,
-}
-
-impl Client {
-    fn start(mock: &MockLlm, dir: &std::path::Path) -> Client {
-        let config = json!({"dataDir": std::env::var("BENCH_DATA").map(Value::from).unwrap_or(json!(dir)), "model": "bench", "permissionMode": "bypass",
-            "providers": {"openai": {"baseUrl": mock.base_url(), "apiKey": "bench", "maxRetries": 0}}});
-        let (tx, frames) = mpsc::channel();
-        let engine = Engine::start(
-            Config::from_json(&config.to_string()).unwrap(),
-            Arc::new(Channel(Mutex::new(tx))),
-        )
-        .unwrap();
-        let mut client = Client {
-            engine,
-            frames,
-            next: 1,
-        };
-        client.call("initialize", json!({"protocolVersion": 1}));
-        client
-    }
-
-    fn send(&mut self, method: &str, params: Value) -> u64 {
-        let id = self.next;
-        self.next += 1;
-        self.engine
-            .send(
-                &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-                    .to_string(),
-            )
-            .unwrap();
-        id
-    }
-
-    /// Waits for the frame `pred` accepts, counting the frames before it.
-    fn until(&self, pred: impl Fn(&str) -> bool) -> usize {
-        let mut seen = 0;
-        loop {
-            let frame = self
-                .frames
-                .recv_timeout(Duration::from_secs(60))
-                .expect("a frame");
-            seen += 1;
-            if pred(&frame) {
-                return seen;
-            }
-        }
-    }
-
-    fn call(&mut self, method: &str, params: Value) -> Value {
-        let id = self.send(method, params);
-        let wanted = format!(r#""id":{id},"#);
-        loop {
-            let frame = self
-                .frames
-                .recv_timeout(Duration::from_secs(60))
-                .expect("a frame");
-            if frame.contains(&wanted) && !frame.contains(r#""method""#) {
-                return serde_json::from_str(&frame).unwrap();
-            }
-        }
-    }
-}
 
 fn script(responses: Vec<Response>) -> Script {
     Script { responses }
@@ -354,15 +282,6 @@ fn compaction_sizes() -> (usize, usize, usize) {
         "20 reads, the answer, the summary, the next step"
     );
     (sizes[20], sizes[21], sizes[22])
-}
-
-fn median(v: Vec<f64>) -> f64 {
-    percentile(v, 0.5)
-}
-
-fn percentile(mut v: Vec<f64>, p: f64) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[((v.len() as f64 - 1.0) * p).round() as usize]
 }
 
 fn main() {

@@ -96,6 +96,15 @@ impl Io for LocalIo {
         super::walk::walk(spec, cancel, visit)
     }
 
+    fn walk_parallel<'v>(
+        &self,
+        spec: &WalkSpec,
+        cancel: &CancellationToken,
+        visitor: &(dyn Fn() -> super::Visit<'v> + Sync),
+    ) -> Result<(), IoError> {
+        super::walk::walk_parallel(spec, cancel, visitor)
+    }
+
     fn run_command<'a>(
         &'a self,
         spec: CommandSpec,

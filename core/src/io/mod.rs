@@ -105,6 +105,17 @@ pub trait Io: Send + Sync {
         visit: &mut dyn FnMut(WalkEntry) -> bool,
     ) -> Result<(), IoError>;
 
+    /// Walks as [`Io::walk`] filters, but on several threads and in no order: each thread
+    /// calls `visitor` once for the function it then calls for each of its entries, until one
+    /// returns false (which ends that thread's part) or `cancel` fires. For the searches that
+    /// read every file (`grep`, `glob`), which sort what they keep. Blocking.
+    fn walk_parallel<'v>(
+        &self,
+        spec: &WalkSpec,
+        cancel: &CancellationToken,
+        visitor: &(dyn Fn() -> Visit<'v> + Sync),
+    ) -> Result<(), IoError>;
+
     /// Runs a command to completion, timeout or `cancel`, streaming output deltas (UTF-8,
     /// lossy) to `output` as they come. On timeout or cancel the whole process tree is
     /// killed before this returns.
@@ -115,6 +126,9 @@ pub trait Io: Send + Sync {
         cancel: CancellationToken,
     ) -> BoxFuture<'a, Result<CommandResult, IoError>>;
 }
+
+/// What one thread of [`Io::walk_parallel`] calls for each of its entries.
+pub type Visit<'a> = Box<dyn FnMut(WalkEntry) -> bool + Send + 'a>;
 
 /// What is at a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

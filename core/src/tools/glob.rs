@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::bounds::listing;
 use super::paths::{resolve_or_cwd, shown, shown_dir};
-use super::walk::{first_of_walk, relative, require_dir};
+use super::walk::{first_in_order, relative, relative_fast, require_dir};
 use super::{
     About, Access, CallReport, Context, Kind, Location, Output, Planned, Result, Tool, ToolError,
 };
@@ -72,9 +72,22 @@ impl Tool for Glob {
         require_dir(ctx, &call.root).await?;
         let Call { root, matcher } = call;
         let spec = WalkSpec::new(&root);
-        let (found, total) = first_of_walk(ctx, spec, move |entry| {
-            (entry.is_file && matcher.is_match(relative(&root, &entry.path))).then_some(entry.path)
-        })
+        let root_text = root.to_string_lossy().into_owned();
+        let (found, total) = first_in_order(
+            ctx,
+            spec,
+            || (),
+            move |(), entry, found| {
+                let matched = entry.is_file
+                    && match relative_fast(&root_text, &entry.path) {
+                        Some(rel) => matcher.is_match(rel),
+                        None => matcher.is_match(relative(&root, &entry.path)),
+                    };
+                if matched {
+                    found.push(entry.path);
+                }
+            },
+        )
         .await?;
         let lines: Vec<String> = found.iter().map(|path| shown(ctx, path)).collect();
         let hint = "narrow the pattern or the path";

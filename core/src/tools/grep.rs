@@ -10,15 +10,14 @@ use ignore::overrides::{Override, OverrideBuilder};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 use super::bounds::cut_line;
 use super::paths::{resolve_or_cwd, shown, shown_dir};
-use super::walk::{is_dir, off_thread};
+use super::walk::{first_in_order, is_dir};
 use super::{
     About, Access, CallReport, Context, Kind, Location, Output, Planned, Result, Tool, ToolError,
 };
-use crate::io::{Io, WalkSpec};
+use crate::io::WalkSpec;
 
 pub struct Grep;
 
@@ -84,22 +83,22 @@ impl Tool for Grep {
     async fn run(&self, call: Call, ctx: &Context, _report: &dyn CallReport) -> Result<Output> {
         is_dir(ctx, &call.root).await?;
         let max = ctx.limits.search_max_results;
-        let found = off_thread(ctx, move |io, cancel| search(io, &call, max, cancel)).await?;
+        let (matches, more) = search(ctx, call).await?;
         let mut for_model = String::new();
-        for (path, line, text) in &found.matches {
+        for (path, line, text) in &matches {
             let text = cut_line(text.trim_end_matches(['\n', '\r']), MAX_MATCH_LINE_CHARS);
             for_model.push_str(&format!("{}:{line}: {text}\n", shown(ctx, path)));
         }
-        if found.matches.is_empty() {
+        if matches.is_empty() {
             for_model.push_str("No matches.\n");
-        } else if found.more {
+        } else if more {
             for_model.push_str(&format!(
                 "[Showing the first {max} matches; there are more. Narrow the pattern, path or glob.]\n"
             ));
         }
         Ok(Output {
             for_model,
-            raw_output: Some(json!({ "matches": found.matches.len(), "more": found.more })),
+            raw_output: Some(json!({ "matches": matches.len(), "more": more })),
             ..Output::default()
         })
     }
@@ -128,46 +127,53 @@ fn title(ctx: &Context, input: &Input, root: &std::path::Path) -> String {
     title
 }
 
-struct Found {
-    /// (file, 1-based line, text)
-    matches: Vec<(PathBuf, u64, String)>,
-    more: bool,
-}
-
-/// Walks and searches until `max` matches (or cancel); files that cannot be read are skipped.
-/// The files are read locally: ACP has no search, and reading a whole tree through the
-/// client's `fs/read_text_file` one file at a time would be far too slow.
-fn search(io: &dyn Io, call: &Call, max: usize, cancel: &CancellationToken) -> Result<Found> {
-    let mut searcher: Searcher = SearcherBuilder::new()
-        .binary_detection(BinaryDetection::quit(b'\0'))
-        .line_number(true)
-        .build();
+/// Searches every file of the walk, on the walker's threads, each with its own searcher;
+/// keeps the first `max` matches in path and line order, and whether there are more. Files
+/// that cannot be read are skipped. The files are read locally: ACP has no search, and
+/// reading a whole tree through the client's `fs/read_text_file` one file at a time would be
+/// far too slow.
+async fn search(ctx: &Context, call: Call) -> Result<(Vec<Match>, bool)> {
+    let max = ctx.limits.search_max_results;
     let mut spec = WalkSpec::new(&call.root);
     spec.filter.clone_from(&call.filter);
-    let mut found = Found {
-        matches: Vec::new(),
-        more: false,
+    let matcher = call.matcher;
+    let searcher = || {
+        SearcherBuilder::new()
+            .binary_detection(BinaryDetection::quit(b'\0'))
+            .line_number(true)
+            .build()
     };
-    io.walk(&spec, cancel, &mut |entry| {
-        if !entry.is_file {
-            return true;
+    let (matches, total) = first_in_order(ctx, spec, searcher, move |searcher, entry, found| {
+        if entry.is_file {
+            search_file(searcher, &matcher, &entry.path, max, found);
         }
-        let path = &entry.path;
-        let _ = searcher.search_path(
-            &call.matcher,
-            path,
-            Lossy(|line, text| {
-                if found.matches.len() == max {
-                    found.more = true;
-                    return Ok(false);
-                }
-                found.matches.push((path.to_owned(), line, text.to_owned()));
-                Ok(true)
-            }),
-        );
-        !found.more
-    })?;
-    Ok(found)
+    })
+    .await?;
+    Ok((matches, total > max))
+}
+
+/// (file, 1-based line, text)
+type Match = (PathBuf, u64, String);
+
+/// The matches of one file, `max + 1` at most: no file needs more to fill the answer and say
+/// there are more.
+fn search_file(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    path: &std::path::Path,
+    max: usize,
+    found: &mut Vec<Match>,
+) {
+    let mut count = 0;
+    let _ = searcher.search_path(
+        matcher,
+        path,
+        Lossy(|line, text| {
+            found.push((path.to_owned(), line, text.to_owned()));
+            count += 1;
+            Ok(count <= max)
+        }),
+    );
 }
 
 #[cfg(test)]

@@ -588,6 +588,14 @@ mod tests {
         ) -> Result<(), IoError> {
             unreachable!()
         }
+        fn walk_parallel<'v>(
+            &self,
+            _: &WalkSpec,
+            _: &CancellationToken,
+            _: &(dyn Fn() -> crate::io::Visit<'v> + Sync),
+        ) -> Result<(), IoError> {
+            unreachable!()
+        }
         fn run_command<'a>(
             &'a self,
             spec: CommandSpec,

@@ -96,3 +96,18 @@ pub fn marked_started(marker: &str, within: std::time::Duration) -> bool {
     }
     !marked_gone(marker)
 }
+
+/// Runs `program` with `args` to its end, its output discarded, and how long that took; `None`
+/// when it cannot start (not installed). For the benches that time a reference tool
+/// (ripgrep) beside Hearth's own.
+pub fn time_run(program: &str, args: &[&str]) -> Option<std::time::Duration> {
+    let started = std::time::Instant::now();
+    let status = std::process::Command::new(program)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .ok()?;
+    // `rg` exits 1 when nothing matched: a run all the same.
+    (status.code().is_some()).then(|| started.elapsed())
+}

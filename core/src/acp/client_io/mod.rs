@@ -201,6 +201,15 @@ impl Io for ClientIo {
         self.local.walk(spec, cancel, visit)
     }
 
+    fn walk_parallel<'v>(
+        &self,
+        spec: &WalkSpec,
+        cancel: &CancellationToken,
+        visitor: &(dyn Fn() -> crate::io::Visit<'v> + Sync),
+    ) -> Result<(), IoError> {
+        self.local.walk_parallel(spec, cancel, visitor)
+    }
+
     fn run_command<'a>(
         &'a self,
         spec: CommandSpec,

@@ -1,0 +1,96 @@
+//! What the in-process benches share: a Rust `Host` that hands each frame to the timing
+//! thread, a client over it, and the statistics they print.
+
+#![allow(dead_code)] // each bench uses a different part
+
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hearth_core::{Config, Engine, Host};
+use hearth_mock_llm::MockLlm;
+use serde_json::{Value, json};
+
+struct Channel(Mutex<Sender<String>>);
+
+impl Host for Channel {
+    fn deliver(&self, frame: &str) {
+        let _ = self.0.lock().unwrap().send(frame.to_string());
+    }
+}
+
+pub struct Client {
+    pub engine: Engine,
+    pub frames: Receiver<String>,
+    next: u64,
+}
+
+impl Client {
+    pub fn start(mock: &MockLlm, dir: &std::path::Path) -> Client {
+        let config = json!({"dataDir": std::env::var("BENCH_DATA").map(Value::from).unwrap_or(json!(dir)), "model": "bench", "permissionMode": "bypass",
+            "providers": {"openai": {"baseUrl": mock.base_url(), "apiKey": "bench", "maxRetries": 0}}});
+        let (tx, frames) = mpsc::channel();
+        let engine = Engine::start(
+            Config::from_json(&config.to_string()).unwrap(),
+            Arc::new(Channel(Mutex::new(tx))),
+        )
+        .unwrap();
+        let mut client = Client {
+            engine,
+            frames,
+            next: 1,
+        };
+        client.call("initialize", json!({"protocolVersion": 1}));
+        client
+    }
+
+    pub fn send(&mut self, method: &str, params: Value) -> u64 {
+        let id = self.next;
+        self.next += 1;
+        self.engine
+            .send(
+                &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+                    .to_string(),
+            )
+            .unwrap();
+        id
+    }
+
+    /// Waits for the frame `pred` accepts, counting the frames before it.
+    pub fn until(&self, pred: impl Fn(&str) -> bool) -> usize {
+        let mut seen = 0;
+        loop {
+            let frame = self
+                .frames
+                .recv_timeout(Duration::from_secs(60))
+                .expect("a frame");
+            seen += 1;
+            if pred(&frame) {
+                return seen;
+            }
+        }
+    }
+
+    pub fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send(method, params);
+        let wanted = format!(r#""id":{id},"#);
+        loop {
+            let frame = self
+                .frames
+                .recv_timeout(Duration::from_secs(60))
+                .expect("a frame");
+            if frame.contains(&wanted) && !frame.contains(r#""method""#) {
+                return serde_json::from_str(&frame).unwrap();
+            }
+        }
+    }
+}
+
+pub fn median(v: Vec<f64>) -> f64 {
+    percentile(v, 0.5)
+}
+
+pub fn percentile(mut v: Vec<f64>, p: f64) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[((v.len() as f64 - 1.0) * p).round() as usize]
+}
