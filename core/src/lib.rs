@@ -22,6 +22,7 @@ mod mcp;
 mod net;
 mod outbox;
 mod permissions;
+mod question;
 mod rpc;
 mod sandbox;
 mod session;

@@ -111,6 +111,7 @@ const LEAVES: &[&str] = &[
     "images",
     "json_path",
     "net",
+    "question",
     "text",
 ];
 

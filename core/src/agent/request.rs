@@ -14,10 +14,12 @@
 
 use std::sync::Arc;
 
-use crate::chat::Message;
+use crate::chat::{Message, ToolSpec};
 use crate::llm::ChatRequest;
 use crate::llm::wire::SharedWire;
+use crate::permissions::Mode;
 use crate::session::Session;
+use crate::tools::EXIT_PLAN_MODE;
 
 /// The model's window when the catalog does not say.
 const DEFAULT_WINDOW: u64 = 128_000;
@@ -42,9 +44,18 @@ pub fn build(session: &Session, messages: Arc<Vec<Message>>, wire: SharedWire) -
         model: settings.model,
         system: system(session),
         messages,
-        tools: session.services().tool_specs(),
+        tools: offered(session.services().tool_specs(), settings.mode),
         wire,
     }
+}
+
+/// The tools offered in `mode`: all of them, but `exit_plan_mode` only in plan mode (elsewhere
+/// there is no plan mode to leave).
+fn offered(mut specs: Vec<ToolSpec>, mode: Mode) -> Vec<ToolSpec> {
+    if mode != Mode::Plan {
+        specs.retain(|spec| spec.name != EXIT_PLAN_MODE);
+    }
+    specs
 }
 
 /// The session's system prompt: rendered for its first request (its MCP servers are ready

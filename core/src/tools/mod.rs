@@ -15,11 +15,13 @@ use tokio_util::sync::CancellationToken;
 use crate::chat::Image;
 use crate::io::{Io, IoError};
 
+mod ask_user;
 mod bounds;
 mod child;
 mod contract;
 mod diffs;
 mod edit;
+mod exit_plan_mode;
 mod fetch;
 mod fetch_guard;
 mod glob;
@@ -41,15 +43,18 @@ mod schema;
 #[cfg(test)]
 mod testing;
 mod todo;
+mod user;
 mod walk;
 mod write;
 
 pub use crate::access::{Access, Diff};
 pub use child::{ChildPrompt, ChildTurns};
 pub use contract::{About, AnyTool, Planned, Ready, Tool, erase};
+pub use exit_plan_mode::NAME as EXIT_PLAN_MODE;
 pub use limits::Limits;
 pub use registry::{Registry, ToolDeps};
 pub use report::CallReport;
+pub use user::{PlanVerdict, User};
 
 /// ACP `ToolKind` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +65,8 @@ pub enum Kind {
     Execute,
     Think,
     Fetch,
+    /// Changes the session's mode (`exit_plan_mode`).
+    SwitchMode,
     /// None of the above: an MCP server's tool that does not say it only reads.
     Other,
 }
@@ -73,6 +80,7 @@ impl Kind {
             Kind::Execute => "execute",
             Kind::Think => "think",
             Kind::Fetch => "fetch",
+            Kind::SwitchMode => "switch_mode",
             Kind::Other => "other",
         }
     }
@@ -167,4 +175,7 @@ pub struct Context {
         reason = "the port's first caller is the subagent tool (issue 21)"
     )]
     pub children: Option<Arc<dyn ChildTurns>>,
+    /// The user, as this call reaches them (questions, plan approval); `None` where no one
+    /// can be asked.
+    pub user: Option<Arc<dyn User>>,
 }
