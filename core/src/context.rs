@@ -1,8 +1,8 @@
 //! `EngineContext`: what every part of a running engine shares — the resolved configuration,
 //! the store and the outbox, the providers, the live sessions, and the ports the protocol edge
 //! implements for the domain: the log format (one for the whole engine), the permission prompt,
-//! and the `Connection` — what the client is shown of each event (`Wire`) and which backend
-//! serves its workspace — which `initialize` picks from the client's protocol version and
+//! and the `Connection` — what the client is shown of each event (`Wire`), which backend
+//! serves its workspace and how it is asked questions (`Asker`) — which `initialize` picks from the client's protocol version and
 //! capabilities. Its fields are private: each use has a method that says what it is for.
 
 use std::sync::atomic::{AtomicBool, Ordering};
