@@ -175,10 +175,10 @@ fn said(answer: &Map<String, Value>) -> String {
         Some(Value::String(pick)) => vec![pick.clone()],
         _ => Vec::new(),
     };
-    if let Some(text) = answer.get(OTHER).and_then(Value::as_str) {
-        if !text.trim().is_empty() {
-            parts.push(format!("\"{}\"", text.trim()));
-        }
+    if let Some(text) = answer.get(OTHER).and_then(Value::as_str)
+        && !text.trim().is_empty()
+    {
+        parts.push(format!("\"{}\"", text.trim()));
     }
     if parts.is_empty() {
         "(nothing)".into()
