@@ -10,7 +10,9 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::tools::{final_status, permission_answer, session, tool_updates, workspace};
+use common::tools::{
+    final_status, options_of, permission_answer, session, tool_updates, workspace,
+};
 use common::{Setup, call, config, mcp_server, text, tool_results};
 use hearth_testkit::{AcpClient, InProcess};
 use serde_json::{Value, json};
@@ -110,41 +112,40 @@ fn a_question_is_a_form_scoped_to_its_call_and_the_answer_reaches_the_model() {
     assert_eq!(final_status(&client, &session), ["completed"]);
 }
 
-#[test]
-fn a_declined_form_tells_the_model_without_an_answer() {
+/// The model's result and the call's final status when the client answers the form with
+/// `action` and no content.
+fn form_ended_by(action: &str) -> (String, Vec<String>) {
     let setup = question_setup(which_database());
     let mut client = client(&setup, true);
     answering(
         &mut client,
         "elicitation/create",
-        json!({"action": "decline"}),
+        json!({ "action": action }),
     );
     let session = session(&mut client, &workspace(&setup));
     client.prompt(&session, "set it up");
-    let result = &tool_results(&setup, 1)[0];
+    let result = tool_results(&setup, 1).remove(0);
+    (result, final_status(&client, &session))
+}
+
+#[test]
+fn a_declined_form_tells_the_model_without_an_answer() {
+    let (result, status) = form_ended_by("decline");
     assert!(
         result.starts_with("The user declined to answer."),
         "{result}"
     );
-    assert_eq!(final_status(&client, &session), ["failed"]);
+    assert_eq!(status, ["failed"]);
 }
 
 #[test]
 fn a_form_the_client_cancelled_is_no_answer() {
-    let setup = question_setup(which_database());
-    let mut client = client(&setup, true);
-    answering(
-        &mut client,
-        "elicitation/create",
-        json!({"action": "cancel"}),
-    );
-    let session = session(&mut client, &workspace(&setup));
-    client.prompt(&session, "set it up");
-    let result = &tool_results(&setup, 1)[0];
+    let (result, status) = form_ended_by("cancel");
     assert!(
         result.contains("cancelled before the user answered"),
         "{result}"
     );
+    assert_eq!(status, ["failed"]);
 }
 
 #[test]
@@ -187,24 +188,12 @@ fn without_forms_the_choices_are_the_options_of_a_permission_request() {
     client.prompt(&session, "set it up");
     let asked = asked.lock().unwrap();
     assert_eq!(asked.len(), 1);
-    let options: Vec<(&str, &str, &str)> = asked[0]["options"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| {
-            (
-                o["optionId"].as_str().unwrap(),
-                o["name"].as_str().unwrap(),
-                o["kind"].as_str().unwrap(),
-            )
-        })
-        .collect();
     assert_eq!(
-        options,
+        options_of(&asked[0]),
         [
-            ("choice_0", "SQLite — one file", "allow_once"),
-            ("choice_1", "Postgres", "allow_once"),
-            ("decline", "Decline", "reject_once"),
+            ["choice_0", "SQLite — one file", "allow_once"],
+            ["choice_1", "Postgres", "allow_once"],
+            ["decline", "Decline", "reject_once"],
         ]
     );
     let call = &tool_updates(&client, &session)[0];

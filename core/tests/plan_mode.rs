@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::tools::{answer_by, final_status, session, tool_updates, workspace};
+use common::tools::{answer_by, final_status, options_of, session, tool_updates, workspace};
 use common::{Setup, call, mcp_server, start, text, tool_results};
 use serde_json::{Value, json};
 
@@ -83,24 +83,12 @@ fn an_approved_plan_switches_the_mode_and_the_next_write_runs() {
         "only the plan asked: accept_edits writes inside freely"
     );
     let request = &asked[0];
-    let options: Vec<(&str, &str, &str)> = request["options"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| {
-            (
-                o["optionId"].as_str().unwrap(),
-                o["name"].as_str().unwrap(),
-                o["kind"].as_str().unwrap(),
-            )
-        })
-        .collect();
     assert_eq!(
-        options,
+        options_of(request),
         [
-            ("accept_edits", "Yes, and accept edits", "allow_always"),
-            ("ask", "Yes, and ask before edits", "allow_once"),
-            ("plan", "No, keep planning", "reject_once"),
+            ["accept_edits", "Yes, and accept edits", "allow_always"],
+            ["ask", "Yes, and ask before edits", "allow_once"],
+            ["plan", "No, keep planning", "reject_once"],
         ]
     );
     assert_eq!(request["toolCall"]["kind"], "switch_mode");

@@ -66,3 +66,14 @@ pub fn answer_by(
     });
     asked
 }
+
+/// A permission request's options as `(optionId, name, kind)`.
+pub fn options_of(request: &Value) -> Vec<[String; 3]> {
+    let field = |o: &Value, key: &str| o[key].as_str().unwrap_or_default().to_string();
+    request["options"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|o| [field(o, "optionId"), field(o, "name"), field(o, "kind")])
+        .collect()
+}
