@@ -8,10 +8,10 @@
 mod common;
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use common::tools::{
-    final_status, options_of, permission_answer, session, tool_updates, workspace,
+    cancel_while_asked, final_status, options_of, permission_answer, session, tool_updates,
+    workspace,
 };
 use common::{Setup, call, config, mcp_server, text, tool_results};
 use hearth_testkit::{AcpClient, InProcess};
@@ -129,23 +129,18 @@ fn form_ended_by(action: &str) -> (String, Vec<String>) {
 }
 
 #[test]
-fn a_declined_form_tells_the_model_without_an_answer() {
-    let (result, status) = form_ended_by("decline");
-    assert!(
-        result.starts_with("The user declined to answer."),
-        "{result}"
-    );
-    assert_eq!(status, ["failed"]);
-}
-
-#[test]
-fn a_form_the_client_cancelled_is_no_answer() {
-    let (result, status) = form_ended_by("cancel");
-    assert!(
-        result.contains("cancelled before the user answered"),
-        "{result}"
-    );
-    assert_eq!(status, ["failed"]);
+fn a_form_declined_or_cancelled_by_the_client_is_no_answer_and_the_model_is_told() {
+    for (action, told) in [
+        ("decline", "The user declined to answer."),
+        (
+            "cancel",
+            "The question was cancelled before the user answered.",
+        ),
+    ] {
+        let (result, status) = form_ended_by(action);
+        assert!(result.starts_with(told), "{action}: {result}");
+        assert_eq!(status, ["failed"]);
+    }
 }
 
 #[test]
@@ -153,25 +148,7 @@ fn cancelling_the_turn_withdraws_the_form_and_ends_the_turn() {
     let setup = question_setup(which_database());
     let mut client = client(&setup, true);
     let session = session(&mut client, &workspace(&setup));
-    let prompt = client.start_request(
-        "session/prompt",
-        json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
-    );
-    let form = client
-        .wait_for(Duration::from_secs(10), |f| {
-            f["method"] == "elicitation/create"
-        })
-        .expect("the question reached the client");
-    client.notify("session/cancel", json!({"sessionId": session}));
-    assert_eq!(
-        client.response(&prompt)["result"]["stopReason"],
-        "cancelled"
-    );
-    let withdrawn = client
-        .received
-        .iter()
-        .any(|f| f["method"] == "$/cancel_request" && f["params"]["requestId"] == form["id"]);
-    assert!(withdrawn, "the form was withdrawn with $/cancel_request");
+    cancel_while_asked(&mut client, &session, "elicitation/create");
     assert_eq!(final_status(&client, &session), ["failed"]);
 }
 
