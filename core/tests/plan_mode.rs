@@ -224,3 +224,22 @@ fn nothing_in_plan_mode_writes() {
         "every kind of writing tool was tried"
     );
 }
+
+#[test]
+fn outside_plan_mode_the_exit_changes_nothing_and_asks_nothing() {
+    let setup = Setup::new(json!({"responses": [
+        call("p", "exit_plan_mode", json!({"plan": PLAN})),
+        text(&["Right."]),
+    ]}));
+    let cwd = workspace(&setup);
+    let mut client = start(&setup, json!({"permissionMode": "accept_edits"}));
+    let asked = answer_by(&mut client, |_| "ask");
+    let session = session(&mut client, &cwd);
+    client.prompt(&session, "go");
+    assert!(asked.lock().unwrap().is_empty());
+    assert!(updates_of(&client, &session, "plan").is_empty());
+    assert!(updates_of(&client, &session, "current_mode_update").is_empty());
+    assert!(
+        tool_results(&setup, 1)[0].starts_with("Not in plan mode (the mode is `accept_edits`)")
+    );
+}

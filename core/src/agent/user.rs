@@ -43,6 +43,10 @@ impl CallUser {
 }
 
 impl User for CallUser {
+    fn mode(&self) -> Mode {
+        self.session.state().settings.mode
+    }
+
     fn ask(&self, question: Question) -> BoxFuture<'_, Reply> {
         Box::pin(async move {
             let question = Question {
@@ -56,7 +60,8 @@ impl User for CallUser {
 
     fn approve_plan<'a>(&'a self, plan: &'a str) -> BoxFuture<'a, PlanVerdict> {
         Box::pin(async move {
-            let mode = self.session.state().settings.mode;
+            // Checked again here: the client may have switched the mode meanwhile.
+            let mode = self.mode();
             if mode != Mode::Plan {
                 return PlanVerdict::NotPlanning(mode);
             }

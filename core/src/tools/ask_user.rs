@@ -215,6 +215,28 @@ mod tests {
         assert_eq!(free["required"], json!(["other"]));
     }
 
+    #[tokio::test]
+    async fn a_question_needs_text_and_a_way_to_answer() {
+        let ctx = crate::tools::testing::context(std::path::Path::new("/"));
+        let prepare = |input: Value| async {
+            let input: Input = serde_json::from_value(input).unwrap();
+            AskUser.prepare(input, &ctx).await.err().map(|e| e.0)
+        };
+        assert_eq!(
+            prepare(json!({"question": " "})).await.as_deref(),
+            Some("`question` is empty")
+        );
+        let no_way = json!({"question": "Which?", "allow_free_text": false});
+        assert!(
+            prepare(no_way)
+                .await
+                .unwrap()
+                .contains("must have a way to answer")
+        );
+        let unlabelled = json!({"question": "Which?", "options": [{"label": ""}]});
+        assert!(prepare(unlabelled).await.unwrap().contains("`label`"));
+    }
+
     #[test]
     fn the_answer_reads_as_picks_then_words() {
         let answer = json!({"answer": ["a", "b"], "other": " and c "});

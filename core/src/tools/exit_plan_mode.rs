@@ -16,6 +16,7 @@ use super::{
     About, Access, CallReport, Context, Kind, Output, PlanEntry, Planned, Result, Tool,
     ToolContent, ToolError,
 };
+use crate::permissions::Mode;
 
 pub struct ExitPlanMode;
 
@@ -57,7 +58,10 @@ impl Tool for ExitPlanMode {
         let Some(user) = &ctx.user else {
             return Err(ToolError("Nobody is there to approve the plan.".into()));
         };
-        report.plan(steps(&plan));
+        // Outside plan mode the plan is not published: there is nothing to approve.
+        if user.mode() == Mode::Plan {
+            report.plan(steps(&plan));
+        }
         let verdict = user.approve_plan(&plan).await;
         let for_model = match verdict {
             PlanVerdict::Approved(mode) => format!(

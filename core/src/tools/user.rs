@@ -23,6 +23,8 @@ pub enum PlanVerdict {
 }
 
 pub trait User: Send + Sync {
+    /// The session's permission mode now.
+    fn mode(&self) -> Mode;
     /// Asks the user `question` on behalf of this call.
     fn ask(&self, question: Question) -> BoxFuture<'_, Reply>;
     /// Asks the user to approve `plan`, and leaves plan mode when they do.
