@@ -291,3 +291,24 @@ fn an_mcp_servers_elicitation_declined_by_the_user_is_declined_to_the_server() {
     client.prompt(&session, "pick");
     assert_eq!(tool_results(&setup, 1), ["decline"]);
 }
+
+#[test]
+fn cancelling_the_turn_withdraws_an_mcp_servers_question() {
+    let setup = colour_setup();
+    let mut client = colour_client(&setup, true);
+    let session = colour_session(&mut client, &setup);
+    let asked = cancel_while_asked(&mut client, &session, "elicitation/create");
+    assert_eq!(
+        asked["params"]["message"],
+        "The MCP server `files` asks: Which colour?"
+    );
+    // The session goes on.
+    client.respond_with(|method, _| {
+        (method == "elicitation/create")
+            .then(|| json!({"action": "accept", "content": {"colour": "red"}}))
+    });
+    assert_eq!(
+        client.prompt(&session, "again")["result"]["stopReason"],
+        "end_turn"
+    );
+}

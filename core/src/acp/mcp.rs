@@ -132,7 +132,9 @@ pub fn connect(
 }
 
 /// Asks whichever client is connected when a server asks: a session outlives the
-/// `initialize` it was opened under. Weak, as the engine holds the servers that hold it.
+/// `initialize` it was opened under. Weak, as the engine holds the servers that hold it. A
+/// question asked while a turn runs (a tool call's) is withdrawn when that turn is cancelled,
+/// as well as when the server withdraws it.
 struct CurrentClient(Weak<EngineContext>);
 
 impl Asker for CurrentClient {
@@ -143,9 +145,20 @@ impl Asker for CurrentClient {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Reply> {
         Box::pin(async move {
-            match self.0.upgrade() {
-                Some(ctx) => ctx.asker().ask(session_id, question, cancel).await,
-                None => Reply::CannotAsk("the engine is closing".into()),
+            let Some(ctx) = self.0.upgrade() else {
+                return Reply::CannotAsk("the engine is closing".into());
+            };
+            let withdrawn = cancel.child_token();
+            let turn = ctx.sessions().running_turn(session_id).unwrap_or_default();
+            let asker = ctx.asker();
+            let asking = asker.ask(session_id, question, &withdrawn);
+            tokio::pin!(asking);
+            tokio::select! {
+                reply = &mut asking => reply,
+                () = turn.cancelled() => {
+                    withdrawn.cancel();
+                    asking.await
+                }
             }
         })
     }
