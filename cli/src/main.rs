@@ -6,6 +6,7 @@
 
 mod auth;
 mod credentials;
+mod form;
 mod mcp_config;
 mod run;
 mod signals;

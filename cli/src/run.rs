@@ -4,7 +4,9 @@
 //! `--mode` as the config's defaults), sends the prompt, prints the answer on stdout and tool activity on stderr
 //! (`--output jsonl`: every `session/update` as one JSON line on stdout), answers permission
 //! requests on the terminal when there is one (and rejects them when there is not), and
-//! exits non-zero unless the turn ended normally.
+//! questions — it advertises `elicitation.form` — on the terminal too (`form.rs`; without
+//! one, the question fails and the model is told it could not ask), and exits non-zero
+//! unless the turn ended normally.
 
 use std::io::{self, BufRead, IsTerminal, Write};
 use std::path::PathBuf;
@@ -76,7 +78,7 @@ struct Client {
 
 impl Client {
     fn session(&mut self, args: &RunArgs) -> Result<(), String> {
-        self.call("initialize", json!({"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": {"name": "hearth run", "version": env!("CARGO_PKG_VERSION")}}))?;
+        self.call("initialize", json!({"protocolVersion": 1, "clientCapabilities": {"elicitation": {"form": {}}}, "clientInfo": {"name": "hearth run", "version": env!("CARGO_PKG_VERSION")}}))?;
         let cwd = match &args.cwd {
             Some(dir) => {
                 std::fs::canonicalize(dir).map_err(|e| format!("--cwd {}: {e}", dir.display()))?
@@ -128,6 +130,16 @@ impl Client {
                     let answer = ask(&frame["params"]);
                     let reply =
                         json!({"jsonrpc": "2.0", "id": request, "result": {"outcome": answer}});
+                    self.engine
+                        .send(&reply.to_string())
+                        .map_err(|e| e.to_string())?;
+                }
+                (Some("elicitation/create"), Some(request)) => {
+                    let reply = match crate::form::answer(&frame["params"]) {
+                        Ok(result) => json!({"jsonrpc": "2.0", "id": request, "result": result}),
+                        Err(message) => json!({"jsonrpc": "2.0", "id": request,
+                            "error": {"code": -32603, "message": message}}),
+                    };
                     self.engine
                         .send(&reply.to_string())
                         .map_err(|e| e.to_string())?;

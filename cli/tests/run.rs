@@ -118,6 +118,36 @@ fn without_a_terminal_permission_requests_are_rejected_and_mode_decides() {
     );
 }
 
+#[test]
+fn without_a_terminal_a_question_tells_the_model_it_could_not_ask() {
+    let dir = tempfile::tempdir().unwrap();
+    let ask = json!({"question": "Which colour?", "options": [{"label": "red"}]});
+    let mock = mock(json!([
+        call("q", "ask_user", ask),
+        text("I'll pick myself.")
+    ]));
+    let out = run(&mock, dir.path(), &["-p", "paint it"], &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("could not ask: Which colour?"),
+        "{}",
+        stderr(&out)
+    );
+    let messages = mock.requests()[1].body["messages"].clone();
+    let result = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .clone();
+    assert_eq!(
+        result,
+        "Could not ask the user: the client could not show the form: there is no terminal to \
+         ask the user on. Do not assume an answer: put the question in your reply instead."
+    );
+}
+
 /// Leaving the sandbox needs someone to approve it: headless, even `bypass` refuses, and the
 /// command does not run.
 #[test]

@@ -1,8 +1,8 @@
 //! `EngineContext`: what every part of a running engine shares — the resolved configuration,
 //! the store and the outbox, the providers, the live sessions, and the ports the protocol edge
 //! implements for the domain: the log format (one for the whole engine), the permission prompt,
-//! and the `Connection` — what the client is shown of each event (`Wire`) and which backend
-//! serves its workspace — which `initialize` picks from the client's protocol version and
+//! and the `Connection` — what the client is shown of each event (`Wire`), which backend
+//! serves its workspace and how it is asked questions (`Asker`) — which `initialize` picks from the client's protocol version and
 //! capabilities. Its fields are private: each use has a method that says what it is for.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,6 +17,7 @@ use crate::io::process::Launcher;
 use crate::llm::Providers;
 use crate::outbox::Outbox;
 use crate::permissions::prompt::Approver;
+use crate::question::Asker;
 use crate::session::events::{Recorded, SessionEvent};
 use crate::session::registry::Sessions;
 use crate::store::{Reader, Store, StoreError, StoreOp};
@@ -64,6 +65,8 @@ pub struct Connection {
     /// Which backend serves a session's workspace (the client's where it serves files or
     /// terminals, else local).
     pub workspaces: Arc<dyn Workspaces>,
+    /// Questions to the user: a form where the client shows forms, else a permission prompt.
+    pub asker: Arc<dyn Asker>,
 }
 
 pub struct EngineContext {
@@ -190,6 +193,11 @@ impl EngineContext {
     /// Which backend serves a session's workspace for the current client.
     pub fn workspaces(&self) -> Arc<dyn Workspaces> {
         self.connection().workspaces
+    }
+
+    /// How the current client is asked a question.
+    pub fn asker(&self) -> Arc<dyn Asker> {
+        self.connection().asker
     }
 
     fn connection(&self) -> Connection {

@@ -23,6 +23,7 @@ mod mcp;
 mod net;
 mod outbox;
 mod permissions;
+mod question;
 mod rpc;
 mod sandbox;
 mod session;

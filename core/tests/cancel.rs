@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::tools::{final_status, session, workspace};
+use common::tools::{cancel_while_asked, final_status, session, workspace};
 use common::{Setup, call, start, text, tool_results};
 use hearth_testkit::processes::{marked_gone, marked_started};
 use hearth_testkit::{AcpClient, InProcess};
@@ -99,28 +99,7 @@ fn cancel_while_a_client_fs_request_is_pending_withdraws_it() {
         json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": true}}}),
     );
     let session = session(&mut client, &cwd);
-    let prompt = client.start_request(
-        "session/prompt",
-        json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
-    );
-    let read = client
-        .wait_for(Duration::from_secs(10), |f| {
-            f["method"] == "fs/read_text_file"
-        })
-        .expect("the agent asked the editor");
-    client.notify("session/cancel", json!({"sessionId": session}));
-    assert_eq!(
-        client.response(&prompt)["result"]["stopReason"],
-        "cancelled"
-    );
-    let withdrawn = client
-        .received
-        .iter()
-        .any(|f| f["method"] == "$/cancel_request" && f["params"]["requestId"] == read["id"]);
-    assert!(
-        withdrawn,
-        "the pending fs request was withdrawn with $/cancel_request"
-    );
+    let read = cancel_while_asked(&mut client, &session, "fs/read_text_file");
     assert_eq!(final_status(&client, &session), ["failed"]);
     // The late answer is harmless.
     client.answer(&read, json!({"content": "too late"}));

@@ -420,7 +420,7 @@ fn mcp_shows_the_servers_reconnects_them_and_their_prompts_are_commands() {
 
     let status = answer_to(&mut client, &session, "/mcp");
     assert!(
-        status.contains("- `files`: connected, 10 tools"),
+        status.contains("- `files`: connected, 11 tools"),
         "{status}"
     );
     assert!(status.contains("- `missing`: failed: "), "{status}");

@@ -112,6 +112,7 @@ const LEAVES: &[&str] = &[
     "images",
     "json_path",
     "net",
+    "question",
     "text",
 ];
 

@@ -18,6 +18,8 @@ Tools (see README.md for what each is for):
     whoami()          -> the server's --name (tells two servers with the same tools apart)
     crash()           -> the process exits at once, without answering
     grow()            -> registers the tool `extra` and sends notifications/tools/list_changed
+    pick_colour()     -> asks the client (form elicitation, an enum `colour`), then
+                         "picked COLOUR", or the action ("decline", "cancel")
 
 Prompts:
     review(topic, style="brief")  -> one user message "Review {topic} ({style}) for {name}."
@@ -45,7 +47,7 @@ import socket
 import subprocess
 import sys
 import time
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import anyio
 from pydantic import BaseModel
@@ -74,6 +76,10 @@ def append_line(env_var: str, line: str) -> None:
 
 class Sum(BaseModel):
     sum: float
+
+
+class Colour(BaseModel):
+    colour: Literal["red", "green", "blue"]
 
 
 def build_server(name: str) -> MCPServer:
@@ -175,6 +181,13 @@ def build_server(name: str) -> MCPServer:
         await ctx.session.send_tool_list_changed()
         await ctx.notify_tools_changed()
         return "grew: extra"
+
+    @server.tool(description="Ask the user to pick a colour (an MCP form elicitation).")
+    async def pick_colour(ctx: Context) -> str:
+        result = await ctx.elicit("Which colour?", Colour)
+        if result.action == "accept":
+            return f"picked {result.data.colour}"
+        return result.action
 
     @server.prompt(description="Ask for a review of a topic.")
     def review(topic: str, style: str = "brief") -> str:

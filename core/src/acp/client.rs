@@ -1,6 +1,8 @@
 //! The domain's requests to the ACP client, on the wire: `fs/*` and `terminal/*` for the
-//! client-served workspace (`client_io::ClientPort`), and `session/request_permission` for the
-//! permission prompt (`permissions::prompt::Approver`).
+//! client-served workspace (`client_io::ClientPort`), `session/request_permission` for the
+//! permission prompt (`permissions::prompt::Approver`), and questions (`question::Asker`):
+//! `elicitation/create` forms for a client that advertised `elicitation.form`, else a
+//! permission request whose options are the form's choices, when one pick answers it.
 
 use std::sync::Arc;
 
@@ -10,8 +12,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::client_io::{ClientError, ClientPort};
 use super::updates::{diff_content, text_content};
+use crate::ids::new_id;
 use crate::outbox::Outbox;
 use crate::permissions::prompt::{Approver, OptionKind, PermissionAsk};
+use crate::question::{Asker, Question, Reply, one_pick};
 use crate::rpc::error::REQUEST_CANCELLED;
 use crate::rpc::outgoing::Outgoing;
 
@@ -42,6 +46,120 @@ impl ClientPort for AcpClient {
     }
 }
 
+impl AcpClient {
+    /// Sends a `session/request_permission` and returns the chosen option's id; `Ok(None)`
+    /// when it was cancelled (by `cancel`, or by the client).
+    async fn choose(
+        &self,
+        params: Value,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, String> {
+        let answer = self
+            .outgoing
+            .request(&self.outbox, "session/request_permission", params, cancel)
+            .await;
+        match answer {
+            Ok(result) if result.pointer("/outcome/outcome") == Some(&json!("selected")) => {
+                Ok(result
+                    .pointer("/outcome/optionId")
+                    .and_then(Value::as_str)
+                    .map(str::to_string))
+            }
+            Ok(_) => Ok(None),
+            Err(e) if e.code == REQUEST_CANCELLED => Ok(None),
+            Err(e) => Err(e.message),
+        }
+    }
+
+    /// A question as an `elicitation/create` form, scoped to the session (and its tool call).
+    async fn form(
+        &self,
+        session_id: &str,
+        question: &Question,
+        cancel: &CancellationToken,
+    ) -> Reply {
+        let mut params = json!({
+            "sessionId": session_id,
+            "mode": "form",
+            "message": question.message,
+            "requestedSchema": question.schema,
+        });
+        if let Some(id) = &question.tool_call_id {
+            params["toolCallId"] = json!(id);
+        }
+        let answer = self
+            .outgoing
+            .request(&self.outbox, "elicitation/create", params, cancel)
+            .await;
+        match answer {
+            Ok(result) => match result["action"].as_str() {
+                Some("accept") => {
+                    Reply::Answered(result["content"].as_object().cloned().unwrap_or_default())
+                }
+                Some("decline") => Reply::Declined,
+                Some("cancel") => Reply::Cancelled,
+                other => Reply::CannotAsk(format!(
+                    "the client answered the form with the unknown action {other:?}"
+                )),
+            },
+            Err(e) if e.code == REQUEST_CANCELLED => Reply::Cancelled,
+            Err(e) => {
+                Reply::CannotAsk(format!("the client could not show the form: {}", e.message))
+            }
+        }
+    }
+
+    /// A question as a permission request whose options are its choices, plus "Decline".
+    async fn pick(
+        &self,
+        session_id: &str,
+        question: &Question,
+        cancel: &CancellationToken,
+    ) -> Reply {
+        let Some(pick) = one_pick(&question.schema) else {
+            return Reply::CannotAsk(
+                "this client shows no forms (it did not advertise `elicitation.form`), and the \
+                 question needs more than one pick among options (free text, or several fields)"
+                    .into(),
+            );
+        };
+        let mut options: Vec<Value> = pick
+            .choices
+            .iter()
+            .enumerate()
+            .map(|(i, (_, label))| {
+                json!({ "optionId": format!("choice_{i}"), "name": label, "kind": "allow_once" })
+            })
+            .collect();
+        options.push(json!({ "optionId": DECLINE, "name": "Decline", "kind": "reject_once" }));
+        // A question of an MCP server belongs to no call the client knows: it gets its own id.
+        let tool_call_id = question
+            .tool_call_id
+            .clone()
+            .unwrap_or_else(|| new_id("ask"));
+        let params = json!({
+            "sessionId": session_id,
+            "toolCall": { "toolCallId": tool_call_id, "title": question.message },
+            "options": options,
+        });
+        match self.choose(params, cancel).await {
+            Ok(Some(id)) if id == DECLINE => Reply::Declined,
+            Ok(Some(id)) => match id.strip_prefix("choice_").and_then(|i| i.parse().ok()) {
+                Some(index) => pick.answer(index).map_or_else(
+                    || Reply::CannotAsk(format!("the client chose an unknown option `{id}`")),
+                    Reply::Answered,
+                ),
+                None => Reply::CannotAsk(format!("the client chose an unknown option `{id}`")),
+            },
+            Ok(None) => Reply::Cancelled,
+            Err(message) => Reply::CannotAsk(format!("the permission request failed: {message}")),
+        }
+    }
+}
+
+/// The option that declines a question asked as a permission request.
+const DECLINE: &str = "decline";
+
 impl Approver for AcpClient {
     fn ask<'a>(
         &'a self,
@@ -49,22 +167,29 @@ impl Approver for AcpClient {
         ask: &'a PermissionAsk,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Option<String>, String>> {
+        Box::pin(self.choose(permission_request(session_id, ask), cancel))
+    }
+}
+
+/// Questions to one connection's client: forms when it shows them (`forms`), else one pick
+/// among options through the permission prompt.
+pub struct AcpAsker {
+    pub client: Arc<AcpClient>,
+    pub forms: bool,
+}
+
+impl Asker for AcpAsker {
+    fn ask<'a>(
+        &'a self,
+        session_id: &'a str,
+        question: &'a Question,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Reply> {
         Box::pin(async move {
-            let params = permission_request(session_id, ask);
-            let answer = self
-                .outgoing
-                .request(&self.outbox, "session/request_permission", params, cancel)
-                .await;
-            match answer {
-                Ok(result) if result.pointer("/outcome/outcome") == Some(&json!("selected")) => {
-                    Ok(result
-                        .pointer("/outcome/optionId")
-                        .and_then(Value::as_str)
-                        .map(str::to_string))
-                }
-                Ok(_) => Ok(None),
-                Err(e) if e.code == REQUEST_CANCELLED => Ok(None),
-                Err(e) => Err(e.message),
+            if self.forms {
+                self.client.form(session_id, question, cancel).await
+            } else {
+                self.client.pick(session_id, question, cancel).await
             }
         })
     }

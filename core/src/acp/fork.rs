@@ -133,7 +133,7 @@ impl ForkReply {
             Err(why) => return responder.respond(Err(errors::unavailable(&why, &fork_id))),
         };
         let ctx = responder.ctx().clone();
-        let (servers, released) = connect_servers(&live, &ctx, requested);
+        let (servers, released) = connect_servers(&live, requested);
         let settings = live.session.state().settings.clone();
         let response = ForkSessionResponse::new(fork_id)
             .modes(super::config::modes(&settings))

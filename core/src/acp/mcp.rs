@@ -4,18 +4,23 @@
 //! takes its healthy siblings with it.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use agent_client_protocol_schema::v1::McpServer;
+use futures::future::BoxFuture;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::responder::params;
 use crate::context::EngineContext;
-use crate::mcp::{McpServerSpec, McpServers, Options, ServerState, ServerStatus, Transport};
+use crate::mcp::{
+    McpServerSpec, McpServers, Options, Questions, ServerState, ServerStatus, Transport,
+};
+use crate::question::{Asker, Question, Reply};
 use crate::rpc::RpcError;
 use crate::rpc::envelope::Params;
+use tokio_util::sync::CancellationToken;
 
 /// The request's params without its `mcpServers` entries, typed, and those entries as specs.
 /// The list itself stays (empty) so a request that lacks it is refused as before.
@@ -97,7 +102,8 @@ fn asks_for_sandbox(entry: &Value) -> bool {
 /// (its other roots `additional_dirs`, writable by a confined server as they are by its
 /// commands); `None` when there are none.
 pub fn connect(
-    ctx: &EngineContext,
+    ctx: &Arc<EngineContext>,
+    session_id: &str,
     requested: Vec<McpServerSpec>,
     cwd: &str,
     additional_dirs: &[String],
@@ -117,8 +123,45 @@ pub fn connect(
             .map(PathBuf::from)
             .collect(),
         sandbox: ctx.resolved().sandbox.clone(),
+        questions: Some(Questions {
+            session_id: session_id.to_string(),
+            asker: Arc::new(CurrentClient(Arc::downgrade(ctx))),
+        }),
     };
     Some(Arc::new(McpServers::connect(all, options, ctx.runtime())))
+}
+
+/// Asks whichever client is connected when a server asks: a session outlives the
+/// `initialize` it was opened under. Weak, as the engine holds the servers that hold it. A
+/// question asked while a turn runs (a tool call's) is withdrawn when that turn is cancelled,
+/// as well as when the server withdraws it.
+struct CurrentClient(Weak<EngineContext>);
+
+impl Asker for CurrentClient {
+    fn ask<'a>(
+        &'a self,
+        session_id: &'a str,
+        question: &'a Question,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Reply> {
+        Box::pin(async move {
+            let Some(ctx) = self.0.upgrade() else {
+                return Reply::CannotAsk("the engine is closing".into());
+            };
+            let withdrawn = cancel.child_token();
+            let turn = ctx.sessions().running_turn(session_id).unwrap_or_default();
+            let asker = ctx.asker();
+            let asking = asker.ask(session_id, question, &withdrawn);
+            tokio::pin!(asking);
+            tokio::select! {
+                reply = &mut asking => reply,
+                () = turn.cancelled() => {
+                    withdrawn.cancel();
+                    asking.await
+                }
+            }
+        })
+    }
 }
 
 /// The servers' states for a session response's `_meta` (what `/mcp` will show):

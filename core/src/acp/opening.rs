@@ -9,7 +9,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::mcp;
 use crate::agent::commands;
-use crate::context::EngineContext;
 use crate::mcp::{McpServerSpec, McpServers};
 use crate::rpc::RpcError;
 use crate::session;
@@ -19,13 +18,12 @@ use crate::session::actor::LiveSession;
 /// the ones it had); their failures are reported once the session's response is out.
 pub fn connect_servers(
     live: &LiveSession,
-    ctx: &EngineContext,
     requested: Vec<McpServerSpec>,
 ) -> (Option<Arc<McpServers>>, CancellationToken) {
     let state = live.session.state();
     let (cwd, dirs) = (state.cwd.clone(), state.additional_dirs.clone());
     drop(state);
-    let servers = mcp::connect(ctx, requested, &cwd, &dirs);
+    let servers = mcp::connect(live.session.ctx(), &live.session.id, requested, &cwd, &dirs);
     let released = live.session.services().set_mcp(servers.clone());
     (servers, released)
 }

@@ -75,7 +75,7 @@ pub fn new(responder: Responder, raw: Params<'_>) {
     let settings = state.settings.clone();
     // Queued before the answer, so the row is committed before the client learns the id.
     ctx.write(StoreOp::CreateSession(record));
-    let servers = mcp::connect(&ctx, requested, &state.cwd, &state.additional_dirs);
+    let servers = mcp::connect(&ctx, &id, requested, &state.cwd, &state.additional_dirs);
     registry::create(&ctx, id.clone(), state);
     let response = NewSessionResponse::new(id.to_string())
         .modes(super::config::modes(&settings))
@@ -168,7 +168,6 @@ pub fn load(responder: Responder, raw: Params<'_>) {
         // The servers start while the log replays.
         let (servers, released) = reopen(
             &live,
-            responder.ctx(),
             &request.cwd,
             &request.additional_directories,
             requested,
@@ -212,7 +211,6 @@ pub fn resume(responder: Responder, raw: Params<'_>) {
     schedule(responder, id, |responder, live| async move {
         let (servers, released) = reopen(
             &live,
-            responder.ctx(),
             &request.cwd,
             &request.additional_directories,
             requested,
@@ -262,7 +260,6 @@ impl CarriesSystemPrompt for ResumeSessionRequest {
 /// the config's), started in those roots.
 fn reopen(
     live: &LiveSession,
-    ctx: &EngineContext,
     cwd: &Path,
     additional: &[PathBuf],
     requested: Vec<McpServerSpec>,
@@ -272,7 +269,7 @@ fn reopen(
     if let Some(text) = client_system_prompt {
         live.session.set_client_system_prompt(text);
     }
-    connect_servers(live, ctx, requested)
+    connect_servers(live, requested)
 }
 
 #[derive(Deserialize)]

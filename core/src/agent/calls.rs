@@ -87,7 +87,7 @@ async fn run_one(turn: &Turn<'_>, call: ModelCall) -> ToolResult {
 }
 
 async fn execute(turn: &Turn<'_>, id: &str, call: &ModelCall) -> Result<Output, String> {
-    let (mode, ctx) = call_context(turn);
+    let (mode, ctx) = call_context(turn, id);
     let prepared = match prepare(turn, &ctx, call).await {
         Ok(prepared) => prepared,
         Err(message) => {
@@ -117,8 +117,9 @@ type Prepared = (Arc<dyn AnyTool>, Value, Ready);
 
 /// What one call runs under, read once so that the decision and the run agree: the session's
 /// permission mode, and the turn's tool context with the sandbox of the session's `sandbox`
-/// option, narrowed to read-only without network in plan mode.
-fn call_context(turn: &Turn<'_>) -> (Mode, tools::Context) {
+/// option, narrowed to read-only without network in plan mode, and the user as call `id`
+/// reaches them.
+fn call_context(turn: &Turn<'_>, id: &str) -> (Mode, tools::Context) {
     let (mode, sandbox) = {
         let state = turn.session.state();
         (state.settings.mode, state.settings.sandbox)
@@ -126,6 +127,11 @@ fn call_context(turn: &Turn<'_>) -> (Mode, tools::Context) {
     let setup = turn.tool_ctx.sandbox.for_call(sandbox, mode == Mode::Plan);
     let ctx = tools::Context {
         sandbox: Arc::new(setup),
+        user: Some(super::user::CallUser::for_call(
+            turn.session,
+            id,
+            turn.token,
+        )),
         ..turn.tool_ctx.clone()
     };
     (mode, ctx)

@@ -20,6 +20,7 @@ mod stream;
 pub mod system_prompt;
 pub mod title;
 pub mod undo;
+mod user;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -195,6 +196,8 @@ fn tool_context(session: &Arc<Session>, token: &CancellationToken) -> tools::Con
         lsp: session.services().lsp(),
         children: Some(child::Children::of(session)),
         skills: session.skills().shelf(),
+        // Bound to each call when it runs (`calls.rs`).
+        user: None,
     }
 }
 

@@ -49,6 +49,11 @@ pub async fn run(
         deadline,
         limit: options.startup_timeout,
     };
+    let handler = Handler {
+        server: server.name().to_string(),
+        tools_changed: Arc::new(Notify::new()),
+        questions: options.questions.clone(),
+    };
     match transport {
         Transport::Unsupported { kind } => server.fail(format!(
             "the `{kind}` transport is not supported; use stdio or http"
@@ -78,13 +83,13 @@ pub async fn run(
                         .zip(spawned.sandbox.as_deref())
                         .map(|(confined, backend)| confined.failure_note(backend, WAY_OUT))
                         .unwrap_or_default();
-                    stdio(&server, spawned, startup, &note).await
+                    stdio(&server, spawned, handler, startup, &note).await
                 }
                 Err(reason) => server.fail(reason),
             }
         }
         Transport::Http { url, headers } => match http_transport(&url, &headers, &options.http) {
-            Ok(transport) => http(&server, transport, startup).await,
+            Ok(transport) => http(&server, transport, handler, startup).await,
             Err(reason) => server.fail(reason),
         },
     }
@@ -134,7 +139,13 @@ impl StartError {
 
 /// Runs the started stdio server; a start that fails is reported with `note` (what its
 /// sandbox adds) after the reason.
-async fn stdio(server: &ServerRef, spawned: Spawned, startup: Startup, note: &str) {
+async fn stdio(
+    server: &ServerRef,
+    spawned: Spawned,
+    handler: Handler,
+    startup: Startup,
+    note: &str,
+) {
     let Spawned {
         mut child,
         stdin,
@@ -144,8 +155,8 @@ async fn stdio(server: &ServerRef, spawned: Spawned, startup: Startup, note: &st
         ..
     } = spawned;
     server.register(group.clone());
-    let tools_changed = Arc::new(Notify::new());
-    match start(server, (stdout, stdin), &tools_changed, startup).await {
+    let tools_changed = handler.tools_changed.clone();
+    match start(server, (stdout, stdin), handler, startup).await {
         None => {}
         Some(Err(StartError { reason, hung_up })) => {
             let exited = if hung_up {
@@ -180,10 +191,11 @@ async fn stdio(server: &ServerRef, spawned: Spawned, startup: Startup, note: &st
 async fn http(
     server: &ServerRef,
     transport: StreamableHttpClientTransport<reqwest::Client>,
+    handler: Handler,
     startup: Startup,
 ) {
-    let tools_changed = Arc::new(Notify::new());
-    match start(server, transport, &tools_changed, startup).await {
+    let tools_changed = handler.tools_changed.clone();
+    match start(server, transport, handler, startup).await {
         None => {}
         Some(Err(error)) => server.fail(error.reason),
         Some(Ok((running, offer))) => {
@@ -204,16 +216,13 @@ async fn http(
 async fn start<T, E, A>(
     server: &ServerRef,
     transport: T,
-    tools_changed: &Arc<Notify>,
+    handler: Handler,
     startup: Startup,
 ) -> Option<Result<(Running, Offer), StartError>>
 where
     T: IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let handler = Handler {
-        tools_changed: tools_changed.clone(),
-    };
     let within = seconds(startup.limit);
     let started = async {
         let running = match timeout_at(startup.deadline, handler.serve(transport)).await {

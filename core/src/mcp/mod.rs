@@ -53,6 +53,7 @@ pub use blocks::block_text;
 use board::{Board, Link};
 pub use board::{ServerRef, ServerState, ServerStatus};
 pub use connect::{http_client, lost, service_error, unavailable};
+pub use handler::Questions;
 pub use prompts::McpPrompt;
 pub use spec::{McpServerSpec, Transport};
 
@@ -75,6 +76,8 @@ pub struct Options {
     /// The sandbox of the stdio servers that opt in (or of all, with
     /// `sandbox.mcpServers`): `roots` writable as its mode says.
     pub sandbox: Arc<crate::sandbox::Setup>,
+    /// Where the servers' elicitation requests go (the session's user).
+    pub questions: Option<Questions>,
 }
 
 /// How long after the startup deadline `ready` waits for the last reports (a server that

@@ -12,6 +12,7 @@ use crate::access::Access;
 
 mod command;
 mod execute;
+pub mod plan_exit;
 pub mod prompt;
 
 use command::command_prefix;

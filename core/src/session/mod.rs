@@ -196,12 +196,16 @@ impl Session {
         &self.project.skills
     }
 
-    /// What the model is told of the session's tools: every one of its services', but
-    /// `skill` while the session has no skill to load.
+    /// What the model is offered of the session's tools now: every one of its services', but
+    /// `skill` while the session has no skill to load and `exit_plan_mode` outside plan mode
+    /// (there is no plan mode to leave).
     pub fn tool_specs(&self) -> Vec<crate::chat::ToolSpec> {
         let mut specs = self.services.tool_specs();
         if self.project.skills.shelf().get().is_empty() {
-            specs.retain(|spec| spec.name != "skill");
+            specs.retain(|spec| spec.name != crate::tools::SKILL);
+        }
+        if self.state().settings.mode != crate::permissions::Mode::Plan {
+            specs.retain(|spec| spec.name != crate::tools::EXIT_PLAN_MODE);
         }
         specs
     }

@@ -84,6 +84,11 @@ impl Sessions {
         }
     }
 
+    /// The token of the turn running in session `id`, if one is.
+    pub fn running_turn(&self, id: &str) -> Option<CancellationToken> {
+        self.lock().get(id)?.cancel_state().running.clone()
+    }
+
     pub fn cancel_all(&self) {
         for handle in self.lock().values() {
             handle.cancel();

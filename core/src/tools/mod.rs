@@ -15,11 +15,13 @@ use tokio_util::sync::CancellationToken;
 use crate::chat::Image;
 use crate::io::{Io, IoError};
 
+mod ask_user;
 mod bounds;
 mod child;
 mod contract;
 mod diffs;
 mod edit;
+mod exit_plan_mode;
 mod fetch;
 mod fetch_guard;
 mod glob;
@@ -42,16 +44,19 @@ pub mod skill;
 #[cfg(test)]
 mod testing;
 mod todo;
+mod user;
 mod walk;
 mod write;
 
 pub use crate::access::{Access, Diff};
 pub use child::{ChildPrompt, ChildTurns};
 pub use contract::{About, AnyTool, Planned, Ready, Tool, erase};
+pub use exit_plan_mode::NAME as EXIT_PLAN_MODE;
 pub use limits::Limits;
 pub use registry::{Registry, ToolDeps};
 pub use report::CallReport;
-pub use skill::{Shelf, SkillEntry};
+pub use skill::{NAME as SKILL, Shelf, SkillEntry};
+pub use user::{PlanVerdict, User};
 
 /// ACP `ToolKind` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +67,8 @@ pub enum Kind {
     Execute,
     Think,
     Fetch,
+    /// Changes the session's mode (`exit_plan_mode`).
+    SwitchMode,
     /// None of the above: an MCP server's tool that does not say it only reads.
     Other,
 }
@@ -75,6 +82,7 @@ impl Kind {
             Kind::Execute => "execute",
             Kind::Think => "think",
             Kind::Fetch => "fetch",
+            Kind::SwitchMode => "switch_mode",
             Kind::Other => "other",
         }
     }
@@ -171,4 +179,7 @@ pub struct Context {
     pub children: Option<Arc<dyn ChildTurns>>,
     /// The session's skills now (the `skill` tool).
     pub skills: Arc<Shelf>,
+    /// The user, as this call reaches them (questions, plan approval); `None` where no one
+    /// can be asked.
+    pub user: Option<Arc<dyn User>>,
 }

@@ -2,7 +2,9 @@
 
 use std::sync::{Arc, OnceLock};
 
+use super::ask_user::AskUser;
 use super::edit::Edit;
+use super::exit_plan_mode::ExitPlanMode;
 use super::fetch::Fetch;
 use super::fetch_guard::Guard;
 use super::glob::Glob;
@@ -76,6 +78,8 @@ fn all(deps: &ToolDeps) -> Vec<Arc<dyn AnyTool>> {
         erase(Fetch::new(deps.http.clone(), deps.fetch_guard.clone())),
         erase(Todo),
         erase(Skill),
+        erase(AskUser),
+        erase(ExitPlanMode),
     ];
     builtin.into_iter().chain(super::lsp::tools()).collect()
 }
@@ -150,6 +154,8 @@ mod tests {
                 "fetch",
                 "todo",
                 "skill",
+                "ask_user",
+                "exit_plan_mode",
                 "lsp_diagnostics",
                 "lsp_definition",
                 "lsp_references"

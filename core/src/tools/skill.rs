@@ -70,6 +70,9 @@ impl Shelf {
 
 pub struct Skill;
 
+/// The name the model calls it by.
+pub const NAME: &str = "skill";
+
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
@@ -140,7 +143,7 @@ impl Tool for Skill {
     }
 
     fn about(&self) -> About {
-        About::new("skill", Kind::Read, DESCRIPTION)
+        About::new(NAME, Kind::Read, DESCRIPTION)
     }
 }
 

@@ -24,6 +24,7 @@ pub fn context(cwd: &Path) -> Context {
         lsp: crate::lsp::Lsp::none(),
         children: None,
         skills: Default::default(),
+        user: None,
     }
 }
 

@@ -66,3 +66,43 @@ pub fn answer_by(
     });
     asked
 }
+
+/// A permission request's options as `(optionId, name, kind)`.
+pub fn options_of(request: &Value) -> Vec<[String; 3]> {
+    let field = |o: &Value, key: &str| o[key].as_str().unwrap_or_default().to_string();
+    request["options"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|o| [field(o, "optionId"), field(o, "name"), field(o, "kind")])
+        .collect()
+}
+
+/// Prompts `session`, waits for the agent's request `method`, cancels the turn, and checks that
+/// the turn ended `cancelled` and the request was withdrawn with `$/cancel_request`. Returns
+/// the withdrawn request.
+pub fn cancel_while_asked(client: &mut AcpClient<InProcess>, session: &str, method: &str) -> Value {
+    let prompt = client.start_request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
+    );
+    let asked = client
+        .wait_for(std::time::Duration::from_secs(10), |f| {
+            f["method"] == method
+        })
+        .unwrap_or_else(|| panic!("no {method} reached the client"));
+    client.notify("session/cancel", json!({"sessionId": session}));
+    assert_eq!(
+        client.response(&prompt)["result"]["stopReason"],
+        "cancelled"
+    );
+    let withdrawn = client
+        .received
+        .iter()
+        .any(|f| f["method"] == "$/cancel_request" && f["params"]["requestId"] == asked["id"]);
+    assert!(
+        withdrawn,
+        "the {method} was withdrawn with $/cancel_request"
+    );
+    asked
+}

@@ -1,6 +1,6 @@
 //! What a connection's client is shown, chosen at `initialize` from the protocol version it
 //! speaks and the capabilities it advertised: the wire (`v1.rs`: frames and the fallbacks for
-//! what the client cannot show) and the backend of its sessions' workspaces
+//! what the client cannot show), how it is asked questions (forms or not), and the backend of its sessions' workspaces
 //! (`acp/client_io/`). A second protocol version is a second wire module chosen here.
 
 mod v1;
@@ -10,14 +10,15 @@ use std::sync::Arc;
 use agent_client_protocol_schema::v1::ClientCapabilities;
 
 use self::v1::{Shows, V1Wire};
-use super::client_io::{ClientAbilities, ClientPort, ClientWorkspaces};
+use super::client::{AcpAsker, AcpClient};
+use super::client_io::{ClientAbilities, ClientWorkspaces};
 use crate::context::Connection;
 use crate::io::LocalIo;
 
 /// The connection a client gets for `capabilities` (Hearth speaks v1 whatever was asked).
 pub fn connection(
     capabilities: &ClientCapabilities,
-    client: Arc<dyn ClientPort>,
+    client: Arc<AcpClient>,
     local: LocalIo,
 ) -> Connection {
     let session = capabilities.session.as_ref();
@@ -35,13 +36,21 @@ pub fn connection(
         write_text_file: capabilities.fs.write_text_file,
         terminal: capabilities.terminal,
     };
+    let forms = capabilities
+        .elicitation
+        .as_ref()
+        .is_some_and(|e| e.form.is_some());
     Connection {
         wire: Arc::new(V1Wire::new(shows)),
+        asker: Arc::new(AcpAsker {
+            client: client.clone(),
+            forms,
+        }),
         workspaces: Arc::new(ClientWorkspaces::new(client, abilities, local)),
     }
 }
 
 /// The connection before `initialize`: a v1 client that advertised nothing.
-pub fn before_initialize(client: Arc<dyn ClientPort>, local: LocalIo) -> Connection {
+pub fn before_initialize(client: Arc<AcpClient>, local: LocalIo) -> Connection {
     connection(&ClientCapabilities::default(), client, local)
 }

@@ -89,6 +89,7 @@ fn connect(specs: Vec<McpServerSpec>, startup_timeout: Duration) -> McpServers {
         roots: vec![repo()],
         launcher: launcher(),
         sandbox: Default::default(),
+        questions: None,
     };
     McpServers::connect(specs, options, &tokio::runtime::Handle::current())
 }
@@ -157,7 +158,7 @@ async fn stdio_tools_carry_their_schemas_and_annotations() {
     let servers = connected(vec![test_server("files", &[])]).await;
     assert_eq!(
         servers.status()[0].state,
-        ServerState::Connected { tools: 10 }
+        ServerState::Connected { tools: 11 }
     );
     let names: Vec<String> = tools(&servers)
         .iter()
@@ -397,7 +398,7 @@ async fn the_tool_list_follows_list_changed() {
         "grew: extra"
     );
     status_until(&servers, |s| {
-        s[0].state == ServerState::Connected { tools: 11 }
+        s[0].state == ServerState::Connected { tools: 12 }
     })
     .await;
     assert_eq!(
@@ -481,7 +482,7 @@ async fn startup_failures_are_reported_with_their_reasons() {
     );
     assert_eq!(
         servers.status()[3].state,
-        ServerState::Connected { tools: 10 }
+        ServerState::Connected { tools: 11 }
     );
     let refused = failure(&servers, 4);
     assert!(
@@ -678,6 +679,7 @@ async fn a_stdio_server_sees_no_key_unless_its_entry_names_it_and_runs_wrapped()
         roots: vec![repo()],
         launcher: crate::io::testing::wrapping_launcher(&policy),
         sandbox: Default::default(),
+        questions: None,
     };
     let specs = vec![
         env_server("plain", &[]),
@@ -744,6 +746,7 @@ async fn a_stdio_server_is_confined_only_when_its_entry_opts_in() {
         roots: vec![workspace.path().to_owned(), additional.path().to_owned()],
         launcher: launcher(),
         sandbox: Default::default(),
+        questions: None,
     };
     let servers = McpServers::connect(specs, options, &tokio::runtime::Handle::current());
     servers.ready().await;
