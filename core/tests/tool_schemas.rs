@@ -92,6 +92,10 @@ fn the_builtin_tools_reach_both_providers_plain_golden_and_byte_stable() {
             false => json!({}),
         };
         let mut client = start(&setup, extra);
+        // `skill` is offered only to a session that has skills.
+        let skill = setup.dir.path().join(".hearth/skills/notes/SKILL.md");
+        std::fs::create_dir_all(skill.parent().unwrap()).unwrap();
+        std::fs::write(&skill, "---\ndescription: Keep notes\n---\nWrite notes.").unwrap();
         let session = client.new_session(&setup.cwd());
         let answer = client.prompt(&session, "list the files");
         assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");

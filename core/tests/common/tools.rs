@@ -96,10 +96,15 @@ pub fn cancel_while_asked(client: &mut AcpClient<InProcess>, session: &str, meth
         client.response(&prompt)["result"]["stopReason"],
         "cancelled"
     );
-    let withdrawn = client
-        .received
-        .iter()
-        .any(|f| f["method"] == "$/cancel_request" && f["params"]["requestId"] == asked["id"]);
+    let id = asked["id"].clone();
+    let is_withdrawal =
+        move |f: &Value| f["method"] == "$/cancel_request" && f["params"]["requestId"] == id;
+    // An MCP server's question is withdrawn as the turn's token fires, beside the turn's own
+    // end, so its withdrawal may follow the response.
+    let withdrawn = client.received.iter().any(&is_withdrawal)
+        || client
+            .wait_for(std::time::Duration::from_secs(5), &is_withdrawal)
+            .is_some();
     assert!(
         withdrawn,
         "the {method} was withdrawn with $/cancel_request"
