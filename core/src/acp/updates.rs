@@ -140,6 +140,9 @@ impl LogFormat for V1Log {
             SessionEvent::Notice { title, description } => typed(SessionUpdate::Notice(
                 Notice::new(NoticeSeverity::Warning, title).description(description),
             )),
+            SessionEvent::TurnFailed { failure, air } => {
+                super::session_failure::encode(&failure, air)
+            }
             SessionEvent::ServiceFailed { id, title, message } => json!({
                 "sessionUpdate": "tool_call",
                 "toolCallId": id,

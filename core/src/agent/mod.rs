@@ -35,15 +35,30 @@ use crate::chat::{Message, Prompt};
 use crate::config::ProviderName;
 use crate::context::EngineContext;
 use crate::ids::new_id;
-use crate::llm::{ChatRequest, Provider};
+use crate::llm::{ChatRequest, LlmError, Provider};
 use crate::session::Session;
 use crate::session::events::{CompactionTrigger, EventSink, SessionEvent, Visibility};
+use crate::session::failure::{self, TurnFailure};
 use crate::session::project::instructions::instructions_changed;
 use crate::store::{TitleSource, now};
 use crate::tools;
 
-/// A prompt is a command (`commands.rs`) or a message to the model.
+/// A prompt is a command (`commands.rs`) or a message to the model. A provider's failure is
+/// told the user (`session/failure.rs`) before the turn answers with it.
 pub async fn run_turn(
+    session: &Arc<Session>,
+    sink: &dyn EventSink,
+    token: &CancellationToken,
+    prompt: Prompt,
+) -> Result<StopReason, TurnError> {
+    let outcome = prompted(session, sink, token, prompt).await;
+    if let Err(TurnError::Provider { provider, error }) = &outcome {
+        failure::tell(sink, TurnFailure::of(*provider, error));
+    }
+    outcome
+}
+
+async fn prompted(
     session: &Arc<Session>,
     sink: &dyn EventSink,
     token: &CancellationToken,
@@ -111,14 +126,16 @@ async fn converse(
             return Ok(StopReason::Cancelled);
         }
         let answer = match stream_answer(session, sink, token, provider, request, weight).await {
-            Err(TurnError::Provider(e)) if e.is_context_overflow() && !overflowed => {
+            Err(TurnError::Provider { error, .. })
+                if error.is_context_overflow() && !overflowed =>
+            {
                 overflowed = true;
                 let trigger = CompactionTrigger::Overflow;
                 let compacted = compaction::compact(session, sink, token, provider, trigger, None);
                 match compacted.await {
                     Compacted::Done => continue,
                     Compacted::Cancelled => return Ok(StopReason::Cancelled),
-                    Compacted::Failed(_) => return Err(TurnError::Provider(e)),
+                    Compacted::Failed(_) => return Err(failed(provider, error)),
                 }
             }
             answer => answer?,
@@ -220,6 +237,13 @@ fn log_prompt(session: &Session, sink: &dyn EventSink, prompt: Prompt, for_model
     message_id
 }
 
+fn failed(provider: &dyn Provider, error: LlmError) -> TurnError {
+    TurnError::Provider {
+        provider: provider.name(),
+        error,
+    }
+}
+
 enum Step {
     Stopped(StopReason),
     Failed(TurnError),
@@ -245,7 +269,7 @@ async fn stream_answer(
     let mut events = tokio::select! {
         biased;
         () = token.cancelled() => return Ok(Streamed { outcome: Step::Stopped(StopReason::Cancelled), calls: Vec::new() }),
-        started = liveness::waiting_for_model(provider.stream(request), sink, interval, Instant::now()) => started.map_err(TurnError::Provider)?,
+        started = liveness::waiting_for_model(provider.stream(request), sink, interval, Instant::now()) => started.map_err(|e| failed(provider, e))?,
     };
     let mut answer = stream::Accumulator::new();
     // An event read ahead while merging deltas, to be handled next.
@@ -261,7 +285,7 @@ async fn stream_answer(
         };
         match next {
             None => break Step::Stopped(answer.stop_reason()),
-            Some(Err(e)) => break Step::Failed(TurnError::Provider(e)),
+            Some(Err(e)) => break Step::Failed(failed(provider, e)),
             Some(Ok(event)) => {
                 let (event, next) = stream::merge_ready(event, &mut events);
                 answer.take(sink, event);

@@ -20,8 +20,11 @@ pub enum StopReason {
 pub enum TurnError {
     /// The model's provider has no credential; `provider` names it.
     Auth { provider: ProviderName },
-    /// The provider failed before any output.
-    Provider(LlmError),
+    /// The provider failed before any output (after its retries).
+    Provider {
+        provider: ProviderName,
+        error: LlmError,
+    },
     /// The session's log could not be read.
     Store(String),
     /// A bug (a panicking turn).

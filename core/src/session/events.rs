@@ -106,6 +106,12 @@ pub enum SessionEvent {
         title: String,
         description: String,
     },
+    /// The turn failed at its model provider (`failure.rs`; not logged): an error notice,
+    /// or JetBrains' `sessionFailure` when the wire sets `air` for a client that declared it.
+    TurnFailed {
+        failure: super::failure::TurnFailure,
+        air: bool,
+    },
     /// Something the session depends on failed (an MCP server): a notice for clients that
     /// show notices, else a failed tool call named after it (`id`).
     ServiceFailed {

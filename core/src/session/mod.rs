@@ -4,6 +4,7 @@
 pub mod actor;
 mod checkpoints;
 pub mod events;
+pub mod failure;
 pub mod history;
 pub mod mcp;
 pub mod notice;
