@@ -18,6 +18,7 @@ mod restore;
 pub mod rewind;
 mod stream;
 pub mod system_prompt;
+mod tally;
 pub mod title;
 pub mod undo;
 
@@ -30,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 
 use self::commands::Ran;
 use self::compaction::Compacted;
-pub use self::outcome::{StopReason, TurnError};
+pub use self::outcome::{StopReason, TurnEnd, TurnError};
 use crate::chat::{Message, Prompt};
 use crate::config::ProviderName;
 use crate::context::EngineContext;
@@ -44,18 +45,27 @@ use crate::store::{TitleSource, now};
 use crate::tools;
 
 /// A prompt is a command (`commands.rs`) or a message to the model. A provider's failure is
-/// told the user (`session/failure.rs`) before the turn answers with it.
+/// told the user (`session/failure.rs`) before the turn answers with it; a turn that ends
+/// answers with its token totals (`tally.rs`).
 pub async fn run_turn(
     session: &Arc<Session>,
     sink: &dyn EventSink,
     token: &CancellationToken,
     prompt: Prompt,
-) -> Result<StopReason, TurnError> {
-    let outcome = prompted(session, sink, token, prompt).await;
-    if let Err(TurnError::Provider { provider, error }) = &outcome {
-        failure::tell(sink, TurnFailure::of(*provider, error));
+) -> Result<TurnEnd, TurnError> {
+    let tally = tally::Tally::new(sink);
+    match prompted(session, &tally, token, prompt).await {
+        Ok(stop) => Ok(TurnEnd {
+            stop,
+            usage: tally.total(),
+        }),
+        Err(error) => {
+            if let TurnError::Provider { provider, error } = &error {
+                failure::tell(sink, TurnFailure::of(*provider, error));
+            }
+            Err(error)
+        }
     }
-    outcome
 }
 
 async fn prompted(

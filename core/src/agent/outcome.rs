@@ -2,7 +2,7 @@
 //! its stop reasons and error codes (`acp/errors.rs`).
 
 use crate::config::ProviderName;
-use crate::llm::LlmError;
+use crate::llm::{LlmError, Usage};
 use crate::store::StoreError;
 
 /// Why a turn stopped.
@@ -13,6 +13,21 @@ pub enum StopReason {
     MaxTurnRequests,
     Refusal,
     Cancelled,
+}
+
+/// How a turn that did not fail ended: why it stopped, and the tokens of its model requests
+/// (`None` when it made none that reported any).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TurnEnd {
+    pub stop: StopReason,
+    pub usage: Option<Usage>,
+}
+
+impl TurnEnd {
+    /// A turn that ended before asking the model anything.
+    pub fn stopped(stop: StopReason) -> Self {
+        TurnEnd { stop, usage: None }
+    }
 }
 
 /// Why a turn failed.
