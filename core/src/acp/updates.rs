@@ -392,6 +392,17 @@ fn tool_content(content: &ToolContent) -> Value {
             "type": "content",
             "content": { "type": "image", "data": data, "mimeType": mime_type },
         }),
+        ToolContent::Link {
+            uri,
+            name,
+            description,
+        } => {
+            let mut link = json!({ "type": "resource_link", "uri": uri, "name": name });
+            if let Some(description) = description {
+                link["description"] = json!(description);
+            }
+            json!({ "type": "content", "content": link })
+        }
     }
 }
 

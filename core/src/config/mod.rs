@@ -13,12 +13,14 @@ use serde::Deserialize;
 
 mod resolve;
 mod user_key;
+mod web_search;
 
 pub use resolve::{
     ANTHROPIC_API_KEY_ENV, CREDENTIAL_ENV, Endpoint, ModelInfo, OPENAI_API_KEY_ENV, Resolved,
     model_sees, model_thinks,
 };
 pub use user_key::TerminalSignIn;
+pub use web_search::{SearchProvider, WebSearchConfig};
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -61,6 +63,8 @@ pub struct Config {
     /// workspace-write with the network off unless the user says otherwise.
     #[serde(default)]
     pub sandbox: crate::sandbox::Settings,
+    /// The backend of the `web_search` tool (`web_search.rs`); none, no tool.
+    pub web_search: Option<WebSearchConfig>,
 }
 
 /// How sessions connect their MCP servers.
@@ -356,6 +360,9 @@ impl Config {
                 "invalid config key `tools.fetchAllowHosts`: `{host}` is not a host name or \
                  address (IPv6 in brackets) without a port"
             )));
+        }
+        if let Some(search) = &self.web_search {
+            search.validate()?;
         }
         if self.max_turn_requests == Some(0) {
             return Err(ConfigError(

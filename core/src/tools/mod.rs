@@ -42,6 +42,7 @@ mod schema;
 mod testing;
 mod todo;
 mod walk;
+mod web_search;
 mod write;
 
 pub use crate::access::{Access, Diff};
@@ -107,6 +108,12 @@ pub enum ToolContent {
     Image {
         mime_type: String,
         data: String,
+    },
+    /// A link to a resource (a search result): ACP's `resource_link`.
+    Link {
+        uri: String,
+        name: String,
+        description: Option<String>,
     },
 }
 

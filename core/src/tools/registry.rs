@@ -11,6 +11,7 @@ use super::list::List;
 use super::read::Read;
 use super::run_command::RunCommand;
 use super::todo::Todo;
+use super::web_search::WebSearch;
 use super::write::Write;
 use super::{AnyTool, erase};
 use crate::chat::ToolSpec;
@@ -33,6 +34,8 @@ pub struct ToolDeps {
     pub lsp: Arc<Servers>,
     /// How every child process is started (commands, MCP and language servers).
     pub launcher: Arc<Launcher>,
+    /// The backend of `web_search`; without one the tool is not offered.
+    pub web_search: Option<crate::config::WebSearchConfig>,
     /// The built-in tools, erased (their schemas generated) once, when the first session
     /// comes up: they hold nothing of a session's, so every session shares them.
     builtin: Arc<OnceLock<Vec<Arc<dyn AnyTool>>>>,
@@ -52,6 +55,7 @@ impl ToolDeps {
             mcp_http: Arc::new(crate::mcp::http_client()),
             lsp: Arc::new(Servers::new(config, launcher.clone(), sandbox)),
             launcher,
+            web_search: config.web_search.clone(),
             builtin: Arc::default(),
         }
     }
@@ -62,9 +66,9 @@ impl ToolDeps {
     }
 }
 
-/// Every built-in tool, made anew.
+/// Every built-in tool, made anew; `web_search` only with a backend.
 fn all(deps: &ToolDeps) -> Vec<Arc<dyn AnyTool>> {
-    let builtin = vec![
+    let mut builtin = vec![
         erase(Read),
         erase(List),
         erase(Glob),
@@ -75,6 +79,9 @@ fn all(deps: &ToolDeps) -> Vec<Arc<dyn AnyTool>> {
         erase(Fetch::new(deps.http.clone(), deps.fetch_guard.clone())),
         erase(Todo),
     ];
+    if let Some(config) = &deps.web_search {
+        builtin.push(erase(WebSearch::new(config.clone())));
+    }
     builtin.into_iter().chain(super::lsp::tools()).collect()
 }
 
