@@ -109,3 +109,43 @@ fn context_shows_the_system_prompt_tools_messages_and_what_compact_would_free() 
         .unwrap_or_else(|| panic!("{answer}"));
     assert!(cleared > 2000, "the big file's lines: {answer}");
 }
+
+#[test]
+fn a_priced_model_reports_what_the_session_spent() {
+    let setup = Setup::new(json!({"responses": [
+        {"events": [
+            {"toolCall": {"id": "c1", "name": "list", "arguments": "{}"}},
+            {"usage": {"input": 1_000_000, "output": 10_000}},
+        ]},
+        {"events": [{"text": "Done."}, {"usage": {"input": 100_000, "output": 20_000, "cacheRead": 1_000_000}}]},
+    ]}));
+    let cwd = workspace(&setup);
+    let price = json!({"input": 2.0, "output": 10.0, "cacheRead": 0.5, "currency": "EUR"});
+    let mut client = start(
+        &setup,
+        json!({"models": [{"id": "mock-model", "contextWindow": 10_000_000, "price": price}]}),
+    );
+    let session = session(&mut client, &cwd);
+    client.prompt(&session, "look");
+    let costs: Vec<_> = client
+        .updates(&session)
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "usage_update")
+        .map(|u| u["cost"].clone())
+        .collect();
+    // 1M in at 2 + 10k out at 10; then 100k in at 2, 20k out at 10 and 1M cached at 0.5.
+    assert_eq!(
+        costs,
+        [
+            json!({"amount": 2.1, "currency": "EUR"}),
+            json!({"amount": 3.0, "currency": "EUR"}),
+        ]
+    );
+    let before = agent_text(&client.updates(&session)).len();
+    client.prompt(&session, "/context");
+    let answer = agent_text(&client.updates(&session))[before..].to_string();
+    assert!(
+        answer.contains("- Spent by this session since it started here: 3.0000 EUR"),
+        "{answer}"
+    );
+}

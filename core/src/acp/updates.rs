@@ -20,7 +20,7 @@ use crate::config::ModelInfo;
 use crate::context::LogFormat;
 use crate::llm::Usage;
 use crate::session::events::{
-    AvailableCommand, CallStatus, CompactionEnd, CompactionFigures, Recorded, SessionEvent,
+    AvailableCommand, CallStatus, CompactionEnd, CompactionFigures, Cost, Recorded, SessionEvent,
     ToolCallStart, ToolOutcome,
 };
 use crate::tools::{Diff, Location, PlanEntry, ToolContent};
@@ -118,7 +118,8 @@ impl LogFormat for V1Log {
                 used,
                 size,
                 request,
-            } => usage_update(used, size, request),
+                cost,
+            } => usage_update(used, size, request, cost),
             SessionEvent::Title { title, updated_at } => typed(SessionUpdate::SessionInfoUpdate(
                 SessionInfoUpdate::new().title(title).updated_at(updated_at),
             )),
@@ -222,8 +223,11 @@ fn is_command(update: &Value) -> bool {
 
 /// `usage_update`; the request's token counts go in `_meta.hearth`, named as the unstable
 /// `Usage` of a prompt response names them.
-fn usage_update(used: u64, size: u64, request: Option<Usage>) -> Value {
+fn usage_update(used: u64, size: u64, request: Option<Usage>, cost: Option<Cost>) -> Value {
     let mut update = json!({ "sessionUpdate": "usage_update", "used": used, "size": size });
+    if let Some(cost) = cost {
+        update["cost"] = json!({ "amount": cost.amount, "currency": cost.currency });
+    }
     if let Some(usage) = request {
         update["_meta"] = json!({ "hearth": {
             "inputTokens": usage.input + usage.cache_read + usage.cache_write,
@@ -606,7 +610,8 @@ mod tests {
             encoded(SessionEvent::Usage {
                 used: 5,
                 size: 100,
-                request: None
+                request: None,
+                cost: None,
             }),
             r#"{"sessionUpdate":"usage_update","used":5,"size":100}"#
         );
@@ -620,7 +625,8 @@ mod tests {
             encoded(SessionEvent::Usage {
                 used: 115,
                 size: 100,
-                request: Some(request)
+                request: Some(request),
+                cost: None,
             }),
             r#"{"sessionUpdate":"usage_update","used":115,"size":100,"_meta":{"hearth":{"inputTokens":110,"outputTokens":5,"cachedReadTokens":80,"cachedWriteTokens":20}}}"#
         );

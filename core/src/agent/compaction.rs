@@ -207,7 +207,8 @@ pub async fn compact(
             tokens_after,
         },
     );
-    super::stream::report_fill(sink, tokens_after, window, None);
+    let cost = super::stream::spent(session);
+    super::stream::report_fill(sink, tokens_after, window, None, cost);
     Compacted::Done
 }
 

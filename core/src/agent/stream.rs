@@ -10,7 +10,7 @@ use crate::chat::{AssistantPart, Message};
 use crate::ids::new_id;
 use crate::llm::{EventStream, FinishReason, LlmError, StreamEvent, Usage};
 use crate::session::Session;
-use crate::session::events::{EventSink, SessionEvent, Visibility};
+use crate::session::events::{Cost, EventSink, SessionEvent, Visibility};
 
 /// One model call's answer as it streams in: the text and thinking so far, the tool calls,
 /// why it finished and its usage.
@@ -135,16 +135,50 @@ impl Accumulator {
         let prompt = usage.input + usage.cache_read + usage.cache_write;
         session.history().calibrate(prompt, weight);
         let size = super::request::context_window(session);
-        report_fill(sink, prompt + usage.output, size, Some(usage));
+        let cost = spend(session, &usage);
+        report_fill(sink, prompt + usage.output, size, Some(usage), cost);
     }
 }
 
-/// Tells the client how full the context window is (`used` of `size` tokens).
-pub fn report_fill(sink: &dyn EventSink, used: u64, size: u64, request: Option<Usage>) {
+/// Adds what `usage` cost to the session's spending, if its model has a price; returns the
+/// session's total.
+fn spend(session: &Session, usage: &Usage) -> Option<Cost> {
+    let price = price(session)?;
+    let amount = session.spend(price.cost(usage));
+    Some(Cost {
+        amount,
+        currency: price.currency().to_string(),
+    })
+}
+
+/// What the session spent so far, if its model has a price.
+pub fn spent(session: &Session) -> Option<Cost> {
+    let price = price(session)?;
+    Some(Cost {
+        amount: session.spent(),
+        currency: price.currency().to_string(),
+    })
+}
+
+fn price(session: &Session) -> Option<crate::config::Price> {
+    let model = session.state().settings.model.clone();
+    session.ctx().model(&model)?.price.clone()
+}
+
+/// Tells the client how full the context window is (`used` of `size` tokens), and what the
+/// session spent.
+pub fn report_fill(
+    sink: &dyn EventSink,
+    used: u64,
+    size: u64,
+    request: Option<Usage>,
+    cost: Option<Cost>,
+) {
     let event = SessionEvent::Usage {
         used,
         size,
         request,
+        cost,
     };
     sink.emit(event, Visibility::Live);
 }

@@ -11,10 +11,12 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+mod price;
 mod resolve;
 mod user_key;
 mod web_search;
 
+pub use price::Price;
 pub use resolve::{
     ANTHROPIC_API_KEY_ENV, CREDENTIAL_ENV, Endpoint, ModelInfo, OPENAI_API_KEY_ENV, Resolved,
     model_sees, model_thinks,
@@ -117,7 +119,7 @@ pub struct LspServerConfig {
 }
 
 /// One entry of the model catalog.
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ModelConfig {
     pub id: String,
@@ -133,6 +135,9 @@ pub struct ModelConfig {
     /// Whether the model takes images (prompt images, `read` of an image file). Default:
     /// see `resolve.rs` `sees_by_default`.
     pub vision: Option<bool>,
+    /// Its prices per million tokens, for a `cost` in `usage_update` (`price.rs`). Default:
+    /// none, and no cost is reported.
+    pub price: Option<Price>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
@@ -368,6 +373,16 @@ impl Config {
             return Err(ConfigError(
                 "invalid config key `maxTurnRequests`: must be at least 1".into(),
             ));
+        }
+        if let Some(i) = self
+            .models
+            .iter()
+            .flatten()
+            .position(|m| m.price.as_ref().is_some_and(|p| !p.is_valid()))
+        {
+            return Err(ConfigError(format!(
+                "invalid config key `models[{i}].price`: prices must be finite and not negative"
+            )));
         }
         if let Some(i) = self
             .models

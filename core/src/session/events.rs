@@ -12,6 +12,13 @@ use crate::llm::Usage;
 use crate::permissions::Mode;
 use crate::tools::{Diff, Kind, Location, PlanEntry, ToolContent};
 
+/// An amount of money (or of a provider's credits).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cost {
+    pub amount: f64,
+    pub currency: String,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum SessionEvent {
     /// One block of the user's prompt, as the client sent it (opaque to the domain). A
@@ -91,6 +98,8 @@ pub enum SessionEvent {
         used: u64,
         size: u64,
         request: Option<Usage>,
+        /// What the session spent so far, when its model has a price.
+        cost: Option<Cost>,
     },
     Title {
         title: String,

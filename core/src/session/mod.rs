@@ -124,6 +124,9 @@ pub struct Session {
     services: Arc<SessionServices>,
     project: Project,
     steering: Steering,
+    /// What the session's model requests cost since it went live, where the model has a
+    /// price (`config/price.rs`).
+    spent: Mutex<f64>,
 }
 
 impl Session {
@@ -143,7 +146,20 @@ impl Session {
             services,
             project,
             steering: Steering::default(),
+            spent: Mutex::new(0.0),
         }
+    }
+
+    /// What the session spent since it went live.
+    pub fn spent(&self) -> f64 {
+        *self.spent.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Adds `amount` to what the session spent; returns the new total.
+    pub fn spend(&self, amount: f64) -> f64 {
+        let mut spent = self.spent.lock().unwrap_or_else(|p| p.into_inner());
+        *spent += amount;
+        *spent
     }
 
     pub fn state(&self) -> MutexGuard<'_, SessionState> {

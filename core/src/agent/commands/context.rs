@@ -1,7 +1,8 @@
 //! `/context`: where the model's context goes — the system prompt, the tools (built-in, then
 //! each MCP server's), the conversation's messages — against the model's window, and what a
-//! compaction would free now (`compaction::preview`). The parts are the engine's own estimate
-//! (bytes ÷ 4); the total is the provider's last count when there is one.
+//! compaction would free now (`compaction::preview`), and what the session spent where the
+//! model has a price. The parts are the engine's own estimate (bytes ÷ 4); the total is the
+//! provider's last count when there is one.
 
 use crate::agent::{compaction, request};
 use crate::chat::{Message, ToolSpec};
@@ -27,6 +28,12 @@ pub fn report(session: &Session) -> String {
     ];
     lines.extend(tool_lines(&specs));
     lines.push(message_line(&messages));
+    if let Some(cost) = crate::agent::stream::spent(session) {
+        lines.push(format!(
+            "- Spent by this session since it started here: {:.4} {}",
+            cost.amount, cost.currency
+        ));
+    }
     let preview = compaction::preview(session);
     lines.push(String::new());
     lines.push(format!(
