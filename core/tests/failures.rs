@@ -30,6 +30,16 @@ fn on_anthropic(setup: &Setup, max_retries: u32) -> Value {
     })
 }
 
+/// What a fresh engine replays of `session`.
+fn replayed(setup: &Setup, session: &str, capabilities: Value) -> Vec<Value> {
+    let (mut fresh, _) = connect(setup, json!({}), capabilities);
+    fresh.call(
+        "session/load",
+        json!({"sessionId": session, "cwd": setup.cwd(), "mcpServers": []}),
+    );
+    fresh.updates(session)
+}
+
 /// The next prompt of `session` is answered by the model: the failure left it usable.
 fn still_usable(client: &mut AcpClient<InProcess>, session: &str) {
     let response = client.prompt(session, "again");
@@ -65,6 +75,9 @@ fn a_refused_key_is_authentication_told_as_a_message_line_without_notices() {
     );
     assert!(told.contains("hearth auth"), "{told}");
     still_usable(&mut client, &session);
+    // The line is the answer the prompt got: the replay shows it in its place.
+    let replay = agent_text(&replayed(&setup, &session, json!({})));
+    assert_eq!(replay, format!("{told}Back."));
 }
 
 #[test]

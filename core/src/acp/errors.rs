@@ -26,7 +26,8 @@ pub fn turn_error(error: TurnError) -> RpcError {
                 Category::Authentication => AUTH_REQUIRED,
                 _ => INTERNAL_ERROR,
             };
-            RpcError::new(code, format!("{}: {error}", failure.title())).with_data(failure.data())
+            RpcError::new(code, format!("The model provider failed: {error}"))
+                .with_data(failure.data())
         }
         TurnError::Store(e) => RpcError::internal(format!("cannot read the session log: {e}")),
         TurnError::Internal(message) => RpcError::internal(message),

@@ -39,7 +39,7 @@ use crate::ids::new_id;
 use crate::llm::{ChatRequest, LlmError, Provider};
 use crate::session::Session;
 use crate::session::events::{CompactionTrigger, EventSink, SessionEvent, Visibility};
-use crate::session::failure::{self, TurnFailure};
+use crate::session::failure::TurnFailure;
 use crate::session::project::instructions::instructions_changed;
 use crate::store::{TitleSource, now};
 use crate::tools;
@@ -61,11 +61,22 @@ pub async fn run_turn(
         }),
         Err(error) => {
             if let TurnError::Provider { provider, error } = &error {
-                failure::tell(sink, TurnFailure::of(*provider, error));
+                tell_failure(sink, TurnFailure::of(*provider, error));
             }
             Err(error)
         }
     }
+}
+
+/// Tells the user through `sink` that the turn failed. As a notice (or JetBrains' form) it
+/// is not kept, like every notice; as the line of agent message a client without notices
+/// gets, it is logged, so the replay shows why the prompt has no answer.
+fn tell_failure(sink: &dyn EventSink, failure: TurnFailure) {
+    let event = SessionEvent::TurnFailed {
+        failure,
+        air: false,
+    };
+    sink.emit(event, Visibility::Live);
 }
 
 async fn prompted(

@@ -76,7 +76,7 @@ impl Category {
             Category::RateLimit => "The model provider's rate limit was reached",
             Category::Overloaded => "The model provider is overloaded",
             Category::Rejected => "The model provider rejected the request",
-            Category::Transport => "The model provider cannot be reached",
+            Category::Transport => "The connection to the model provider failed",
             Category::Unknown => "The model provider failed",
         }
     }

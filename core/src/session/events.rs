@@ -115,8 +115,9 @@ pub enum SessionEvent {
         title: String,
         description: String,
     },
-    /// The turn failed at its model provider (`failure.rs`; not logged): an error notice,
-    /// or JetBrains' `sessionFailure` when the wire sets `air` for a client that declared it.
+    /// The turn failed at its model provider (`failure.rs`): an error notice, or JetBrains'
+    /// `sessionFailure` when the wire sets `air` for a client that declared it (neither is
+    /// logged); a line of agent message, logged, for a client without notices.
     TurnFailed {
         failure: super::failure::TurnFailure,
         air: bool,

@@ -1,8 +1,8 @@
 //! A turn that failed at its model provider, told the user in the terms they can act on: the
 //! failure's category (`llm/category.rs`), the provider's own message and, for a limit, when
-//! it resets. The same description goes to the user (a `TurnFailed` event, emitted before the
-//! prompt's error answers; the wire picks its form) and into the error's `data`
-//! (`acp/errors.rs`), so the two never disagree.
+//! it resets. The same description goes to the user (a `TurnFailed` event the turn emits
+//! before the prompt's error answers, `agent/mod.rs`; the wire picks its form) and into the
+//! error's `data` (`acp/errors.rs`), so the two never disagree.
 //!
 //! Tests: end to end in `core/tests/failures.rs`.
 
@@ -10,7 +10,6 @@ use std::time::SystemTime;
 
 use serde_json::{Value, json};
 
-use super::events::{EventSink, SessionEvent, Visibility};
 use crate::config::ProviderName;
 use crate::ids::new_id;
 use crate::llm::LlmError;
@@ -81,14 +80,4 @@ impl TurnFailure {
         }
         data
     }
-}
-
-/// Tells the user through `sink` that the turn failed (not logged: it describes that moment,
-/// and the next prompt may well succeed).
-pub fn tell(sink: &dyn EventSink, failure: TurnFailure) {
-    let event = SessionEvent::TurnFailed {
-        failure,
-        air: false,
-    };
-    sink.emit(event, Visibility::Transient);
 }

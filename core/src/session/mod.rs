@@ -155,11 +155,9 @@ impl Session {
         *self.spent.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Adds `amount` to what the session spent; returns the new total.
-    pub fn spend(&self, amount: f64) -> f64 {
-        let mut spent = self.spent.lock().unwrap_or_else(|p| p.into_inner());
-        *spent += amount;
-        *spent
+    /// Adds `amount` to what the session spent.
+    pub fn spend(&self, amount: f64) {
+        *self.spent.lock().unwrap_or_else(|p| p.into_inner()) += amount;
     }
 
     pub fn state(&self) -> MutexGuard<'_, SessionState> {
@@ -339,6 +337,12 @@ impl EventSink for Session {
         let wire = self.ctx.wire();
         let Some(event) = wire.present(event) else {
             return;
+        };
+        // A notice describes its moment and is never kept, whatever was asked; a message
+        // standing in for a failure's notice is part of the conversation, and is.
+        let visibility = match event {
+            SessionEvent::Notice { .. } | SessionEvent::TurnFailed { .. } => Visibility::Transient,
+            _ => visibility,
         };
         let log = self.ctx.log();
         // A prompt block is read by the model too; nothing else the client sees is.
