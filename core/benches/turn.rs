@@ -16,11 +16,8 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use hearth_core::{Config, Engine, Host};
 mod common;
 
 use common::{Client, median, percentile};

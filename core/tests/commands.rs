@@ -100,7 +100,7 @@ fn the_list_comes_after_the_responses_of_new_load_and_resume() {
     assert_eq!(
         names(&list),
         [
-            "help", "compact", "undo", "mcp", "model", "mode", "sandbox", "init"
+            "help", "compact", "undo", "mcp", "model", "mode", "sandbox", "context", "init"
         ]
     );
     let model = list.iter().find(|c| c["name"] == "model").unwrap();

@@ -294,7 +294,15 @@ fn a_stream_that_stops_mid_message_is_an_error() {
     let session = client.new_session(&setup.cwd());
     let response = client.prompt(&session, "hi");
     assert_eq!(response["error"]["code"], -32603, "{response}");
-    assert_eq!(agent_text(&client.updates(&session)), "half a sen");
+    assert_eq!(response["error"]["data"]["category"], "transport");
+    // What streamed stays; the failure is told after it, in a message of its own.
+    let told = agent_text(&client.updates(&session));
+    assert!(
+        told.starts_with(
+            "half a sen**The connection to the model provider failed:** openai: the model stream"
+        ),
+        "{told}"
+    );
     assert_eq!(
         client.prompt(&session, "again")["result"]["stopReason"],
         "end_turn"

@@ -83,13 +83,16 @@ fn the_builtin_tools_reach_both_providers_plain_golden_and_byte_stable() {
             call("call_1", "list", json!({})),
             text(&["Listed."]),
         ]}));
+        // A search backend, so that `web_search` is offered too (no search is made).
+        let web_search = json!({"provider": "searxng", "url": "https://search.example"});
         let extra = match anthropic {
             true => json!({
                 "model": "claude-test",
                 "providers": {"anthropic": {"baseUrl": setup.mock.base_url(),
                     "apiKey": "anthropic-test-key", "maxRetries": 0}},
+                "webSearch": web_search,
             }),
-            false => json!({}),
+            false => json!({"webSearch": web_search}),
         };
         let mut client = start(&setup, extra);
         // `skill` is offered only to a session that has skills.

@@ -1,5 +1,7 @@
 //! The domain's outcomes in the protocol's terms: turn errors and missing sessions as
-//! JSON-RPC errors, stop reasons as ACP's.
+//! JSON-RPC errors, stop reasons as ACP's. A provider's failure carries its category, reset
+//! time, provider and status in `data` (`session/failure.rs`); a refused credential is
+//! ACP's "authentication required" (-32000), so a client can offer to log in again.
 
 use agent_client_protocol_schema::v1::StopReason as AcpStopReason;
 use serde_json::json;
@@ -7,18 +9,25 @@ use serde_json::json;
 use crate::agent::rewind::RewindError;
 use crate::agent::{StopReason, TurnError};
 use crate::llm::Providers;
+use crate::llm::category::Category;
 use crate::rpc::RpcError;
-use crate::rpc::error::INTERNAL_ERROR;
+use crate::rpc::error::{AUTH_REQUIRED, INTERNAL_ERROR};
 use crate::session::actor::Unavailable;
+use crate::session::failure::TurnFailure;
 
 pub fn turn_error(error: TurnError) -> RpcError {
     match error {
         TurnError::Auth { provider } => {
             RpcError::auth_required(Providers::credential_hint(provider))
         }
-        TurnError::Provider(e) => {
-            RpcError::new(INTERNAL_ERROR, format!("The model provider failed: {e}"))
-                .with_data(json!({ "status": e.status, "message": e.message }))
+        TurnError::Provider { provider, error } => {
+            let failure = TurnFailure::of(provider, &error);
+            let code = match failure.category {
+                Category::Authentication => AUTH_REQUIRED,
+                _ => INTERNAL_ERROR,
+            };
+            RpcError::new(code, format!("The model provider failed: {error}"))
+                .with_data(failure.data())
         }
         TurnError::Store(e) => RpcError::internal(format!("cannot read the session log: {e}")),
         TurnError::Internal(message) => RpcError::internal(message),

@@ -23,6 +23,7 @@ mod prompt;
 mod responder;
 mod rewind;
 mod session;
+mod session_failure;
 mod steering;
 mod system_prompt;
 mod title;

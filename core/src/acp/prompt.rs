@@ -6,11 +6,12 @@
 //! images and whether each image can be read and decoded (`accept`).
 
 use agent_client_protocol_schema::v1::{
-    ContentBlock, EmbeddedResourceResource, PromptRequest, PromptResponse,
+    ContentBlock, EmbeddedResourceResource, PromptRequest, PromptResponse, Usage as AcpUsage,
 };
 
 use super::responder::Responder;
 use super::{SessionParams, errors, images, on_session};
+use crate::agent::TurnEnd;
 use crate::chat::{Prompt, PromptBlock};
 use crate::context::EngineContext;
 use crate::rpc::RpcError;
@@ -30,13 +31,23 @@ pub fn prompt(responder: Responder, raw: Params<'_>) {
             let token = responder.token.clone();
             // The session serves its next job while the turn runs.
             live.prompt(prompt_of(blocks), token, move |outcome| {
-                let response = outcome
-                    .map(|stop| PromptResponse::new(errors::stop_reason(stop)))
-                    .map_err(errors::turn_error);
+                let response = outcome.map(response).map_err(errors::turn_error);
                 responder.reply(response);
             });
         },
     );
+}
+
+/// A turn's answer: its stop reason, and its token totals as the unstable `usage` (the whole
+/// prompt of each request counted as input, cached parts included).
+fn response(end: TurnEnd) -> PromptResponse {
+    let usage = end.usage.map(|u| {
+        let input = u.input + u.cache_read + u.cache_write;
+        AcpUsage::new(input + u.output, input, u.output)
+            .cached_read_tokens(u.cache_read)
+            .cached_write_tokens(u.cache_write)
+    });
+    PromptResponse::new(errors::stop_reason(end.stop)).usage(usage)
 }
 
 /// `session/cancel`: never an error, whatever the session's state.

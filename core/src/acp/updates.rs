@@ -20,7 +20,7 @@ use crate::config::ModelInfo;
 use crate::context::LogFormat;
 use crate::llm::Usage;
 use crate::session::events::{
-    AvailableCommand, CallStatus, CompactionEnd, CompactionFigures, Recorded, SessionEvent,
+    AvailableCommand, CallStatus, CompactionEnd, CompactionFigures, Cost, Recorded, SessionEvent,
     ToolCallStart, ToolOutcome,
 };
 use crate::tools::{Diff, Location, PlanEntry, ToolContent};
@@ -118,7 +118,8 @@ impl LogFormat for V1Log {
                 used,
                 size,
                 request,
-            } => usage_update(used, size, request),
+                cost,
+            } => usage_update(used, size, request, cost),
             SessionEvent::Title { title, updated_at } => typed(SessionUpdate::SessionInfoUpdate(
                 SessionInfoUpdate::new().title(title).updated_at(updated_at),
             )),
@@ -140,6 +141,9 @@ impl LogFormat for V1Log {
             SessionEvent::Notice { title, description } => typed(SessionUpdate::Notice(
                 Notice::new(NoticeSeverity::Warning, title).description(description),
             )),
+            SessionEvent::TurnFailed { failure, air } => {
+                super::session_failure::encode(&failure, air)
+            }
             SessionEvent::ServiceFailed { id, title, message } => json!({
                 "sessionUpdate": "tool_call",
                 "toolCallId": id,
@@ -219,8 +223,11 @@ fn is_command(update: &Value) -> bool {
 
 /// `usage_update`; the request's token counts go in `_meta.hearth`, named as the unstable
 /// `Usage` of a prompt response names them.
-fn usage_update(used: u64, size: u64, request: Option<Usage>) -> Value {
+fn usage_update(used: u64, size: u64, request: Option<Usage>, cost: Option<Cost>) -> Value {
     let mut update = json!({ "sessionUpdate": "usage_update", "used": used, "size": size });
+    if let Some(cost) = cost {
+        update["cost"] = json!({ "amount": cost.amount, "currency": cost.currency });
+    }
     if let Some(usage) = request {
         update["_meta"] = json!({ "hearth": {
             "inputTokens": usage.input + usage.cache_read + usage.cache_write,
@@ -389,6 +396,17 @@ fn tool_content(content: &ToolContent) -> Value {
             "type": "content",
             "content": { "type": "image", "data": data, "mimeType": mime_type },
         }),
+        ToolContent::Link {
+            uri,
+            name,
+            description,
+        } => {
+            let mut link = json!({ "type": "resource_link", "uri": uri, "name": name });
+            if let Some(description) = description {
+                link["description"] = json!(description);
+            }
+            json!({ "type": "content", "content": link })
+        }
     }
 }
 
@@ -592,7 +610,8 @@ mod tests {
             encoded(SessionEvent::Usage {
                 used: 5,
                 size: 100,
-                request: None
+                request: None,
+                cost: None,
             }),
             r#"{"sessionUpdate":"usage_update","used":5,"size":100}"#
         );
@@ -606,7 +625,8 @@ mod tests {
             encoded(SessionEvent::Usage {
                 used: 115,
                 size: 100,
-                request: Some(request)
+                request: Some(request),
+                cost: None,
             }),
             r#"{"sessionUpdate":"usage_update","used":115,"size":100,"_meta":{"hearth":{"inputTokens":110,"outputTokens":5,"cachedReadTokens":80,"cachedWriteTokens":20}}}"#
         );

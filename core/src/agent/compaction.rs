@@ -108,6 +108,40 @@ pub fn pressure(session: &Session) -> (u64, u64) {
     (used, request::context_window(session))
 }
 
+/// What a compaction would free now (`/context`): the tokens clearing old read results gives
+/// back, and what a summary would replace — the messages before the tail it keeps verbatim.
+pub struct Preview {
+    pub cleared_results: usize,
+    pub cleared_tokens: u64,
+    pub summarised_messages: usize,
+    pub summarised_tokens: u64,
+}
+
+pub fn preview(session: &Session) -> Preview {
+    let mut draft = session.history().clone();
+    let pruned = prunable(session, &draft.messages());
+    let weight = draft.weight();
+    draft.apply(&Compaction {
+        id: String::new(),
+        pruned: pruned.clone(),
+        summary: None,
+        keep_from: 0,
+    });
+    let messages = draft.messages();
+    let keep_from = keep_from(
+        &messages,
+        request::context_window(session),
+        CompactionTrigger::Manual,
+    );
+    let tokens = |bytes: usize| (bytes / BYTES_PER_TOKEN) as u64;
+    Preview {
+        cleared_results: pruned.len(),
+        cleared_tokens: tokens(weight - draft.weight()),
+        summarised_messages: keep_from,
+        summarised_tokens: tokens(draft.weight() - weight_from(&messages, keep_from)),
+    }
+}
+
 pub async fn compact(
     session: &Session,
     sink: &dyn EventSink,
@@ -173,7 +207,8 @@ pub async fn compact(
             tokens_after,
         },
     );
-    super::stream::report_fill(sink, tokens_after, window, None);
+    let cost = super::stream::spent(session);
+    super::stream::report_fill(sink, tokens_after, window, None, cost);
     Compacted::Done
 }
 

@@ -18,6 +18,7 @@ mod restore;
 pub mod rewind;
 mod stream;
 pub mod system_prompt;
+mod tally;
 pub mod title;
 pub mod undo;
 mod user;
@@ -31,21 +32,56 @@ use tokio_util::sync::CancellationToken;
 
 use self::commands::Ran;
 use self::compaction::Compacted;
-pub use self::outcome::{StopReason, TurnError};
+pub use self::outcome::{StopReason, TurnEnd, TurnError};
 use crate::chat::{Message, Prompt};
 use crate::config::ProviderName;
 use crate::context::EngineContext;
 use crate::ids::new_id;
-use crate::llm::{ChatRequest, Provider};
+use crate::llm::{ChatRequest, LlmError, Provider};
 use crate::session::Session;
 use crate::session::events::{CompactionTrigger, EventSink, SessionEvent, Visibility};
+use crate::session::failure::TurnFailure;
 use crate::session::project::instructions::instructions_changed;
 use crate::session::project::skills::skills_changed;
 use crate::store::{TitleSource, now};
 use crate::tools;
 
-/// A prompt is a command (`commands.rs`) or a message to the model.
+/// A prompt is a command (`commands.rs`) or a message to the model. A provider's failure is
+/// told the user (`session/failure.rs`) before the turn answers with it; a turn that ends
+/// answers with its token totals (`tally.rs`).
 pub async fn run_turn(
+    session: &Arc<Session>,
+    sink: &dyn EventSink,
+    token: &CancellationToken,
+    prompt: Prompt,
+) -> Result<TurnEnd, TurnError> {
+    let tally = tally::Tally::new(sink);
+    match prompted(session, &tally, token, prompt).await {
+        Ok(stop) => Ok(TurnEnd {
+            stop,
+            usage: tally.total(),
+        }),
+        Err(error) => {
+            if let TurnError::Provider { provider, error } = &error {
+                tell_failure(sink, TurnFailure::of(*provider, error));
+            }
+            Err(error)
+        }
+    }
+}
+
+/// Tells the user through `sink` that the turn failed. As a notice (or JetBrains' form) it
+/// is not kept, like every notice; as the line of agent message a client without notices
+/// gets, it is logged, so the replay shows why the prompt has no answer.
+fn tell_failure(sink: &dyn EventSink, failure: TurnFailure) {
+    let event = SessionEvent::TurnFailed {
+        failure,
+        air: false,
+    };
+    sink.emit(event, Visibility::Live);
+}
+
+async fn prompted(
     session: &Arc<Session>,
     sink: &dyn EventSink,
     token: &CancellationToken,
@@ -117,14 +153,16 @@ async fn converse(
             return Ok(StopReason::Cancelled);
         }
         let answer = match stream_answer(session, sink, token, provider, request, weight).await {
-            Err(TurnError::Provider(e)) if e.is_context_overflow() && !overflowed => {
+            Err(TurnError::Provider { error, .. })
+                if error.is_context_overflow() && !overflowed =>
+            {
                 overflowed = true;
                 let trigger = CompactionTrigger::Overflow;
                 let compacted = compaction::compact(session, sink, token, provider, trigger, None);
                 match compacted.await {
                     Compacted::Done => continue,
                     Compacted::Cancelled => return Ok(StopReason::Cancelled),
-                    Compacted::Failed(_) => return Err(TurnError::Provider(e)),
+                    Compacted::Failed(_) => return Err(failed(provider, error)),
                 }
             }
             answer => answer?,
@@ -229,6 +267,13 @@ fn log_prompt(session: &Session, sink: &dyn EventSink, prompt: Prompt, for_model
     message_id
 }
 
+fn failed(provider: &dyn Provider, error: LlmError) -> TurnError {
+    TurnError::Provider {
+        provider: provider.name(),
+        error,
+    }
+}
+
 enum Step {
     Stopped(StopReason),
     Failed(TurnError),
@@ -254,7 +299,7 @@ async fn stream_answer(
     let mut events = tokio::select! {
         biased;
         () = token.cancelled() => return Ok(Streamed { outcome: Step::Stopped(StopReason::Cancelled), calls: Vec::new() }),
-        started = liveness::waiting_for_model(provider.stream(request), sink, interval, Instant::now()) => started.map_err(TurnError::Provider)?,
+        started = liveness::waiting_for_model(provider.stream(request), sink, interval, Instant::now()) => started.map_err(|e| failed(provider, e))?,
     };
     let mut answer = stream::Accumulator::new();
     // An event read ahead while merging deltas, to be handled next.
@@ -270,7 +315,7 @@ async fn stream_answer(
         };
         match next {
             None => break Step::Stopped(answer.stop_reason()),
-            Some(Err(e)) => break Step::Failed(TurnError::Provider(e)),
+            Some(Err(e)) => break Step::Failed(failed(provider, e)),
             Some(Ok(event)) => {
                 let (event, next) = stream::merge_ready(event, &mut events);
                 answer.take(sink, event);

@@ -7,10 +7,11 @@ use futures::{FutureExt, StreamExt};
 use super::StopReason;
 use super::calls::ModelCall;
 use crate::chat::{AssistantPart, Message};
+use crate::config::Price;
 use crate::ids::new_id;
 use crate::llm::{EventStream, FinishReason, LlmError, StreamEvent, Usage};
 use crate::session::Session;
-use crate::session::events::{EventSink, SessionEvent, Visibility};
+use crate::session::events::{Cost, EventSink, SessionEvent, Visibility};
 
 /// One model call's answer as it streams in: the text and thinking so far, the tool calls,
 /// why it finished and its usage.
@@ -135,16 +136,55 @@ impl Accumulator {
         let prompt = usage.input + usage.cache_read + usage.cache_write;
         session.history().calibrate(prompt, weight);
         let size = super::request::context_window(session);
-        report_fill(sink, prompt + usage.output, size, Some(usage));
+        let cost = spend(session, &usage);
+        report_fill(sink, prompt + usage.output, size, Some(usage), cost);
     }
 }
 
-/// Tells the client how full the context window is (`used` of `size` tokens).
-pub fn report_fill(sink: &dyn EventSink, used: u64, size: u64, request: Option<Usage>) {
+/// Adds what `usage` cost to the session's spending, if its model has a price; returns the
+/// session's total.
+fn spend(session: &Session, usage: &Usage) -> Option<Cost> {
+    session.spend(cost(&price(session)?, usage));
+    spent(session)
+}
+
+/// What one request's `usage` cost at `price` (per million tokens).
+fn cost(price: &Price, usage: &Usage) -> f64 {
+    let tokens = |n: u64, per_million: f64| n as f64 * per_million / 1_000_000.0;
+    tokens(usage.input, price.input)
+        + tokens(usage.output, price.output)
+        + tokens(usage.cache_read, price.cache_read.unwrap_or(price.input))
+        + tokens(usage.cache_write, price.cache_write.unwrap_or(price.input))
+}
+
+/// What the session spent so far, if its model has a price.
+pub fn spent(session: &Session) -> Option<Cost> {
+    let price = price(session)?;
+    Some(Cost {
+        amount: session.spent(),
+        currency: price.currency().to_string(),
+    })
+}
+
+fn price(session: &Session) -> Option<Price> {
+    let model = session.state().settings.model.clone();
+    session.ctx().model(&model)?.price.clone()
+}
+
+/// Tells the client how full the context window is (`used` of `size` tokens), and what the
+/// session spent.
+pub fn report_fill(
+    sink: &dyn EventSink,
+    used: u64,
+    size: u64,
+    request: Option<Usage>,
+    cost: Option<Cost>,
+) {
     let event = SessionEvent::Usage {
         used,
         size,
         request,
+        cost,
     };
     sink.emit(event, Visibility::Live);
 }
@@ -178,5 +218,30 @@ pub fn merge_ready(
             }
             (_, other) => return (merged, Some(other)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_costs_its_tokens_at_their_prices() {
+        let price = Price {
+            input: 3.0,
+            output: 15.0,
+            cache_read: Some(0.3),
+            cache_write: None,
+            currency: None,
+        };
+        let usage = Usage {
+            input: 1_000_000,
+            output: 100_000,
+            cache_read: 2_000_000,
+            cache_write: 10_000,
+        };
+        let cost = cost(&price, &usage);
+        assert!((cost - (3.0 + 1.5 + 0.6 + 0.03)).abs() < 1e-9, "{cost}");
+        assert_eq!(price.currency(), "USD");
     }
 }

@@ -11,14 +11,18 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+mod price;
 mod resolve;
 mod user_key;
+mod web_search;
 
+pub use price::Price;
 pub use resolve::{
     ANTHROPIC_API_KEY_ENV, CREDENTIAL_ENV, Endpoint, ModelInfo, OPENAI_API_KEY_ENV, Resolved,
     model_sees, model_thinks,
 };
 pub use user_key::TerminalSignIn;
+pub use web_search::{SearchProvider, WebSearchConfig};
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -61,6 +65,8 @@ pub struct Config {
     /// workspace-write with the network off unless the user says otherwise.
     #[serde(default)]
     pub sandbox: crate::sandbox::Settings,
+    /// The backend of the `web_search` tool (`web_search.rs`); none, no tool.
+    pub web_search: Option<WebSearchConfig>,
 }
 
 /// How sessions connect their MCP servers.
@@ -113,7 +119,7 @@ pub struct LspServerConfig {
 }
 
 /// One entry of the model catalog.
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ModelConfig {
     pub id: String,
@@ -129,6 +135,9 @@ pub struct ModelConfig {
     /// Whether the model takes images (prompt images, `read` of an image file). Default:
     /// see `resolve.rs` `sees_by_default`.
     pub vision: Option<bool>,
+    /// Its prices per million tokens, for a `cost` in `usage_update` (`price.rs`). Default:
+    /// none, and no cost is reported.
+    pub price: Option<Price>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
@@ -357,10 +366,23 @@ impl Config {
                  address (IPv6 in brackets) without a port"
             )));
         }
+        if let Some(search) = &self.web_search {
+            search.validate()?;
+        }
         if self.max_turn_requests == Some(0) {
             return Err(ConfigError(
                 "invalid config key `maxTurnRequests`: must be at least 1".into(),
             ));
+        }
+        if let Some(i) = self
+            .models
+            .iter()
+            .flatten()
+            .position(|m| m.price.as_ref().is_some_and(|p| !p.is_valid()))
+        {
+            return Err(ConfigError(format!(
+                "invalid config key `models[{i}].price`: prices must be finite and not negative"
+            )));
         }
         if let Some(i) = self
             .models

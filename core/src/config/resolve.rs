@@ -91,7 +91,7 @@ impl Resolved {
 }
 
 /// A catalog entry with every default filled in.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ModelInfo {
     pub id: String,
     pub provider: ProviderName,
@@ -99,6 +99,7 @@ pub struct ModelInfo {
     pub thinking: bool,
     pub context_window: u64,
     pub vision: bool,
+    pub price: Option<super::Price>,
 }
 
 impl ModelInfo {
@@ -120,6 +121,7 @@ impl ModelInfo {
                 .context_window
                 .unwrap_or(if claude { 200_000 } else { 128_000 }),
             vision: model.vision.unwrap_or_else(|| sees_by_default(&model.id)),
+            price: model.price.clone(),
         }
     }
 }
@@ -141,6 +143,7 @@ fn catalog(config: &Config, default: &str) -> Vec<ModelInfo> {
             thinking: None,
             context_window: None,
             vision: None,
+            price: None,
         };
         catalog.insert(0, ModelInfo::from_config(&entry));
     }

@@ -41,7 +41,7 @@ pub fn walk_parallel<'v>(
         Box::new(move |entry| {
             // The token takes a lock to read: the threads look every 64 entries, not at each.
             seen = seen.wrapping_add(1);
-            if seen % 64 == 0 && cancel.is_cancelled() {
+            if seen.is_multiple_of(64) && cancel.is_cancelled() {
                 return WalkState::Quit;
             }
             let Ok(entry) = entry else {

@@ -17,7 +17,7 @@ use super::sse::{self, Decode, Flow};
 use super::wire::{self, Encoded};
 use super::{ChatRequest, EventStream, FinishReason, LlmError, Provider, StreamEvent, Usage};
 use crate::chat::{AssistantPart, Image, Message, ThoughtLevel, ToolResult, UserPart};
-use crate::config::{ANTHROPIC_API_KEY_ENV, Endpoint};
+use crate::config::{ANTHROPIC_API_KEY_ENV, Endpoint, ProviderName};
 
 const API_VERSION: &str = "2023-06-01";
 /// Room for the visible answer. Thinking comes on top, since its budget counts against
@@ -228,6 +228,10 @@ impl Provider for Anthropic {
         self.key.current().is_some() || !self.endpoint.default_base_url
     }
 
+    fn name(&self) -> ProviderName {
+        ProviderName::Anthropic
+    }
+
     fn stream(&self, request: ChatRequest) -> BoxFuture<'static, Result<EventStream, LlmError>> {
         let url = format!("{}/messages", self.endpoint.base_url.trim_end_matches('/'));
         let body = body(&request);
@@ -400,7 +404,10 @@ fn stop_reason(reason: &str) -> FinishReason {
 fn stream_error(error: &Value) -> Failure {
     let kind = error["type"].as_str().unwrap_or_default();
     let message = error["message"].as_str().unwrap_or("unknown error");
-    let error = LlmError::new(message);
+    let error = LlmError {
+        code: (!kind.is_empty()).then(|| kind.to_string()),
+        ..LlmError::new(message)
+    };
     match kind {
         "overloaded_error" | "api_error" | "rate_limit_error" => Failure::retryable(error),
         _ => error.into(),
@@ -741,7 +748,9 @@ mod tests {
             error,
             Some(LlmError {
                 message: "max_tokens: too large".into(),
-                status: Some(400)
+                status: Some(400),
+                code: Some("invalid_request_error".into()),
+                ..LlmError::default()
             })
         );
         assert_eq!(mock.requests().len(), 1, "a bad request is not retried");

@@ -8,9 +8,9 @@ use reqwest::{Client, RequestBuilder, Response};
 use serde_json::Value;
 
 use super::error::Failure;
-use super::retry;
 use super::sse::{self, Decode};
 use super::{EventStream, LlmError};
+use super::{rate_reset, retry};
 use crate::net::LazyClient;
 use crate::net::root_cause;
 
@@ -79,7 +79,9 @@ async fn send(request: RequestBuilder, timeout: Duration) -> Result<Response, Fa
     if status.is_success() {
         return Ok(response);
     }
-    let retry_after = retry::retry_after(response.headers(), SystemTime::now());
+    let now = SystemTime::now();
+    let retry_after = retry::retry_after(response.headers(), now);
+    let reset_at = rate_reset::reset_at(response.headers(), now);
     let body = tokio::time::timeout(timeout, response.text())
         .await
         .ok()
@@ -89,6 +91,8 @@ async fn send(request: RequestBuilder, timeout: Duration) -> Result<Response, Fa
         error: LlmError {
             message: error_message(&body),
             status: Some(status.as_u16()),
+            code: error_code(&body),
+            reset_at,
         },
         retryable: retry::retryable_status(status.as_u16()),
         retry_after,
@@ -111,4 +115,14 @@ pub fn error_message(body: &str) -> String {
         None if body.trim().is_empty() => "no error message".to_string(),
         None => body.chars().take(500).collect(),
     }
+}
+
+/// The provider's name for the error in its body: OpenAI's `error.code` (`insufficient_quota`,
+/// `invalid_api_key`) else `error.type`, Anthropic's `error.type` (`rate_limit_error`).
+fn error_code(body: &str) -> Option<String> {
+    let parsed: Value = serde_json::from_str(body).ok()?;
+    let error = parsed.get("error")?;
+    let code = error.get("code").and_then(Value::as_str);
+    code.or_else(|| error.get("type").and_then(Value::as_str))
+        .map(str::to_string)
 }

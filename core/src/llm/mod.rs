@@ -3,10 +3,12 @@
 
 pub mod anthropic;
 mod api_key;
+pub mod category;
 mod error;
 mod http;
 pub mod openai;
 mod providers;
+mod rate_reset;
 mod retry;
 mod sse;
 #[cfg(test)]
@@ -79,10 +81,15 @@ pub enum StreamEvent {
 }
 
 /// A provider failure, with the provider's own message when it sent one.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LlmError {
     pub message: String,
     pub status: Option<u16>,
+    /// The provider's own name for the error (`error.type` or `error.code` of its body, the
+    /// `type` of an Anthropic `error` event): `rate_limit_error`, `insufficient_quota`, ….
+    pub code: Option<String>,
+    /// When the provider said its limit resets (`rate_reset.rs`).
+    pub reset_at: Option<std::time::SystemTime>,
 }
 
 /// How providers word "the prompt is longer than the model's window" (OpenAI and its
@@ -103,7 +110,7 @@ impl LlmError {
     pub fn new(message: impl Into<String>) -> Self {
         LlmError {
             message: message.into(),
-            status: None,
+            ..LlmError::default()
         }
     }
 
@@ -136,6 +143,9 @@ pub trait Provider: Send + Sync {
     /// Whether a credential (or a server of the user's own) is configured; without one
     /// every prompt is refused with "authentication required" before anything is sent.
     fn has_credential(&self) -> bool;
+
+    /// Which provider this is (named in a failed prompt's error).
+    fn name(&self) -> crate::config::ProviderName;
 
     /// Starts a streamed completion, retrying (with backoff, honouring `Retry-After`) on
     /// 429, 5xx and connection errors until the stream has started. Dropping the stream

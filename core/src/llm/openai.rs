@@ -18,7 +18,7 @@ use super::sse::{self, Decode, Flow};
 use super::wire::{self, Encoded};
 use super::{ChatRequest, EventStream, FinishReason, LlmError, Provider, StreamEvent, Usage};
 use crate::chat::{AssistantPart, Image, Message, ThoughtLevel, ToolResult, UserPart};
-use crate::config::{Endpoint, OPENAI_API_KEY_ENV};
+use crate::config::{Endpoint, OPENAI_API_KEY_ENV, ProviderName};
 
 pub struct OpenAi {
     transport: Transport,
@@ -181,6 +181,10 @@ impl Provider for OpenAi {
     /// LM Studio) need none, and one that does will say so in its error.
     fn has_credential(&self) -> bool {
         self.key.current().is_some() || !self.endpoint.default_base_url
+    }
+
+    fn name(&self) -> ProviderName {
+        ProviderName::Openai
     }
 
     fn stream(&self, request: ChatRequest) -> BoxFuture<'static, Result<EventStream, LlmError>> {

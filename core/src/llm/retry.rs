@@ -186,7 +186,9 @@ mod tests {
             error,
             Some(LlmError {
                 message: "third".into(),
-                status: Some(502)
+                status: Some(502),
+                code: Some("server_error".into()),
+                ..LlmError::default()
             })
         );
         assert_eq!(mock.requests().len(), 3);
@@ -221,7 +223,9 @@ mod tests {
             error,
             Some(LlmError {
                 message: "invalid x-api-key".into(),
-                status: Some(401)
+                status: Some(401),
+                code: Some("authentication_error".into()),
+                ..LlmError::default()
             })
         );
         assert_eq!(mock.requests().len(), 1);

@@ -12,6 +12,13 @@ use crate::llm::Usage;
 use crate::permissions::Mode;
 use crate::tools::{Diff, Kind, Location, PlanEntry, ToolContent};
 
+/// An amount of money (or of a provider's credits).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cost {
+    pub amount: f64,
+    pub currency: String,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum SessionEvent {
     /// One block of the user's prompt, as the client sent it (opaque to the domain). A
@@ -91,6 +98,8 @@ pub enum SessionEvent {
         used: u64,
         size: u64,
         request: Option<Usage>,
+        /// What the session spent so far, when its model has a price.
+        cost: Option<Cost>,
     },
     Title {
         title: String,
@@ -105,6 +114,13 @@ pub enum SessionEvent {
     Notice {
         title: String,
         description: String,
+    },
+    /// The turn failed at its model provider (`failure.rs`): an error notice, or JetBrains'
+    /// `sessionFailure` when the wire sets `air` for a client that declared it (neither is
+    /// logged); a line of agent message, logged, for a client without notices.
+    TurnFailed {
+        failure: super::failure::TurnFailure,
+        air: bool,
     },
     /// Something the session depends on failed (an MCP server): a notice for clients that
     /// show notices, else a failed tool call named after it (`id`).

@@ -4,6 +4,7 @@
 pub mod actor;
 mod checkpoints;
 pub mod events;
+pub mod failure;
 pub mod history;
 pub mod mcp;
 pub mod notice;
@@ -124,6 +125,9 @@ pub struct Session {
     services: Arc<SessionServices>,
     project: Project,
     steering: Steering,
+    /// What the session's model requests cost since it went live, where the model has a
+    /// price (`config/price.rs`).
+    spent: Mutex<f64>,
 }
 
 impl Session {
@@ -143,7 +147,18 @@ impl Session {
             services,
             project,
             steering: Steering::default(),
+            spent: Mutex::new(0.0),
         }
+    }
+
+    /// What the session spent since it went live.
+    pub fn spent(&self) -> f64 {
+        *self.spent.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Adds `amount` to what the session spent.
+    pub fn spend(&self, amount: f64) {
+        *self.spent.lock().unwrap_or_else(|p| p.into_inner()) += amount;
     }
 
     pub fn state(&self) -> MutexGuard<'_, SessionState> {
@@ -342,6 +357,12 @@ impl EventSink for Session {
         let wire = self.ctx.wire();
         let Some(event) = wire.present(event) else {
             return;
+        };
+        // A notice describes its moment and is never kept, whatever was asked; a message
+        // standing in for a failure's notice is part of the conversation, and is.
+        let visibility = match event {
+            SessionEvent::Notice { .. } | SessionEvent::TurnFailed { .. } => Visibility::Transient,
+            _ => visibility,
         };
         let log = self.ctx.log();
         // A prompt block is read by the model too; nothing else the client sees is.

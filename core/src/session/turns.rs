@@ -13,10 +13,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::Session;
 use super::registry::SessionHandle;
-use crate::agent::{StopReason, TurnError};
+use crate::agent::{StopReason, TurnEnd, TurnError};
 use crate::chat::Prompt;
 
-pub type TurnOutcome = Result<StopReason, TurnError>;
+pub type TurnOutcome = Result<TurnEnd, TurnError>;
 
 /// Told how a turn ended. Dropped unrun only when the engine shuts down.
 pub type OnTurnEnd = Box<dyn FnOnce(TurnOutcome) + Send>;
@@ -87,7 +87,7 @@ async fn run(
                     handle.end_turn();
                     outcome
                 } else {
-                    Ok(StopReason::Cancelled)
+                    Ok(TurnEnd::stopped(StopReason::Cancelled))
                 };
                 done(outcome);
             }

@@ -46,6 +46,7 @@ mod testing;
 mod todo;
 mod user;
 mod walk;
+mod web_search;
 mod write;
 
 pub use crate::access::{Access, Diff};
@@ -117,6 +118,12 @@ pub enum ToolContent {
     Image {
         mime_type: String,
         data: String,
+    },
+    /// A link to a resource (a search result): ACP's `resource_link`.
+    Link {
+        uri: String,
+        name: String,
+        description: Option<String>,
     },
 }
 

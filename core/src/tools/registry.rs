@@ -14,6 +14,7 @@ use super::read::Read;
 use super::run_command::RunCommand;
 use super::skill::Skill;
 use super::todo::Todo;
+use super::web_search::WebSearch;
 use super::write::Write;
 use super::{AnyTool, erase};
 use crate::chat::ToolSpec;
@@ -36,6 +37,8 @@ pub struct ToolDeps {
     pub lsp: Arc<Servers>,
     /// How every child process is started (commands, MCP and language servers).
     pub launcher: Arc<Launcher>,
+    /// The backend of `web_search`; without one the tool is not offered.
+    pub web_search: Option<crate::config::WebSearchConfig>,
     /// The built-in tools, erased (their schemas generated) once, when the first session
     /// comes up: they hold nothing of a session's, so every session shares them.
     builtin: Arc<OnceLock<Vec<Arc<dyn AnyTool>>>>,
@@ -55,6 +58,7 @@ impl ToolDeps {
             mcp_http: Arc::new(crate::mcp::http_client()),
             lsp: Arc::new(Servers::new(config, launcher.clone(), sandbox)),
             launcher,
+            web_search: config.web_search.clone(),
             builtin: Arc::default(),
         }
     }
@@ -65,9 +69,9 @@ impl ToolDeps {
     }
 }
 
-/// Every built-in tool, made anew.
+/// Every built-in tool, made anew; `web_search` only with a backend.
 fn all(deps: &ToolDeps) -> Vec<Arc<dyn AnyTool>> {
-    let builtin = vec![
+    let mut builtin = vec![
         erase(Read),
         erase(List),
         erase(Glob),
@@ -81,6 +85,9 @@ fn all(deps: &ToolDeps) -> Vec<Arc<dyn AnyTool>> {
         erase(AskUser),
         erase(ExitPlanMode),
     ];
+    if let Some(config) = &deps.web_search {
+        builtin.push(erase(WebSearch::new(config.clone())));
+    }
     builtin.into_iter().chain(super::lsp::tools()).collect()
 }
 

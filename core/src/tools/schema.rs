@@ -95,11 +95,16 @@ mod tests {
     use crate::tools::{Registry, ToolDeps};
 
     /// Each built-in tool's name, description and parameters, byte for byte, as the models
-    /// have always been told them (the hand-written schemas they replaced).
+    /// have always been told them (the hand-written schemas they replaced); `web_search` with
+    /// a backend configured.
     #[test]
     fn builtin_specs_match_the_golden_file() {
+        let config = Config::from_json(
+            r#"{"webSearch": {"provider": "searxng", "url": "https://search.example"}}"#,
+        )
+        .unwrap();
         let specs: Vec<serde_json::Value> = Registry::builtin(&ToolDeps::create(
-            &Config::default(),
+            &config,
             crate::io::testing::launcher(),
             Default::default(),
         ))

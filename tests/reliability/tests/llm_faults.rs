@@ -378,7 +378,11 @@ fn a_cut_stream_is_retried_before_output_and_reported_after() {
             f.fails("again", CUT);
             assert_eq!(f.mock.requests().len(), before + 1, "not retried");
             let seen = agent_text(&f.client.updates(&f.session));
-            assert!(seen.ends_with("half a sen"), "{seen:?}");
+            // What streamed stays, and the failure is told after it.
+            assert!(
+                seen.contains("half a sen**The connection to the model provider failed:**"),
+                "{seen:?}"
+            );
             f.push(&[text_response(&["whole ", "sentence"])]);
             assert_eq!(f.succeeds("finish it"), "whole sentence");
             f.consistent();

@@ -8,6 +8,7 @@ mod v1;
 use std::sync::Arc;
 
 use agent_client_protocol_schema::v1::ClientCapabilities;
+use serde_json::Value;
 
 use self::v1::{Shows, V1Wire};
 use super::client::{AcpAsker, AcpClient};
@@ -22,14 +23,13 @@ pub fn connection(
     local: LocalIo,
 ) -> Connection {
     let session = capabilities.session.as_ref();
+    let meta = capabilities.meta.as_ref();
     let shows = Shows {
         notices: session.is_some_and(|s| s.notices.is_some()),
         compaction: session.is_some_and(|s| s.compaction.is_some()),
-        terminal_output: capabilities
-            .meta
-            .as_ref()
-            .and_then(|meta| meta.get("terminal_output"))
+        terminal_output: meta.and_then(|meta| meta.get("terminal_output"))
             == Some(&serde_json::Value::Bool(true)),
+        session_failure: air_declares(meta, "sessionFailure"),
     };
     let abilities = ClientAbilities {
         read_text_file: capabilities.fs.read_text_file,
@@ -48,6 +48,27 @@ pub fn connection(
         }),
         workspaces: Arc::new(ClientWorkspaces::new(client, abilities, local)),
     }
+}
+
+/// Whether the client declared the JetBrains AIR extension `name`:
+/// `_meta.jetbrains.air = {version: integer ≥ 1, capabilities: [names]}`; a malformed
+/// declaration enables nothing (as JetBrains' own agents read it).
+fn air_declares(meta: Option<&serde_json::Map<String, Value>>, name: &str) -> bool {
+    let Some(air) = meta
+        .and_then(|m| m.get("jetbrains"))
+        .and_then(|j| j.get("air"))
+    else {
+        return false;
+    };
+    let versioned = air
+        .get("version")
+        .and_then(Value::as_u64)
+        .is_some_and(|v| v >= 1);
+    let listed = air
+        .get("capabilities")
+        .and_then(Value::as_array)
+        .is_some_and(|names| names.iter().any(|n| n == name));
+    versioned && listed
 }
 
 /// The connection before `initialize`: a v1 client that advertised nothing.

@@ -8,6 +8,9 @@
 //!   finished call carries the whole summary;
 //! - a notice: a `notice` update for a client that advertised `session.notices`, else a line
 //!   of agent message, `**Title:** description`;
+//! - a turn's provider failure: JetBrains' `sessionFailure` for a client that declared it in
+//!   `_meta.jetbrains.air.capabilities`, else an error notice (so a line of agent message for
+//!   a client without notices);
 //! - a failed service (an MCP server): a notice for a client that shows notices, else a failed
 //!   tool call named after it, where the user looks for what the agent could not use;
 //! - a command's output: a display terminal for a client that advertised
@@ -34,6 +37,8 @@ pub struct Shows {
     pub compaction: bool,
     /// Display terminals (`_meta.terminal_output: true`, as Zed advertises).
     pub terminal_output: bool,
+    /// JetBrains AIR's `sessionFailure` (`_meta.jetbrains.air.capabilities`).
+    pub session_failure: bool,
 }
 
 /// The v1 wire of one connection.
@@ -93,6 +98,15 @@ impl Wire for V1Wire {
                 if !self.shows.compaction =>
             {
                 V1Wire::compaction_call(event)
+            }
+            SessionEvent::TurnFailed { failure, .. } if self.shows.session_failure => {
+                Some(SessionEvent::TurnFailed { failure, air: true })
+            }
+            SessionEvent::TurnFailed { failure, .. } if !self.shows.notices => {
+                self.present(SessionEvent::Notice {
+                    title: failure.title().to_string(),
+                    description: failure.description(),
+                })
             }
             SessionEvent::Notice { title, description } if !self.shows.notices => {
                 Some(SessionEvent::MessageChunk {

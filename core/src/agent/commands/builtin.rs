@@ -12,7 +12,7 @@ pub struct Builtin {
     pub hint: Option<&'static str>,
 }
 
-pub const BUILTINS: [Builtin; 8] = [
+pub const BUILTINS: [Builtin; 9] = [
     Builtin {
         name: "help",
         description: "List the commands",
@@ -46,6 +46,11 @@ pub const BUILTINS: [Builtin; 8] = [
     Builtin {
         name: "sandbox",
         description: "Show what confines this session's commands",
+        hint: None,
+    },
+    Builtin {
+        name: "context",
+        description: "Show where the model's context goes, and what /compact would free",
         hint: None,
     },
     Builtin {

@@ -10,7 +10,8 @@
 //! by text (`/help me`) is prose too. Three kinds:
 //!
 //! - **Answered by the engine** (`/help`, `/mcp [reconnect [server]]`, `/model`, `/mode`,
-//!   `/sandbox` (`sandbox.rs`: what confines the session's commands)): agent
+//!   `/sandbox` (`sandbox.rs`: what confines the session's commands), `/context`
+//!   (`context.rs`: where the model's context goes)): agent
 //!   message chunks, logged, then `end_turn`; no model request and no credential needed.
 //!   `/model` and `/mode` go through `Session::apply_settings`, the path of
 //!   `session/set_config_option`; `/mcp reconnect` restarts servers on their board
@@ -26,6 +27,7 @@
 //! Tests: end to end in `core/tests/commands.rs`.
 
 mod builtin;
+mod context;
 mod list;
 mod mcp;
 mod sandbox;
@@ -63,6 +65,7 @@ pub enum Command {
         id: Option<String>,
     },
     Sandbox,
+    Context,
     Init,
     /// A custom command, expanded with its arguments.
     Custom {
@@ -112,8 +115,9 @@ pub async fn parse(session: &Session, prompt: &Prompt) -> Option<Command> {
         "model" => Command::Model { id: input() },
         "mode" => Command::Mode { id: input() },
         "sandbox" if bare => Command::Sandbox,
+        "context" if bare => Command::Context,
         "init" if bare => Command::Init,
-        "help" | "undo" | "sandbox" | "init" => return None,
+        "help" | "undo" | "sandbox" | "context" | "init" => return None,
         name if name.starts_with("mcp:") => {
             // A session's first prompt may come while its servers still connect.
             session.services().mcp_ready().await;
@@ -158,6 +162,11 @@ pub async fn run(
         Command::Model { id } => builtin::model(session, id.as_deref()),
         Command::Mode { id } => builtin::mode(session, id.as_deref()),
         Command::Sandbox => sandbox::status(session),
+        Command::Context => {
+            // The tools and the system prompt are the servers' too.
+            session.services().mcp_ready().await;
+            context::report(session)
+        }
         Command::Compact { focus } => {
             return Ran::Answered(compact(session, sink, token, focus).await);
         }
