@@ -148,7 +148,12 @@ async fn model(shared: &Shared, api: Api, request: Request<Incoming>) -> HttpRes
             },
             raw: String::from_utf8_lossy(&bytes).into_owned(),
         });
-        parsed.is_ok().then(|| state.queue.pop_front()).flatten()
+        let raw = &state.requests[state.requests.len() - 1].raw;
+        let taken = next_for(&state.queue, raw);
+        parsed
+            .is_ok()
+            .then(|| taken.and_then(|at| state.queue.remove(at)))
+            .flatten()
     };
     if let Err(e) = parsed {
         let message = format!("mock-llm: request body is not JSON: {e}");
@@ -196,6 +201,15 @@ async fn model(shared: &Shared, api: Api, request: Request<Incoming>) -> HttpRes
         tokio::spawn(dialect::complete(dialect, response, tx));
     }
     head.map(|()| StreamBody::new(rx).boxed_unsync())
+}
+
+/// The response a request of body `raw` takes: the first whose `when` it matches, else the
+/// first that has no `when`.
+fn next_for(queue: &VecDeque<Response>, raw: &str) -> Option<usize> {
+    let matching = queue
+        .iter()
+        .position(|r| r.when.as_ref().is_some_and(|when| when.matches(raw)));
+    matching.or_else(|| queue.iter().position(|r| r.when.is_none()))
 }
 
 async fn append_script(shared: &Shared, request: Request<Incoming>) -> HttpResponse {
