@@ -20,8 +20,8 @@ use crate::config::ModelInfo;
 use crate::context::LogFormat;
 use crate::llm::Usage;
 use crate::session::events::{
-    AvailableCommand, CallStatus, CompactionEnd, CompactionFigures, Recorded, SessionEvent,
-    ToolCallStart, ToolOutcome,
+    AvailableCommand, CallStatus, ChildLink, CompactionEnd, CompactionFigures, Recorded,
+    SessionEvent, ToolCallStart, ToolOutcome,
 };
 use crate::tools::{Diff, Location, PlanEntry, ToolContent};
 
@@ -91,6 +91,10 @@ impl LogFormat for V1Log {
             SessionEvent::ToolCallFinished { id, outcome } => {
                 tool_call_update(&id, finished(&outcome))
             }
+            SessionEvent::ToolCallProgress { id, text } => {
+                tool_call_update(&id, json!({ "content": [text_content(&text)] }))
+            }
+            SessionEvent::Child { link, event } => attributed(self.encode(*event), &link),
             SessionEvent::Plan(entries) => plan(&entries),
             SessionEvent::CompactionStarted { id, .. } => {
                 compaction_update(&id, "in_progress", None, None)
@@ -171,6 +175,33 @@ impl LogFormat for V1Log {
             _ => Recorded::Other,
         }
     }
+}
+
+/// A subagent's update, marked as part of its `task` call: `_meta.claudeCode.parentToolUseId`
+/// (the key Zed and the Claude adapter's clients read) and `_meta.hearth`'s own names.
+fn attributed(mut update: Value, link: &ChildLink) -> Value {
+    let Some(fields) = update.as_object_mut() else {
+        return update;
+    };
+    let meta = fields.entry("_meta").or_insert_with(|| json!({}));
+    meta["claudeCode"] = json!({ "parentToolUseId": link.parent_tool_call_id });
+    let hearth = json!({
+        "parentToolCallId": link.parent_tool_call_id,
+        "childSessionId": link.child_session_id,
+        "agent": link.agent,
+        "depth": link.depth,
+    });
+    match meta.get_mut("hearth").and_then(Value::as_object_mut) {
+        Some(own) => own.extend(
+            hearth
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| (k.clone(), v.clone())),
+        ),
+        None => meta["hearth"] = hearth,
+    }
+    update
 }
 
 /// `available_commands_update`: each command's hint as unstructured input.

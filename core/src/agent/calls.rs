@@ -238,6 +238,19 @@ impl CallReport for Reporter<'_> {
             self.turn.emit(SessionEvent::Plan(entries));
         }
     }
+
+    fn progress(&self, text: String) {
+        let progress = SessionEvent::ToolCallProgress {
+            id: self.id.to_string(),
+            text,
+        };
+        self.turn.sink.emit(progress, Visibility::Transient);
+        self.said();
+    }
+
+    fn call_id(&self) -> &str {
+        self.id
+    }
 }
 
 /// Asks the mode, the rules and, if need be, the user. `Err` carries the model's message.

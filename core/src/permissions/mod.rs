@@ -51,6 +51,22 @@ impl Mode {
         Mode::ALL.into_iter().find(|m| m.id() == id)
     }
 
+    /// The stricter of the two: `Plan`, then `Ask`, then `AcceptEdits`, then `Bypass` (what
+    /// a subagent runs under, so that it never has more leeway than its parent).
+    pub fn stricter(self, other: Mode) -> Mode {
+        let rank = |mode: Mode| match mode {
+            Mode::Plan => 3,
+            Mode::Ask => 2,
+            Mode::AcceptEdits => 1,
+            Mode::Bypass => 0,
+        };
+        if rank(other) > rank(self) {
+            other
+        } else {
+            self
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Mode::Ask => "Ask",

@@ -61,6 +61,18 @@ pub enum SessionEvent {
         id: String,
         outcome: ToolOutcome,
     },
+    /// What a running call has done so far, whole (a subagent's text): replaces the call's
+    /// shown content until it finishes (not logged: the final update carries the result).
+    ToolCallProgress {
+        id: String,
+        text: String,
+    },
+    /// An event of a subagent's, shown on its parent's session as part of the `task` call
+    /// that runs it.
+    Child {
+        link: ChildLink,
+        event: Box<SessionEvent>,
+    },
     Plan(Vec<PlanEntry>),
     /// A compaction of the model's context began. Like the other compaction events, a client
     /// that does not show compactions is shown a tool call instead (the connection's `Wire`).
@@ -113,6 +125,17 @@ pub enum SessionEvent {
         title: String,
         message: String,
     },
+}
+
+/// Which `task` call a subagent's event belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChildLink {
+    /// The `task` call's id, on the parent's session.
+    pub parent_tool_call_id: String,
+    pub child_session_id: String,
+    pub agent: String,
+    /// 1 for a child of the client's session.
+    pub depth: u32,
 }
 
 /// One command the user can run by starting a prompt with `/name`.

@@ -121,8 +121,21 @@ pub struct Session {
     history: Mutex<History>,
     ctx: Arc<EngineContext>,
     services: Arc<SessionServices>,
-    project: Project,
+    project: Arc<Project>,
     steering: Steering,
+    kind: Kind,
+}
+
+/// A session is the client's, or a subagent's that a `task` call of it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    Root,
+    /// Its context lives in memory for the child's run and is not logged (the parent's log
+    /// keeps what the client saw of it); its system prompt is fixed when it starts, and the
+    /// project instructions are not re-read.
+    Child {
+        system: Arc<str>,
+    },
 }
 
 impl Session {
@@ -140,8 +153,40 @@ impl Session {
             history: Mutex::new(history),
             ctx,
             services,
-            project,
+            project: Arc::new(project),
             steering: Steering::default(),
+            kind: Kind::Root,
+        }
+    }
+
+    /// A subagent of this session: the same id (the one its client knows, that approvals,
+    /// the workspace and the file checkpoints go by), project and store, its own `services`
+    /// (a narrowing of these), `settings` and context, that opens with `system`.
+    pub fn child(
+        &self,
+        services: Arc<SessionServices>,
+        settings: Settings,
+        system: Arc<str>,
+    ) -> Session {
+        let mut state = self.state().clone();
+        state.settings = settings;
+        Session {
+            id: self.id.clone(),
+            state: Mutex::new(state),
+            history: Mutex::new(History::default()),
+            ctx: self.ctx.clone(),
+            services,
+            project: self.project.clone(),
+            steering: Steering::default(),
+            kind: Kind::Child { system },
+        }
+    }
+
+    /// A subagent's system prompt; `None` for the client's session.
+    pub fn child_system(&self) -> Option<Arc<str>> {
+        match &self.kind {
+            Kind::Root => None,
+            Kind::Child { system } => Some(system.clone()),
         }
     }
 
@@ -167,6 +212,9 @@ impl Session {
 
     /// Logs what only the model needs (`History::observe` reads it back on a restart).
     fn log_for_model(&self, model: Value) {
+        if self.child_system().is_some() {
+            return;
+        }
         self.ctx.write(self.append(Event {
             update: None,
             model: Some(model),

@@ -38,6 +38,7 @@ pub mod registry;
 mod report;
 mod run_command;
 mod schema;
+mod task;
 #[cfg(test)]
 mod testing;
 mod todo;
@@ -45,7 +46,7 @@ mod walk;
 mod write;
 
 pub use crate::access::{Access, Diff};
-pub use child::{ChildPrompt, ChildTurns};
+pub use child::{AgentType, ChildAnswer, ChildJob, ChildTurns, Tally};
 pub use contract::{About, AnyTool, Planned, Ready, Tool, erase};
 pub use limits::Limits;
 pub use registry::{Registry, ToolDeps};
@@ -161,10 +162,7 @@ pub struct Context {
     pub sandbox: Arc<crate::sandbox::Setup>,
     /// The session's language servers (the `lsp_*` tools, and the diagnostics of edits).
     pub lsp: Arc<crate::lsp::Lsp>,
-    /// Runs a child turn for a tool that delegates (`None` where no model is at hand).
-    #[expect(
-        dead_code,
-        reason = "the port's first caller is the subagent tool (issue 21)"
-    )]
+    /// Runs a child for the `task` tool (`None` where no model is at hand, or the child may
+    /// not delegate further).
     pub children: Option<Arc<dyn ChildTurns>>,
 }

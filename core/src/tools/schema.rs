@@ -98,11 +98,14 @@ mod tests {
     /// have always been told them (the hand-written schemas they replaced).
     #[test]
     fn builtin_specs_match_the_golden_file() {
-        let specs: Vec<serde_json::Value> = Registry::builtin(&ToolDeps::create(
-            &Config::default(),
-            crate::io::testing::launcher(),
-            Default::default(),
-        ))
+        let specs: Vec<serde_json::Value> = Registry::for_session(
+            &ToolDeps::create(
+                &Config::default(),
+                crate::io::testing::launcher(),
+                Default::default(),
+            ),
+            None,
+        )
         .specs()
         .into_iter()
         .map(|spec| {

@@ -5,7 +5,7 @@ use std::convert::Infallible;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use futures::channel::mpsc;
@@ -38,14 +38,18 @@ pub struct RecordedRequest {
     /// from one request to the next).
     #[serde(default)]
     pub raw: String,
+    /// When it arrived, in microseconds since the server started (for measurements, and to
+    /// see which concurrent requests overlapped).
+    #[serde(default)]
+    pub at_us: u64,
 }
 
 /// State shared by the server and the [`crate::MockLlm`] handle.
-#[derive(Default)]
 pub(crate) struct Shared {
     state: Mutex<State>,
     /// Numbers the completions' ids, so each reply is distinguishable.
     completions: AtomicU64,
+    started: Instant,
 }
 
 #[derive(Default)]
@@ -56,7 +60,11 @@ struct State {
 
 impl Shared {
     pub(crate) fn new(script: Script) -> Shared {
-        let shared = Shared::default();
+        let shared = Shared {
+            state: Mutex::default(),
+            completions: AtomicU64::new(0),
+            started: Instant::now(),
+        };
         shared.append(script.responses);
         shared
     }
@@ -147,6 +155,7 @@ async fn model(shared: &Shared, api: Api, request: Request<Incoming>) -> HttpRes
                 Err(_) => String::from_utf8_lossy(&bytes).into(),
             },
             raw: String::from_utf8_lossy(&bytes).into_owned(),
+            at_us: shared.started.elapsed().as_micros() as u64,
         });
         let raw = &state.requests[state.requests.len() - 1].raw;
         let taken = next_for(&state.queue, raw);

@@ -106,6 +106,12 @@ impl Wire for V1Wire {
                     description: message,
                 })
             }
+            SessionEvent::Child { link, event } => {
+                self.present(*event).map(|event| SessionEvent::Child {
+                    link,
+                    event: Box::new(event),
+                })
+            }
             other => Some(other),
         }
     }

@@ -55,7 +55,7 @@ pub fn read(cwd: &Path, user_config_dir: Option<&Path>) -> Vec<CustomCommand> {
     ];
     // The workspace's come last, so they replace the user's of the same name.
     for dir in dirs.into_iter().flatten() {
-        for (name, path) in command_files(&dir) {
+        for (name, path) in markdown_files(&dir) {
             if let Some(text) = read_bounded(&path, MAX_FILE_BYTES, "custom command file") {
                 found.insert(name.clone(), parse(name, &text));
             }
@@ -64,8 +64,8 @@ pub fn read(cwd: &Path, user_config_dir: Option<&Path>) -> Vec<CustomCommand> {
     found.into_values().collect()
 }
 
-/// The `*.md` files of `dir` whose stem can be typed as a command name.
-fn command_files(dir: &Path) -> Vec<(String, PathBuf)> {
+/// The `*.md` files of `dir` whose stem can be typed as a name (a command's, an agent's).
+pub(super) fn markdown_files(dir: &Path) -> Vec<(String, PathBuf)> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };

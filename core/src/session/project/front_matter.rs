@@ -42,10 +42,6 @@ impl Document {
     }
 
     /// The value of `key` as a list: `[a, b]`, `a, b` or a single `a`.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "its first caller is the agent files' `tools` (issue 21)")
-    )]
     pub fn list(&self, key: &str) -> Option<Vec<String>> {
         let value = self.get(key)?;
         let inner = value

@@ -1,9 +1,10 @@
 //! What a session reads of its project when it comes up: the git repository and branch
-//! (`git.rs`), the project instructions (`instructions.rs`) and the custom command files
-//! (`custom_commands.rs`), all of them Markdown with a front matter (`front_matter.rs`). The turn reads them from here (the system prompt, the command
+//! (`git.rs`), the project instructions (`instructions.rs`), the custom command files
+//! (`custom_commands.rs`) and the agent files (`agents.rs`), all of them Markdown with a front matter (`front_matter.rs`). The turn reads them from here (the system prompt, the command
 //! list), so a session's system prompt stays byte-identical for its life; only the
 //! instructions and the command files are read again, at the points their files say.
 
+pub mod agents;
 pub mod custom_commands;
 pub mod front_matter;
 pub mod git;
@@ -17,6 +18,7 @@ use self::git::Repo;
 use self::instructions::Instructions;
 use crate::config::Resolved;
 use crate::session::events::AvailableCommand;
+use crate::tools::AgentType;
 
 /// What a session read of its workspace when it came up: for its system prompt, and its
 /// custom commands (read again on `/help`, with the list last told to the client).
@@ -24,6 +26,8 @@ pub struct Project {
     pub repo: Option<Repo>,
     pub instructions: Instructions,
     pub commands: Mutex<Commands>,
+    /// The agent types the `task` tool offers (`agents.rs`).
+    pub agents: Vec<AgentType>,
 }
 
 impl Project {
@@ -35,6 +39,7 @@ impl Project {
             repo: git::find(cwd),
             instructions: Instructions::read(cwd, user_dir.as_deref()),
             commands: Mutex::new(Commands::read(cwd, user_dir.as_deref())),
+            agents: agents::read(cwd, user_dir.as_deref()),
         }
     }
 }
