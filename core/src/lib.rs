@@ -16,6 +16,7 @@ mod ids;
 mod images;
 mod io;
 mod json_path;
+mod lineage;
 mod llm;
 mod lsp;
 mod mcp;

@@ -110,6 +110,7 @@ const LEAVES: &[&str] = &[
     "ids",
     "images",
     "json_path",
+    "lineage",
     "net",
     "text",
 ];

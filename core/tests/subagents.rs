@@ -307,6 +307,10 @@ fn a_childs_permission_request_goes_through_the_sessions_flow_allowed_or_rejecte
         assert_eq!(asked[0]["sessionId"], session);
         let child_call = &child_updates(&client, &session)[0];
         assert_eq!(asked[0]["toolCall"]["toolCallId"], child_call["toolCallId"]);
+        let task_id = &task_call_ids(&client, &session)[0];
+        let meta = &asked[0]["toolCall"]["_meta"];
+        assert_eq!(meta["claudeCode"]["parentToolUseId"], *task_id);
+        assert_eq!(meta["hearth"]["agent"], "general");
         assert_eq!(cwd.join("note.txt").exists(), written);
         let child_result = &tool_results(&setup, 2)[0];
         assert_eq!(

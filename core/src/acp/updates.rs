@@ -177,9 +177,10 @@ impl LogFormat for V1Log {
     }
 }
 
-/// A subagent's update, marked as part of its `task` call: `_meta.claudeCode.parentToolUseId`
+/// A subagent's update (or the tool call of its permission request), marked as part of its
+/// `task` call: `_meta.claudeCode.parentToolUseId`
 /// (the key Zed and the Claude adapter's clients read) and `_meta.hearth`'s own names.
-fn attributed(mut update: Value, link: &ChildLink) -> Value {
+pub fn attributed(mut update: Value, link: &ChildLink) -> Value {
     let Some(fields) = update.as_object_mut() else {
         return update;
     };

@@ -292,6 +292,7 @@ async fn permit(
                 )
                 .then(|| serde_json::from_str(&call.arguments).unwrap_or(Value::Null)),
                 options: prompt::options(remember.is_some()),
+                subagent: turn.sink.subagent(),
             };
             ask_user(turn, call, &ask, remember, &cwd).await
         }

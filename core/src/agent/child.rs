@@ -349,6 +349,10 @@ impl EventSink for ChildSink<'_> {
         }
     }
 
+    fn subagent(&self) -> Option<ChildLink> {
+        Some(self.link.clone())
+    }
+
     fn remember(&self, message: Message) {
         if let Message::Assistant { parts } = &message {
             let text: String = parts

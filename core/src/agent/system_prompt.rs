@@ -225,8 +225,10 @@ mod tests {
             crate::io::testing::launcher(),
             Default::default(),
         );
-        for tool in deps.builtin() {
-            let name = &tool.spec().name;
+        let tools =
+            crate::tools::Registry::for_session(&deps, Some(crate::tools::builtin_agents()));
+        for spec in tools.specs() {
+            let name = &spec.name;
             assert!(
                 GUIDE.contains(&format!("`{name}`")),
                 "{name} is not in the guide"

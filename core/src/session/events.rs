@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::Settings;
 use crate::chat::{Message, UserPart};
+pub use crate::lineage::ChildLink;
 use crate::llm::Usage;
 use crate::permissions::Mode;
 use crate::tools::{Diff, Kind, Location, PlanEntry, ToolContent};
@@ -127,17 +128,6 @@ pub enum SessionEvent {
     },
 }
 
-/// Which `task` call a subagent's event belongs to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChildLink {
-    /// The `task` call's id, on the parent's session.
-    pub parent_tool_call_id: String,
-    pub child_session_id: String,
-    pub agent: String,
-    /// 1 for a child of the client's session.
-    pub depth: u32,
-}
-
 /// One command the user can run by starting a prompt with `/name`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AvailableCommand {
@@ -222,6 +212,10 @@ pub enum Visibility {
 pub trait EventSink: Send + Sync {
     fn emit(&self, event: SessionEvent, visibility: Visibility);
     fn remember(&self, message: Message);
+    /// The `task` call whose subagent emits here (`None`: the session's own turn).
+    fn subagent(&self) -> Option<ChildLink> {
+        None
+    }
 }
 
 /// What a logged update says, as far as the model's context and crash recovery care

@@ -51,6 +51,7 @@ pub use contract::{About, AnyTool, Planned, Ready, Tool, erase};
 pub use limits::Limits;
 pub use registry::{Registry, ToolDeps};
 pub use report::CallReport;
+pub use task::builtin_agents;
 
 /// ACP `ToolKind` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -95,7 +95,8 @@ mod tests {
     use crate::tools::{Registry, ToolDeps};
 
     /// Each built-in tool's name, description and parameters, byte for byte, as the models
-    /// have always been told them (the hand-written schemas they replaced).
+    /// have always been told them (the hand-written schemas they replaced); `task` as a
+    /// session without agent files offers it.
     #[test]
     fn builtin_specs_match_the_golden_file() {
         let specs: Vec<serde_json::Value> = Registry::for_session(
@@ -104,7 +105,7 @@ mod tests {
                 crate::io::testing::launcher(),
                 Default::default(),
             ),
-            None,
+            Some(crate::tools::builtin_agents()),
         )
         .specs()
         .into_iter()

@@ -13,6 +13,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::bounds::cap;
+use crate::permissions::Mode;
+
 use super::{
     About, Access, AgentType, CallReport, ChildAnswer, ChildJob, Context, Kind, Output, Planned,
     Result, Tool, ToolContent, ToolError,
@@ -23,6 +25,52 @@ const MAX_ANSWER_BYTES: usize = 32 * 1024;
 
 /// The agent a call without `subagent_type` gets.
 const DEFAULT_AGENT: &str = "general";
+
+/// The tools `explore` has: reading, searching, code navigation and the web, nothing that
+/// changes anything.
+const EXPLORE_TOOLS: [&str; 8] = [
+    "read",
+    "list",
+    "glob",
+    "grep",
+    "lsp_diagnostics",
+    "lsp_definition",
+    "lsp_references",
+    "fetch",
+];
+
+/// The agent types every session offers, before its agent files.
+pub fn builtin_agents() -> Vec<AgentType> {
+    vec![
+        AgentType {
+            name: "general".into(),
+            description: "A general-purpose agent with your tools (but `task`), for a \
+                          multi-step piece of work: research, or changes to files you name."
+                .into(),
+            tools: None,
+            model: None,
+            mode: None,
+            max_turns: None,
+            prompt: "Keep to the files and the scope you were given; other agents may be \
+                     working on other files at the same time."
+                .into(),
+        },
+        AgentType {
+            name: "explore".into(),
+            description: "A fast read-only agent for finding code and answering questions \
+                          about the codebase: it reads, lists, searches and navigates, and \
+                          changes nothing. Say how thorough to be."
+                .into(),
+            tools: Some(EXPLORE_TOOLS.iter().map(|t| t.to_string()).collect()),
+            model: None,
+            mode: Some(Mode::Plan),
+            max_turns: None,
+            prompt: "You are read-only: search and read to answer the question, then report \
+                     what you found with file paths and line numbers."
+                .into(),
+        },
+    ]
+}
 
 pub struct Task {
     agents: Vec<AgentType>,
@@ -40,8 +88,7 @@ impl Task {
 pub struct Input {
     /// A 3 to 5 word label, shown while it runs.
     description: String,
-    /// The complete, self-contained task: the agent cannot see this conversation. Say what to
-    /// find or do and what to return.
+    /// The complete task: the agent cannot see this conversation. Say what to return.
     prompt: String,
     /// The agent to run (default `general`).
     subagent_type: Option<String>,

@@ -26,23 +26,10 @@ use std::path::Path;
 use super::custom_commands::markdown_files;
 use super::front_matter::{Document, read_bounded};
 use crate::permissions::Mode;
-use crate::tools::AgentType;
+use crate::tools::{AgentType, builtin_agents};
 
 /// A file larger than this is no prompt anyone wrote by hand; it is skipped.
 const MAX_FILE_BYTES: u64 = 64 * 1024;
-
-/// The tools `explore` has: reading, searching, code navigation and the web, nothing that
-/// changes anything.
-pub const EXPLORE_TOOLS: [&str; 8] = [
-    "read",
-    "list",
-    "glob",
-    "grep",
-    "lsp_diagnostics",
-    "lsp_definition",
-    "lsp_references",
-    "fetch",
-];
 
 /// The agent types of a session working in `cwd`, built-ins first.
 pub fn read(cwd: &Path, user_config_dir: Option<&Path>) -> Vec<AgentType> {
@@ -59,44 +46,12 @@ pub fn read(cwd: &Path, user_config_dir: Option<&Path>) -> Vec<AgentType> {
             }
         }
     }
-    let mut agents: Vec<AgentType> = builtins()
+    let mut agents: Vec<AgentType> = builtin_agents()
         .into_iter()
         .filter(|builtin| !found.contains_key(&builtin.name))
         .collect();
     agents.extend(found.into_values());
     agents
-}
-
-fn builtins() -> [AgentType; 2] {
-    [
-        AgentType {
-            name: "general".into(),
-            description: "A general-purpose agent with your tools (but `task`), for a \
-                          multi-step piece of work: research, or changes to files you name."
-                .into(),
-            tools: None,
-            model: None,
-            mode: None,
-            max_turns: None,
-            prompt: "Keep to the files and the scope you were given; other agents may be \
-                     working on other files at the same time."
-                .into(),
-        },
-        AgentType {
-            name: "explore".into(),
-            description: "A fast read-only agent for finding code and answering questions \
-                          about the codebase: it reads, lists, searches and navigates, and \
-                          changes nothing. Say how thorough to be."
-                .into(),
-            tools: Some(EXPLORE_TOOLS.iter().map(|t| t.to_string()).collect()),
-            model: None,
-            mode: Some(Mode::Plan),
-            max_turns: None,
-            prompt: "You are read-only: search and read to answer the question, then report \
-                     what you found with file paths and line numbers."
-                .into(),
-        },
-    ]
 }
 
 /// An agent file. A mode it names that Hearth does not know, or `bypass` (a file cannot
