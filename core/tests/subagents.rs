@@ -491,3 +491,140 @@ fn the_overhead_a_child_adds_before_its_first_request() {
         delegated.saturating_sub(plain)
     );
 }
+
+/// A client that advertises `subagents`, initialized.
+fn subagents_client(setup: &Setup, extra: Value) -> AcpClient<InProcess> {
+    let mut client = AcpClient::new(InProcess::start(&common::config(setup, extra)));
+    client.call(
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {"subagents": {}},
+               "clientInfo": {"name": "subagents-client", "version": "0"}}),
+    );
+    client
+}
+
+/// The `subagent_update`s on `session`.
+fn states(client: &AcpClient<InProcess>, session: &str) -> Vec<Value> {
+    client
+        .updates(session)
+        .into_iter()
+        .filter(|u| u["sessionUpdate"] == "subagent_update")
+        .collect()
+}
+
+#[test]
+fn a_subagents_client_sees_the_child_as_its_own_session_announced_first() {
+    let setup = Setup::new(json!({"responses": [
+        task("p1", "general", "CHILD-B write a note"),
+        child("CHILD-B", call("c1", "write", json!({"path": "note.txt", "content": "b\n"}))),
+        child("CHILD-B", text(&["Wrote ", "the note."])),
+        text(&["Done."]),
+    ]}));
+    let cwd = workspace(&setup);
+    let mut client = subagents_client(&setup, json!({}));
+    let session = session(&mut client, &cwd);
+    let asked = always_answer(&mut client, "allow_once");
+    let answer = client.prompt(&session, "write a note through a child");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+
+    let states = states(&client, &session);
+    let child = states[0]["sessionId"].as_str().unwrap().to_string();
+    let shown: Vec<&Value> = states.iter().map(|s| &s["state"]).collect();
+    assert_eq!(
+        shown
+            .iter()
+            .map(|s| s["state"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["running", "requires_action", "running", "idle"]
+    );
+    assert_eq!(shown[3]["stopReason"], "end_turn");
+    assert_eq!(states[0]["description"], "general");
+    assert_eq!(states[0]["capabilities"], json!({"cancel": {}}));
+    let task_id = &task_call_ids(&client, &session)[0];
+    assert_eq!(
+        states[0]["_meta"]["claudeCode"]["parentToolUseId"],
+        *task_id
+    );
+    // The announcement comes before any frame naming the child.
+    let names_child = |f: &Value| f["params"]["sessionId"] == child;
+    let announced = client
+        .received
+        .iter()
+        .position(|f| f["params"]["update"]["sessionUpdate"] == "subagent_update")
+        .unwrap();
+    let first_named = client.received.iter().position(names_child).unwrap();
+    assert!(announced < first_named, "{announced} < {first_named}");
+    let frames: Vec<Value> = client.agent_requests("session/request_permission");
+    assert_eq!(frames.len(), 1);
+    assert_eq!(
+        frames[0]["params"]["sessionId"], child,
+        "asked on the child's session"
+    );
+    assert_eq!(asked.lock().unwrap().len(), 1);
+    // The child's calls and text are on its own session, none of them on the parent's.
+    let own = client.updates(&child);
+    assert!(
+        own.iter()
+            .any(|u| u["sessionUpdate"] == "tool_call" && u["name"] == "write")
+    );
+    assert_eq!(agent_text(&own), "Wrote the note.");
+    assert!(child_updates(&client, &session).is_empty());
+    assert_eq!(agent_text(&client.updates(&session)), "Done.");
+    assert_eq!(
+        std::fs::read_to_string(cwd.join("note.txt")).unwrap(),
+        "b\n"
+    );
+    // Children are never sessions of the list.
+    let listed = client.call("session/list", json!({}));
+    let ids: Vec<&Value> = listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| &s["sessionId"])
+        .collect();
+    assert_eq!(ids, [&json!(session)]);
+    for frame in client.updates(&session).iter().chain(&own) {
+        eprintln!("frame: {frame}");
+    }
+}
+
+#[test]
+fn a_subagents_client_cancels_one_child_and_the_parent_turn_goes_on() {
+    let setup = Setup::new(json!({"responses": [
+        task("p1", "explore", "CHILD-X think long"),
+        child("CHILD-X", json!({"events": [{"text": "Thinking"}, {"stallMs": 30000}, {"text": "never"}]})),
+        text(&["The child was cancelled; moving on."]),
+    ]}));
+    let cwd = workspace(&setup);
+    let mut client = subagents_client(&setup, json!({}));
+    let session = session(&mut client, &cwd);
+    let prompt = client.start_request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
+    );
+    let thinking = client
+        .wait_for(Duration::from_secs(10), |f| {
+            f["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+                && f["params"]["update"]["content"]["text"] == "Thinking"
+        })
+        .expect("the child streams");
+    let child = thinking["params"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_ne!(child, session);
+    client.notify("session/cancel", json!({"sessionId": child}));
+    assert_eq!(client.response(&prompt)["result"]["stopReason"], "end_turn");
+    let result = &tool_results(&setup, 2)[0];
+    assert!(
+        result.starts_with("The subagent was cancelled."),
+        "{result}"
+    );
+    let last = states(&client, &session).pop().unwrap();
+    assert_eq!(last["state"]["state"], "idle");
+    assert_eq!(last["state"]["stopReason"], "cancelled");
+    assert_eq!(
+        agent_text(&client.updates(&session)),
+        "The child was cancelled; moving on."
+    );
+}

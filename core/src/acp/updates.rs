@@ -20,8 +20,8 @@ use crate::config::ModelInfo;
 use crate::context::LogFormat;
 use crate::llm::Usage;
 use crate::session::events::{
-    AvailableCommand, CallStatus, ChildLink, CompactionEnd, CompactionFigures, Recorded,
-    SessionEvent, ToolCallStart, ToolOutcome,
+    AvailableCommand, CallStatus, ChildLink, ChildState, CompactionEnd, CompactionFigures,
+    Recorded, SessionEvent, ToolCallStart, ToolOutcome,
 };
 use crate::tools::{Diff, Location, PlanEntry, ToolContent};
 
@@ -95,6 +95,9 @@ impl LogFormat for V1Log {
                 tool_call_update(&id, json!({ "content": [text_content(&text)] }))
             }
             SessionEvent::Child { link, event } => attributed(self.encode(*event), &link),
+            SessionEvent::SubagentState { link, title, state } => {
+                subagent_update(&link, &title, &state)
+            }
             SessionEvent::Plan(entries) => plan(&entries),
             SessionEvent::CompactionStarted { id, .. } => {
                 compaction_update(&id, "in_progress", None, None)
@@ -203,6 +206,34 @@ pub fn attributed(mut update: Value, link: &ChildLink) -> Value {
         None => meta["hearth"] = hearth,
     }
     update
+}
+
+/// `subagent_update` (unstable ACP, RFD #1992): the child's association with its parent
+/// session and its work state, a whole snapshot each time.
+fn subagent_update(link: &ChildLink, title: &str, state: &ChildState) -> Value {
+    let state = match state {
+        ChildState::Running => json!({ "state": "running" }),
+        ChildState::RequiresAction => json!({ "state": "requires_action" }),
+        ChildState::Idle { stop_reason, usage } => json!({
+            "state": "idle",
+            "stopReason": stop_reason,
+            "usage": {
+                "totalTokens": usage.input_tokens + usage.output_tokens,
+                "inputTokens": usage.input_tokens,
+                "outputTokens": usage.output_tokens,
+                "cachedReadTokens": usage.cached_read_tokens,
+            },
+        }),
+    };
+    let update = json!({
+        "sessionUpdate": "subagent_update",
+        "sessionId": link.child_session_id,
+        "title": title,
+        "description": link.agent,
+        "capabilities": { "cancel": {} },
+        "state": state,
+    });
+    attributed(update, link)
 }
 
 /// `available_commands_update`: each command's hint as unstructured input.

@@ -326,11 +326,12 @@ async fn ask_user(
     workspace: &str,
 ) -> Result<(), String> {
     let ctx = turn.session.ctx();
-    let chosen = ctx
-        .approver()
-        .ask(&turn.session.id, ask, turn.token)
-        .await
-        .map_err(|message| format!("The permission request failed: {message}"))?;
+    let wire = ctx.wire();
+    let asking = wire.asks_on(&turn.session.id, ask.subagent.as_ref());
+    turn.sink.waiting_for_user(true);
+    let chosen = ctx.approver().ask(asking, ask, turn.token).await;
+    turn.sink.waiting_for_user(false);
+    let chosen = chosen.map_err(|message| format!("The permission request failed: {message}"))?;
     let Some(chosen) = chosen else {
         return Err("Cancelled by the user before it was approved.".into());
     };

@@ -34,7 +34,7 @@ use crate::chat::{AssistantPart, Message};
 use crate::config::SubagentLimits;
 use crate::ids::new_id;
 use crate::session::Session;
-use crate::session::events::{ChildLink, EventSink, SessionEvent, Visibility};
+use crate::session::events::{ChildLink, ChildState, EventSink, SessionEvent, Visibility};
 use crate::tools::{AgentType, CallReport, ChildAnswer, ChildJob, ChildTurns, Tally, ToolError};
 
 /// The most of a child's text its `task` call shows while it runs (the tail).
@@ -120,7 +120,8 @@ impl Children {
             agent: job.agent.name.clone(),
             depth: self.depth,
         };
-        let sink = ChildSink::new(&*self.parent, &child, link, report);
+        let sink = ChildSink::new(&*self.parent, &child, link, job.description.clone(), report);
+        sink.state(ChildState::Running);
         sink.remember(Message::user_text(job.prompt));
         let setup = Setup {
             prompt_id: self.prompt_id.clone(),
@@ -138,6 +139,8 @@ impl Children {
             "subagent starting"
         );
         let token = cancel.child_token();
+        let sessions = child.ctx().sessions();
+        let _entry = sessions.adopt_child(&sink.link.child_session_id, token.clone());
         let running = converse(&child, &sink, &token, &*provider, setup);
         tokio::pin!(running);
         let mut timed_out = false;
@@ -156,7 +159,12 @@ impl Children {
             max_steps,
             timeout_secs: self.limits.timeout.as_secs(),
         };
-        sink.answer(ended)
+        let answer = sink.answer(&ended);
+        sink.state(ChildState::Idle {
+            stop_reason: ended.stop_reason(),
+            usage: sink.seen().tally,
+        });
+        answer
     }
 }
 
@@ -212,11 +220,27 @@ struct Ended {
     timeout_secs: u64,
 }
 
+impl Ended {
+    /// Its ACP stop reason (a failure ends its work as a refusal would: nothing more comes).
+    fn stop_reason(&self) -> &'static str {
+        match &self.outcome {
+            Ok(_) if self.timed_out => "cancelled",
+            Ok(StopReason::EndTurn) => "end_turn",
+            Ok(StopReason::MaxTokens) => "max_tokens",
+            Ok(StopReason::MaxTurnRequests) => "max_turn_requests",
+            Ok(StopReason::Refusal) | Err(_) => "refusal",
+            Ok(StopReason::Cancelled) => "cancelled",
+        }
+    }
+}
+
 /// Where a child's events go: re-addressed onto its parent's session (see the module doc).
 struct ChildSink<'a> {
     parent: &'a dyn EventSink,
     child: &'a Session,
     link: ChildLink,
+    /// The `task` call's label.
+    title: String,
     report: &'a dyn CallReport,
     state: Mutex<Seen>,
 }
@@ -236,12 +260,14 @@ impl<'a> ChildSink<'a> {
         parent: &'a dyn EventSink,
         child: &'a Session,
         link: ChildLink,
+        title: String,
         report: &'a dyn CallReport,
     ) -> Self {
         ChildSink {
             parent,
             child,
             link,
+            title,
             report,
             state: Mutex::default(),
         }
@@ -275,6 +301,17 @@ impl<'a> ChildSink<'a> {
         self.report.progress(progress);
     }
 
+    /// Tells a client that shows child sessions what the child is doing (the first time:
+    /// that it exists).
+    fn state(&self, state: ChildState) {
+        let update = SessionEvent::SubagentState {
+            link: self.link.clone(),
+            title: self.title.clone(),
+            state,
+        };
+        self.parent.emit(update, Visibility::Transient);
+    }
+
     fn forward(&self, event: SessionEvent, visibility: Visibility) {
         let child = SessionEvent::Child {
             link: self.link.clone(),
@@ -284,7 +321,7 @@ impl<'a> ChildSink<'a> {
     }
 
     /// The `task` call's result: the child's final text, or why there is none.
-    fn answer(&self, ended: Ended) -> Result<ChildAnswer, ToolError> {
+    fn answer(&self, ended: &Ended) -> Result<ChildAnswer, ToolError> {
         let (tally, text) = {
             let seen = self.seen();
             (seen.tally, seen.last_text.clone())
@@ -294,7 +331,7 @@ impl<'a> ChildSink<'a> {
             said => format!(" Its last message:\n{said}"),
         };
         let failed = |why: String| Err(ToolError(format!("{why}{}", last())));
-        match ended.outcome {
+        match &ended.outcome {
             Ok(_) if ended.timed_out => failed(format!(
                 "The subagent ran out of time ({} s).",
                 ended.timeout_secs
@@ -313,7 +350,7 @@ impl<'a> ChildSink<'a> {
                 failed("The subagent's answer hit the model's output limit.".into())
             }
             Ok(StopReason::Refusal) => failed("The model refused the subagent's task.".into()),
-            Err(e) => failed(format!("The subagent failed: {}.", why(&e))),
+            Err(e) => failed(format!("The subagent failed: {}.", why(e))),
         }
     }
 }
@@ -321,7 +358,13 @@ impl<'a> ChildSink<'a> {
 impl EventSink for ChildSink<'_> {
     fn emit(&self, event: SessionEvent, visibility: Visibility) {
         match event {
-            SessionEvent::MessageChunk { message_id, text } => self.streamed(message_id, &text),
+            SessionEvent::MessageChunk { message_id, text } => {
+                self.streamed(message_id.clone(), &text);
+                // For a client that shows it on the child's session (the wire drops it for
+                // the others); never logged, the call's result keeps the answer.
+                let chunk = SessionEvent::MessageChunk { message_id, text };
+                self.forward(chunk, Visibility::Transient);
+            }
             SessionEvent::Usage {
                 request: Some(usage),
                 ..
@@ -341,9 +384,9 @@ impl EventSink for ChildSink<'_> {
             | SessionEvent::ToolCallProgress { .. }
             | SessionEvent::ToolCallFinished { .. } => self.forward(event, visibility),
             // A grandchild's events are marked already; silence keeps the client waiting.
-            SessionEvent::Child { .. } | SessionEvent::ModelSilent { .. } => {
-                self.parent.emit(event, visibility)
-            }
+            SessionEvent::Child { .. }
+            | SessionEvent::SubagentState { .. }
+            | SessionEvent::ModelSilent { .. } => self.parent.emit(event, visibility),
             // Its thinking, plan, compactions and notices are its own business.
             _ => {}
         }
@@ -351,6 +394,13 @@ impl EventSink for ChildSink<'_> {
 
     fn subagent(&self) -> Option<ChildLink> {
         Some(self.link.clone())
+    }
+
+    fn waiting_for_user(&self, waiting: bool) {
+        self.state(match waiting {
+            true => ChildState::RequiresAction,
+            false => ChildState::Running,
+        });
     }
 
     fn remember(&self, message: Message) {

@@ -74,6 +74,14 @@ pub enum SessionEvent {
         link: ChildLink,
         event: Box<SessionEvent>,
     },
+    /// A subagent's work state (never logged): for a client that shows subagents as child
+    /// sessions, the first one announces the child.
+    SubagentState {
+        link: ChildLink,
+        /// The `task` call's label.
+        title: String,
+        state: ChildState,
+    },
     Plan(Vec<PlanEntry>),
     /// A compaction of the model's context began. Like the other compaction events, a client
     /// that does not show compactions is shown a tool call instead (the connection's `Wire`).
@@ -125,6 +133,19 @@ pub enum SessionEvent {
         id: String,
         title: String,
         message: String,
+    },
+}
+
+/// What a subagent is doing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChildState {
+    Running,
+    /// Waiting for the user (a permission request).
+    RequiresAction,
+    /// Its work ended: why (an ACP stop reason), and what it spent.
+    Idle {
+        stop_reason: &'static str,
+        usage: crate::tools::Tally,
     },
 }
 
@@ -216,6 +237,9 @@ pub trait EventSink: Send + Sync {
     fn subagent(&self) -> Option<ChildLink> {
         None
     }
+    /// A permission request of the turn's is pending (`true`) or answered: a subagent says
+    /// so in its state.
+    fn waiting_for_user(&self, _waiting: bool) {}
 }
 
 /// What a logged update says, as far as the model's context and crash recovery care

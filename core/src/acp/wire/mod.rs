@@ -29,6 +29,7 @@ pub fn connection(
             .as_ref()
             .and_then(|meta| meta.get("terminal_output"))
             == Some(&serde_json::Value::Bool(true)),
+        subagents: capabilities.subagents.is_some(),
     };
     let abilities = ClientAbilities {
         read_text_file: capabilities.fs.read_text_file,
