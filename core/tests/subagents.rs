@@ -33,6 +33,17 @@ fn call(id: &str, name: &str, arguments: Value) -> Value {
     common::call(id, name, arguments)
 }
 
+/// A turn delegating to a `general` child (its prompt holds `marker`) that writes `content`
+/// to `path`, says "Wrote it." and hands back to the parent, who says "Done.".
+fn child_writes(marker: &str, path: &str, content: &str) -> Value {
+    json!({"responses": [
+        task("p1", "general", &format!("{marker} write {path}")),
+        child(marker, call("c1", "write", json!({"path": path, "content": content}))),
+        child(marker, text(&["Wrote ", "it."])),
+        text(&["Done."]),
+    ]})
+}
+
 /// The tool names of request `n`.
 fn tool_names(setup: &Setup, n: usize) -> Vec<String> {
     let body = &setup.mock.requests()[n].body;
@@ -289,12 +300,7 @@ fn explore_has_no_write_tool_and_an_agent_file_narrows_tools_and_mode() {
 #[test]
 fn a_childs_permission_request_goes_through_the_sessions_flow_allowed_or_rejected() {
     for (option, written) in [("allow_once", true), ("reject_once", false)] {
-        let setup = Setup::new(json!({"responses": [
-            task("p1", "general", "CHILD-W write a note"),
-            child("CHILD-W", call("c1", "write", json!({"path": "note.txt", "content": "from the child\n"}))),
-            child("CHILD-W", text(&["Done writing."])),
-            text(&["The child wrote."]),
-        ]}));
+        let setup = Setup::new(child_writes("CHILD-W", "note.txt", "from the child\n"));
         let cwd = workspace(&setup);
         let mut client = start(&setup, json!({}));
         let session = session(&mut client, &cwd);
@@ -323,12 +329,7 @@ fn a_childs_permission_request_goes_through_the_sessions_flow_allowed_or_rejecte
 
 #[test]
 fn undo_reverts_a_childs_edit_with_the_turn_that_delegated() {
-    let setup = Setup::new(json!({"responses": [
-        task("p1", "general", "CHILD-U rewrite a.txt"),
-        child("CHILD-U", call("c1", "write", json!({"path": "a.txt", "content": "beta\n"}))),
-        child("CHILD-U", text(&["Rewrote it."])),
-        text(&["Done."]),
-    ]}));
+    let setup = Setup::new(child_writes("CHILD-U", "a.txt", "beta\n"));
     let cwd = workspace(&setup);
     std::fs::write(cwd.join("a.txt"), "alpha\n").unwrap();
     let mut client = start(&setup, json!({"permissionMode": "bypass"}));
@@ -357,10 +358,7 @@ fn cancel_mid_child_closes_every_call_and_ends_its_process() {
     let cwd = workspace(&setup);
     let mut client = start(&setup, json!({"permissionMode": "bypass"}));
     let session = session(&mut client, &cwd);
-    let prompt = client.start_request(
-        "session/prompt",
-        json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
-    );
+    let prompt = client.start_prompt(&session, "go");
     assert!(
         marked_started(&marker, Duration::from_secs(10)),
         "the child's command started"
@@ -514,12 +512,7 @@ fn states(client: &AcpClient<InProcess>, session: &str) -> Vec<Value> {
 
 #[test]
 fn a_subagents_client_sees_the_child_as_its_own_session_announced_first() {
-    let setup = Setup::new(json!({"responses": [
-        task("p1", "general", "CHILD-B write a note"),
-        child("CHILD-B", call("c1", "write", json!({"path": "note.txt", "content": "b\n"}))),
-        child("CHILD-B", text(&["Wrote ", "the note."])),
-        text(&["Done."]),
-    ]}));
+    let setup = Setup::new(child_writes("CHILD-B", "note.txt", "b\n"));
     let cwd = workspace(&setup);
     let mut client = subagents_client(&setup, json!({}));
     let session = session(&mut client, &cwd);
@@ -567,7 +560,7 @@ fn a_subagents_client_sees_the_child_as_its_own_session_announced_first() {
         own.iter()
             .any(|u| u["sessionUpdate"] == "tool_call" && u["name"] == "write")
     );
-    assert_eq!(agent_text(&own), "Wrote the note.");
+    assert_eq!(agent_text(&own), "Wrote it.");
     assert!(child_updates(&client, &session).is_empty());
     assert_eq!(agent_text(&client.updates(&session)), "Done.");
     assert_eq!(
@@ -598,10 +591,7 @@ fn a_subagents_client_cancels_one_child_and_the_parent_turn_goes_on() {
     let cwd = workspace(&setup);
     let mut client = subagents_client(&setup, json!({}));
     let session = session(&mut client, &cwd);
-    let prompt = client.start_request(
-        "session/prompt",
-        json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
-    );
+    let prompt = client.start_prompt(&session, "go");
     let thinking = client
         .wait_for(Duration::from_secs(10), |f| {
             f["params"]["update"]["sessionUpdate"] == "agent_message_chunk"

@@ -235,6 +235,18 @@ mod tests {
     use super::*;
     use crate::access::Diff;
 
+    /// A subagent's mode is never looser than its parent's, whichever side is stricter.
+    #[test]
+    fn the_stricter_mode_wins_from_either_side() {
+        let order = [Mode::Plan, Mode::Ask, Mode::AcceptEdits, Mode::Bypass];
+        for (i, a) in order.iter().enumerate() {
+            for (j, b) in order.iter().enumerate() {
+                let expected = order[i.min(j)];
+                assert_eq!(a.stricter(*b), expected, "{a:?} vs {b:?}");
+            }
+        }
+    }
+
     /// `..` folded, no disk: these tests are about the policy, not the filesystem.
     fn lexical(path: &Path) -> PathBuf {
         let mut out = PathBuf::new();

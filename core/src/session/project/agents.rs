@@ -23,8 +23,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::custom_commands::markdown_files;
-use super::front_matter::{Document, read_bounded};
+use super::front_matter::{Document, project_files};
 use crate::permissions::Mode;
 use crate::tools::{AgentType, builtin_agents};
 
@@ -34,17 +33,14 @@ const MAX_FILE_BYTES: u64 = 64 * 1024;
 /// The agent types of a session working in `cwd`, built-ins first.
 pub fn read(cwd: &Path, user_config_dir: Option<&Path>) -> Vec<AgentType> {
     let mut found: BTreeMap<String, AgentType> = BTreeMap::new();
-    let dirs = [
-        user_config_dir.map(|dir| dir.join("agents")),
-        Some(cwd.join(".hearth").join("agents")),
-    ];
-    for dir in dirs.into_iter().flatten() {
-        for (stem, path) in markdown_files(&dir) {
-            if let Some(text) = read_bounded(&path, MAX_FILE_BYTES, "agent file") {
-                let agent = parse(stem, &text);
-                found.insert(agent.name.clone(), agent);
-            }
-        }
+    for (stem, text) in project_files(
+        cwd,
+        user_config_dir,
+        "agents",
+        (MAX_FILE_BYTES, "agent file"),
+    ) {
+        let agent = parse(stem, &text);
+        found.insert(agent.name.clone(), agent);
     }
     let mut agents: Vec<AgentType> = builtin_agents()
         .into_iter()

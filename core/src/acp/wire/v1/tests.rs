@@ -13,6 +13,7 @@ fn wire(notices: bool, compaction: bool) -> V1Wire {
         notices,
         compaction,
         terminal_output: false,
+        subagents: false,
     })
 }
 
