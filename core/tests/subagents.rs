@@ -92,7 +92,10 @@ fn last_update(client: &AcpClient<InProcess>, session: &str, id: &str) -> Value 
 fn a_child_reads_a_file_and_its_answer_reaches_the_parent_with_its_calls_attributed() {
     let setup = Setup::new(json!({"responses": [
         task("p1", "explore", "CHILD-A: what does notes.txt say?"),
-        child("CHILD-A", call("c1", "read", json!({"path": "notes.txt"}))),
+        child("CHILD-A", json!({"events": [
+            {"toolCall": {"id": "c1", "name": "read", "arguments": json!({"path": "notes.txt"}).to_string()}},
+            {"usage": {"input": 1000, "output": 50, "cacheRead": 200}},
+        ]})),
         child("CHILD-A", text(&["It says ", "hi there."])),
         text(&["The notes say hi."]),
     ]}));
@@ -190,6 +193,15 @@ fn a_child_reads_a_file_and_its_answer_reaches_the_parent_with_its_calls_attribu
     assert_eq!(spent["agent"], "explore");
     assert_eq!(spent["requests"], 2);
     assert_eq!(spent["toolCalls"], 1);
+    assert_eq!(spent["inputTokens"], 1200);
+    assert_eq!(spent["outputTokens"], 50);
+    assert_eq!(spent["cachedReadTokens"], 200);
+    // The session's context meter is the parent's own: the child's usage is not on it.
+    let meters = client.updates(&session);
+    assert!(
+        !meters.iter().any(|u| u["sessionUpdate"] == "usage_update"),
+        "{meters:?}"
+    );
     // The child's text is not the parent's message.
     assert_eq!(agent_text(&client.updates(&session)), "The notes say hi.");
     for frame in client.updates(&session) {
@@ -617,4 +629,35 @@ fn a_subagents_client_cancels_one_child_and_the_parent_turn_goes_on() {
         agent_text(&client.updates(&session)),
         "The child was cancelled; moving on."
     );
+}
+
+/// A child's mode is bounded by its parent's as it is at each call: switching the session to
+/// `plan` while a child runs refuses the child's next edit.
+#[test]
+fn switching_the_session_to_plan_restrains_a_running_child() {
+    let setup = Setup::new(json!({"responses": [
+        task("p1", "general", "CHILD-P write later"),
+        child("CHILD-P", json!({"events": [{"text": "Thinking"}, {"stallMs": 1500},
+            {"toolCall": {"id": "c1", "name": "write", "arguments": json!({"path": "late.txt", "content": "x"}).to_string()}}]})),
+        child("CHILD-P", text(&["Refused."])),
+        text(&["Done."]),
+    ]}));
+    let cwd = workspace(&setup);
+    let mut client = start(&setup, json!({"permissionMode": "bypass"}));
+    let session = session(&mut client, &cwd);
+    let prompt = client.start_prompt(&session, "go");
+    client
+        .wait_for(Duration::from_secs(10), |f| {
+            f["params"]["update"]["content"][0]["content"]["text"] == "Thinking"
+        })
+        .expect("the child streams");
+    client.call(
+        "session/set_mode",
+        json!({"sessionId": session, "modeId": "plan"}),
+    );
+    assert_eq!(client.response(&prompt)["result"]["stopReason"], "end_turn");
+    assert!(!cwd.join("late.txt").exists());
+    let child = requests_with(&setup, "CHILD-P write later");
+    let result = &tool_results(&setup, child[1])[0];
+    assert!(result.contains("Plan mode is read-only"), "{result}");
 }

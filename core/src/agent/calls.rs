@@ -116,13 +116,11 @@ async fn execute(turn: &Turn<'_>, id: &str, call: &ModelCall) -> Result<Output, 
 type Prepared = (Arc<dyn AnyTool>, Value, Ready);
 
 /// What one call runs under, read once so that the decision and the run agree: the session's
-/// permission mode, and the turn's tool context with the sandbox of the session's `sandbox`
+/// permission mode (a subagent's bounded by its parent's), and the turn's tool context with the sandbox of the session's `sandbox`
 /// option, narrowed to read-only without network in plan mode.
 fn call_context(turn: &Turn<'_>) -> (Mode, tools::Context) {
-    let (mode, sandbox) = {
-        let state = turn.session.state();
-        (state.settings.mode, state.settings.sandbox)
-    };
+    let mode = turn.session.mode();
+    let sandbox = turn.session.state().settings.sandbox;
     let setup = turn.tool_ctx.sandbox.for_call(sandbox, mode == Mode::Plan);
     let ctx = tools::Context {
         sandbox: Arc::new(setup),

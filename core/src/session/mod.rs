@@ -127,7 +127,6 @@ pub struct Session {
 }
 
 /// A session is the client's, or a subagent's that a `task` call of it runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Kind {
     Root,
     /// Its context lives in memory for the child's run and is not logged (the parent's log
@@ -135,6 +134,9 @@ pub enum Kind {
     /// project instructions are not re-read.
     Child {
         system: Arc<str>,
+        /// The session whose `task` call runs it: its mode, read at each call, bounds the
+        /// child's.
+        parent: Arc<Session>,
     },
 }
 
@@ -163,7 +165,7 @@ impl Session {
     /// the workspace and the file checkpoints go by), project and store, its own `services`
     /// (a narrowing of these), `settings` and context, that opens with `system`.
     pub fn child(
-        &self,
+        self: &Arc<Self>,
         services: Arc<SessionServices>,
         settings: Settings,
         system: Arc<str>,
@@ -178,7 +180,10 @@ impl Session {
             services,
             project: self.project.clone(),
             steering: Steering::default(),
-            kind: Kind::Child { system },
+            kind: Kind::Child {
+                system,
+                parent: self.clone(),
+            },
         }
     }
 
@@ -186,7 +191,17 @@ impl Session {
     pub fn child_system(&self) -> Option<Arc<str>> {
         match &self.kind {
             Kind::Root => None,
-            Kind::Child { system } => Some(system.clone()),
+            Kind::Child { system, .. } => Some(system.clone()),
+        }
+    }
+
+    /// The permission mode its calls run under: its own, and for a subagent never looser than
+    /// its parent's as it is now (switching the session to `plan` restrains running children).
+    pub fn mode(&self) -> Mode {
+        let own = self.state().settings.mode;
+        match &self.kind {
+            Kind::Root => own,
+            Kind::Child { parent, .. } => own.stricter(parent.mode()),
         }
     }
 
