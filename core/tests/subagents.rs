@@ -461,8 +461,9 @@ fn session_load_after_a_restart_replays_the_childs_calls_as_they_went_out() {
 }
 
 /// What a child adds before its first model request, against a plain tool call: the gap
-/// from the parent's request to the next request, with a `task` and with a `list` between
-/// (the median of five turns; printed for the record, not asserted on).
+/// from the parent's request to the next request, with a `task` and with a `todo` (a tool
+/// that does next to nothing) between (the median of nine turns; printed for the record, not
+/// asserted on).
 #[test]
 fn the_overhead_a_child_adds_before_its_first_request() {
     let gap = |turns: Vec<Value>| {
@@ -471,7 +472,7 @@ fn the_overhead_a_child_adds_before_its_first_request() {
         let mut client = start(&setup, json!({}));
         let session = session(&mut client, &cwd);
         let mut gaps = Vec::new();
-        for _ in 0..5 {
+        for _ in 0..9 {
             let before = setup.mock.requests().len();
             let answer = client.prompt(&session, "go");
             assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
@@ -482,7 +483,7 @@ fn the_overhead_a_child_adds_before_its_first_request() {
         gaps.sort_unstable();
         gaps[gaps.len() / 2]
     };
-    let delegated = gap((0..5)
+    let delegated = gap((0..9)
         .flat_map(|i| {
             let marker = format!("CHILD-O{i} answer");
             [
@@ -492,11 +493,12 @@ fn the_overhead_a_child_adds_before_its_first_request() {
             ]
         })
         .collect());
-    let plain = gap((0..5)
-        .flat_map(|_| [call("p", "list", json!({})), text(&["done"])])
+    let todo = json!({"todos": [{"content": "step", "status": "pending"}]});
+    let plain = gap((0..9)
+        .flat_map(|_| [call("p", "todo", todo.clone()), text(&["done"])])
         .collect());
     eprintln!(
-        "median gap to the next model request: task {delegated} µs, list {plain} µs; \
+        "median gap to the next model request: task {delegated} µs, todo {plain} µs; \
          a child adds about {} µs",
         delegated.saturating_sub(plain)
     );
@@ -660,4 +662,25 @@ fn switching_the_session_to_plan_restrains_a_running_child() {
     let child = requests_with(&setup, "CHILD-P write later");
     let result = &tool_results(&setup, child[1])[0];
     assert!(result.contains("Plan mode is read-only"), "{result}");
+}
+
+#[test]
+fn a_child_past_its_time_limit_is_cancelled_and_the_parent_reads_why() {
+    let setup = Setup::new(json!({"responses": [
+        task("p1", "explore", "CHILD-T slow"),
+        child("CHILD-T", json!({"events": [{"text": "Starting"}, {"stallMs": 30000}]})),
+        text(&["It timed out."]),
+    ]}));
+    let cwd = workspace(&setup);
+    let mut client = start(&setup, json!({"subagents": {"timeoutSecs": 1}}));
+    let session = session(&mut client, &cwd);
+    let answer = client.prompt(&session, "slow");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let result = &tool_results(&setup, 2)[0];
+    assert!(
+        result.starts_with("The subagent ran out of time (1 s)."),
+        "{result}"
+    );
+    let task_id = &task_call_ids(&client, &session)[0];
+    assert_eq!(last_update(&client, &session, task_id)["status"], "failed");
 }

@@ -186,3 +186,35 @@ fn output(agent: &str, answer: ChildAnswer) -> Output {
         ..Output::default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::Tally;
+
+    #[test]
+    fn a_long_answer_is_cut_for_the_model_and_shown_whole() {
+        let text = "x".repeat(40 * 1024);
+        let answer = ChildAnswer {
+            child_id: "sub_1".into(),
+            text: text.clone(),
+            tally: Tally::default(),
+        };
+        let output = output("explore", answer);
+        assert!(
+            output
+                .for_model
+                .starts_with("task_id: sub_1\n<task_result>\nxxx")
+        );
+        assert!(
+            output
+                .for_model
+                .ends_with("\n[The answer was cut at 32 KiB of 40 KiB.]\n</task_result>"),
+            "{}",
+            &output.for_model[output.for_model.len() - 80..]
+        );
+        assert!(output.for_model.len() < 33 * 1024);
+        assert_eq!(output.content, [ToolContent::Text(text)]);
+        assert_eq!(output.meta.unwrap()["subagent"]["agent"], "explore");
+    }
+}
