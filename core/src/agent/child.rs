@@ -10,6 +10,14 @@
 //! parent's message; its usage into the call's tally, never into the parent's context meter.
 //! What the parent logs of it is what `session/load` replays, and what crash recovery closes.
 //!
+//! For a client that advertises `subagents` the sink also reports the child's state
+//! (`SessionEvent::SubagentState`: running, requires_action while its permission request
+//! waits, idle with its stop reason and usage) and its text as chunks of its own; the wire
+//! (`acp/wire/v1.rs`) announces it with `subagent_update` and puts its frames and permission
+//! requests on its own session id, and `session/cancel` on that id cancels it alone
+//! (`Sessions::adopt_child`). Other clients see none of that: never logged, the state and the
+//! chunks are dropped by their wire, and the log keeps the flat form every client can replay.
+//!
 //! The child session has the parent's id (the one the client knows), so its permission asks,
 //! its workspace requests and its file checkpoints are the parent's: the rules and "always"
 //! grants are shared, and its edits belong to the delegating turn's checkpoint (`/undo`
