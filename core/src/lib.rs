@@ -12,6 +12,7 @@ mod config;
 mod context;
 mod engine;
 mod error;
+mod front_matter;
 mod ids;
 mod images;
 mod io;

@@ -107,6 +107,7 @@ const LEAVES: &[&str] = &[
     "sandbox",
     "access",
     "chat",
+    "front_matter",
     "ids",
     "images",
     "json_path",

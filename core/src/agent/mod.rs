@@ -39,6 +39,7 @@ use crate::llm::{ChatRequest, Provider};
 use crate::session::Session;
 use crate::session::events::{CompactionTrigger, EventSink, SessionEvent, Visibility};
 use crate::session::project::instructions::instructions_changed;
+use crate::session::project::skills::skills_changed;
 use crate::store::{TitleSource, now};
 use crate::tools;
 
@@ -100,11 +101,16 @@ async fn converse(
     provider: &dyn Provider,
     setup: Setup,
 ) -> Result<StopReason, TurnError> {
-    // A subagent's instructions are those its system prompt showed when it started.
-    if session.child_system().is_none()
-        && let Some(message) = instructions_changed(session)
-    {
-        sink.remember(message);
+    // A subagent's instructions and skills are those its system prompt showed when it
+    // started; its parent's turn tells the client of changes.
+    if session.child_system().is_none() {
+        if let Some(message) = instructions_changed(session) {
+            sink.remember(message);
+        }
+        if let Some(message) = skills_changed(session) {
+            sink.remember(message);
+            commands::refresh(session, sink);
+        }
     }
     // The first turn of a session may start while its MCP servers still connect.
     session.services().mcp_ready().await;
@@ -217,6 +223,7 @@ fn tool_context(
         vision: ctx.model_sees(&model),
         lsp: session.services().lsp(),
         children,
+        skills: session.skills().shelf(),
     }
 }
 

@@ -42,7 +42,7 @@ pub fn build(session: &Session, messages: Arc<Vec<Message>>, wire: SharedWire) -
         model: settings.model,
         system: system(session),
         messages,
-        tools: session.services().tool_specs(),
+        tools: session.tool_specs(),
         wire,
     }
 }
@@ -65,7 +65,6 @@ pub fn system(session: &Session) -> Arc<str> {
 /// the tools' descriptions and schemas.
 pub fn fixed_bytes(session: &Session) -> usize {
     let tools: usize = session
-        .services()
         .tool_specs()
         .iter()
         .map(|t| t.name.len() + t.description.len() + t.parameters.to_string().len())

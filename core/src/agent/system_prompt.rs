@@ -10,7 +10,8 @@
 //! In order: the guide (edit it as prose); the environment — OS, shell, the session's creation
 //! date from its row, the workspace roots, the git repository and branch
 //! (`session/project/git.rs`: read from `.git/HEAD`, following a worktree's `gitdir:` file);
-//! the project instructions (`session/project/instructions.rs`); the MCP servers that failed;
+//! the project instructions (`session/project/instructions.rs`); the skills' names and
+//! descriptions (`session/project/skills.rs`); the MCP servers that failed;
 //! and the client's ACP `systemPrompt` (`append` only; validated in `acp/system_prompt.rs`,
 //! stored in the session row's `client_system_prompt` column, kept by a `load`/`resume`
 //! without one, replaced by one with it). The repository and instructions come from
@@ -23,8 +24,17 @@ use std::fmt::Write;
 use crate::session::Session;
 use crate::session::project::git::{Head, Repo};
 use crate::session::project::instructions::{Shown, tagged};
+use crate::session::project::skills::listing;
+use crate::tools::SkillEntry;
 
 const GUIDE: &str = include_str!("system_prompt.md");
+
+/// What opens the Skills section, present only when the session has skills (the `skill`
+/// tool is offered only then too).
+const SKILLS: &str = "\n\n# Skills\n\nSkills hold instructions for particular kinds of task, \
+    from the user and the project. When a task matches a skill's description, load the skill \
+    with `skill` before you start and follow it; do not load one that does not apply. If a \
+    later message lists the skills anew, that list replaces this one.";
 
 pub fn system_prompt(session: &Session) -> String {
     let state = session.state();
@@ -35,6 +45,7 @@ pub fn system_prompt(session: &Session) -> String {
         created_at: &state.created_at,
         repo: session.repo(),
         instructions: &instructions,
+        skills: session.skills().listed(),
         unavailable: &session.services().unavailable(),
         client: state.client_system_prompt.as_deref(),
     })
@@ -70,6 +81,8 @@ struct Inputs<'a> {
     created_at: &'a str,
     repo: Option<&'a Repo>,
     instructions: &'a [Shown],
+    /// The skills the session came up with.
+    skills: &'a [SkillEntry],
     /// The MCP servers that failed, with why — so the model knows their tools are missing
     /// rather than inventing them.
     unavailable: &'a [(String, String)],
@@ -90,6 +103,10 @@ fn render(inputs: &Inputs<'_>) -> String {
             text.push_str("\n\n");
             text.push_str(&tagged(file));
         }
+    }
+    if !inputs.skills.is_empty() {
+        text.push_str(SKILLS);
+        text.push_str(&listing(inputs.skills));
     }
     if !inputs.unavailable.is_empty() {
         text.push_str(
@@ -159,6 +176,7 @@ mod tests {
             created_at: "2026-03-04T05:06:07.890Z",
             repo,
             instructions,
+            skills: &[],
             unavailable: &[],
             client: None,
         }
@@ -195,13 +213,20 @@ mod tests {
     }
 
     #[test]
-    fn instructions_then_failed_servers_then_the_editors_text() {
+    fn instructions_skills_failed_servers_then_the_editors_text() {
         let files = [Shown {
             path: PathBuf::from("/work/AGENTS.md"),
             text: "Use tabs.\n".into(),
         }];
+        let skills = [SkillEntry {
+            name: "pdf".into(),
+            description: "Fill PDF forms".into(),
+            file: PathBuf::from("/work/.hearth/skills/pdf/SKILL.md"),
+            hint: None,
+        }];
         let unavailable = [("db".to_string(), "exited with status 1".to_string())];
         let text = render(&Inputs {
+            skills: &skills,
             unavailable: &unavailable,
             client: Some("Answer in French.\n\nBe brief."),
             ..inputs(None, &files)
@@ -212,6 +237,11 @@ mod tests {
         assert_eq!(
             tail,
             "<instructions path=\"/work/AGENTS.md\">\nUse tabs.\n</instructions>\n\n\
+             # Skills\n\nSkills hold instructions for particular kinds of task, from the user and \
+             the project. When a task matches a skill's description, load the skill with `skill` \
+             before you start and follow it; do not load one that does not apply. If a later \
+             message lists the skills anew, that list replaces this one.\n\
+             - `pdf`: Fill PDF forms\n\n\
              # Unavailable MCP servers\n\nThese MCP servers failed, so their tools are missing:\n\
              - db: exited with status 1\n\n\
              # Instructions from the editor\n\nAnswer in French.\n\nBe brief.\n"
@@ -230,7 +260,7 @@ mod tests {
         for spec in tools.specs() {
             let name = &spec.name;
             assert!(
-                GUIDE.contains(&format!("`{name}`")),
+                GUIDE.contains(&format!("`{name}`")) || SKILLS.contains(&format!("`{name}`")),
                 "{name} is not in the guide"
             );
         }

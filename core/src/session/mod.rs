@@ -23,6 +23,7 @@ use self::events::{EventSink, SessionEvent, Visibility};
 use self::history::{Compaction, History};
 use self::project::git::Repo;
 use self::project::instructions::Instructions;
+use self::project::skills::Skills;
 use self::project::{Commands, Project};
 use self::services::SessionServices;
 use self::steering::Steering;
@@ -251,6 +252,21 @@ impl Session {
 
     pub fn instructions(&self) -> &Instructions {
         &self.project.instructions
+    }
+
+    /// The session's skills: those its system prompt lists, and those it has now.
+    pub fn skills(&self) -> &Skills {
+        &self.project.skills
+    }
+
+    /// What the model is told of the session's tools: every one of its services', but
+    /// `skill` while the session has no skill to load.
+    pub fn tool_specs(&self) -> Vec<crate::chat::ToolSpec> {
+        let mut specs = self.services.tool_specs();
+        if self.project.skills.shelf().get().is_empty() {
+            specs.retain(|spec| spec.name != "skill");
+        }
+        specs
     }
 
     /// The session's custom commands and the command list last told to the client.

@@ -38,6 +38,7 @@ pub mod registry;
 mod report;
 mod run_command;
 mod schema;
+pub mod skill;
 mod task;
 #[cfg(test)]
 mod testing;
@@ -51,6 +52,7 @@ pub use contract::{About, AnyTool, Planned, Ready, Tool, erase};
 pub use limits::Limits;
 pub use registry::{Registry, ToolDeps};
 pub use report::CallReport;
+pub use skill::{Shelf, SkillEntry};
 pub use task::builtin_agents;
 
 /// ACP `ToolKind` values.
@@ -166,4 +168,6 @@ pub struct Context {
     /// Runs a child for the `task` tool (`None` where no model is at hand, or the child may
     /// not delegate further).
     pub children: Option<Arc<dyn ChildTurns>>,
+    /// The session's skills now (the `skill` tool).
+    pub skills: Arc<Shelf>,
 }

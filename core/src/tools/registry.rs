@@ -10,6 +10,7 @@ use super::grep::Grep;
 use super::list::List;
 use super::read::Read;
 use super::run_command::RunCommand;
+use super::skill::Skill;
 use super::task::Task;
 use super::todo::Todo;
 use super::write::Write;
@@ -75,6 +76,7 @@ fn all(deps: &ToolDeps) -> Vec<Arc<dyn AnyTool>> {
         erase(RunCommand::for_session()),
         erase(Fetch::new(deps.http.clone(), deps.fetch_guard.clone())),
         erase(Todo),
+        erase(Skill),
     ];
     builtin.into_iter().chain(super::lsp::tools()).collect()
 }
@@ -154,6 +156,7 @@ mod tests {
                 "run_command",
                 "fetch",
                 "todo",
+                "skill",
                 "lsp_diagnostics",
                 "lsp_definition",
                 "lsp_references"

@@ -23,6 +23,7 @@ pub fn context(cwd: &Path) -> Context {
         sandbox: Default::default(),
         lsp: crate::lsp::Lsp::none(),
         children: None,
+        skills: Default::default(),
     }
 }
 

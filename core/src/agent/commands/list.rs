@@ -1,9 +1,10 @@
-//! The commands a session offers — the built-ins, its custom command files, its MCP servers'
-//! prompts — and telling the client (`available_commands_update`). The list is state, not
+//! The commands a session offers — the built-ins, its custom command files, its skills, its
+//! MCP servers' prompts — and telling the client (`available_commands_update`). The list is state, not
 //! history: it is sent (`Transient`), never logged, and a `session/load` sends the current
 //! one after its replay rather than replaying old ones.
 //!
-//! Order: the built-ins, then the custom commands (the workspace's winning a clash), then each
+//! Order: the built-ins, then the custom commands (the workspace's winning a clash), then the
+//! skills (a built-in or a command file of the same name hides one), then each
 //! connected server's prompts as `mcp:<server>:<prompt>` (listed at connect time when the
 //! server has the prompts capability). [`announce`] sends it after the response of `new`,
 //! `load` (after the replay) and `resume` — a handler that opens a session calls it after its
@@ -37,6 +38,19 @@ pub fn available(session: &Session) -> Vec<AvailableCommand> {
                 hint: c.hint,
             }),
     );
+    let skills = session.skills().shelf().get();
+    let skills: Vec<AvailableCommand> = skills
+        .iter()
+        // A built-in or a command file of the same name wins: it is what the user wrote as
+        // a command.
+        .filter(|s| commands.iter().all(|c| c.name != s.name))
+        .map(|s| AvailableCommand {
+            name: s.name.clone(),
+            description: format!("Skill: {}", s.description),
+            hint: s.hint.clone(),
+        })
+        .collect();
+    commands.extend(skills);
     if let Some(servers) = session.services().mcp() {
         commands.extend(servers.prompts().iter().map(|prompt| AvailableCommand {
             name: prompt_command(prompt),

@@ -1,7 +1,8 @@
 //! Commands: a prompt of one text block that starts with `/name` runs a command rather than
 //! going to the model as it is. The built-ins (`builtin.rs`), the session's custom command
-//! files (read by `session/project/custom_commands.rs`) and its MCP servers' prompts
-//! (`mcp.rs`) make the list the client is told (`list.rs`).
+//! files (read by `session/project/custom_commands.rs`), its skills
+//! (`session/project/skills.rs`) and its MCP servers' prompts (`mcp.rs`) make the list the
+//! client is told (`list.rs`).
 //!
 //! Every command's prompt is replayed as the user typed it but marked (`_meta.hearth.command`),
 //! so the model never reads it (`SessionEvent::UserChunk { for_model: false }`). An unknown
@@ -15,8 +16,9 @@
 //!   `session/set_config_option`; `/mcp reconnect` restarts servers on their board
 //!   (`McpServers::reconnect`, with the specs the session was given) and answers once they are
 //!   up or failed.
-//! - **For the model** (`/init`, custom commands, MCP prompts): the command's text (`init.md`,
-//!   the file's body with `$ARGUMENTS`, the prompt's messages from `prompts/get`) is remembered
+//! - **For the model** (`/init`, custom commands, skills, MCP prompts): the command's text
+//!   (`init.md`, the file's body with `$ARGUMENTS`, the skill as the `skill` tool loads it with
+//!   what the user typed after it, the prompt's messages from `prompts/get`) is remembered
 //!   model-only right after the marked prompt, so the model reads it as the user's message and
 //!   `History::rebuild` puts it at the same place after a restart; then the turn goes on as any.
 //! - **On the context**: `/compact [focus]` (`agent/compaction.rs`), `/undo` (`agent/undo.rs`).
@@ -39,6 +41,8 @@ use crate::chat::Prompt;
 use crate::session::Session;
 use crate::session::events::{CompactionTrigger, EventSink, SessionEvent, Visibility};
 use crate::session::project::custom_commands;
+use crate::session::project::skills::skills_changed;
+use crate::tools::SkillEntry;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
@@ -63,6 +67,11 @@ pub enum Command {
     /// A custom command, expanded with its arguments.
     Custom {
         expansion: String,
+    },
+    /// A skill, and what the user typed after it.
+    Skill {
+        skill: crate::tools::SkillEntry,
+        arguments: String,
     },
     /// An MCP prompt and what the user typed after it.
     McpPrompt {
@@ -119,9 +128,14 @@ pub async fn parse(session: &Session, prompt: &Prompt) -> Option<Command> {
         }
         name => {
             let commands = session.commands();
-            let custom = commands.custom.iter().find(|c| c.name == name)?;
-            Command::Custom {
-                expansion: custom.expand(rest),
+            match commands.custom.iter().find(|c| c.name == name) {
+                Some(custom) => Command::Custom {
+                    expansion: custom.expand(rest),
+                },
+                None => Command::Skill {
+                    skill: session.skills().shelf().find(name)?,
+                    arguments: rest.to_string(),
+                },
             }
         }
     };
@@ -150,6 +164,10 @@ pub async fn run(
         Command::Undo => return Ran::Answered(super::undo::run(session, sink).await),
         Command::Init => return Ran::ForModel(builtin::INIT_PROMPT.to_string()),
         Command::Custom { expansion } => return Ran::ForModel(expansion),
+        Command::Skill { skill, arguments } => match skill_prompt(session, &skill, &arguments) {
+            Ok(text) => return Ran::ForModel(text),
+            Err(why) => why,
+        },
         Command::McpPrompt { prompt, arguments } => {
             match mcp_prompt(session, &prompt, &arguments).await {
                 Ok(text) => return Ran::ForModel(text),
@@ -196,12 +214,31 @@ async fn mcp_prompt(
         .map_err(|why| format!("`/{command}` failed: {why}"))
 }
 
-/// Reads the custom command files again, and tells the client if the list changed.
+/// What the model reads when the user runs a skill: the skill loaded as the `skill` tool
+/// loads it, then what the user typed after the command.
+fn skill_prompt(session: &Session, skill: &SkillEntry, typed: &str) -> Result<String, String> {
+    let max = session.ctx().tool_limits().read_max_bytes;
+    let loaded = crate::tools::skill::load(skill, max)
+        .map_err(|why| format!("`/{}` failed: {why}", skill.name))?;
+    let mut text = format!("The user runs the skill `{}`:\n\n{loaded}", skill.name);
+    if !typed.is_empty() {
+        text.push_str(&format!(
+            "\n\nWhat the user typed after the command: {typed}"
+        ));
+    }
+    Ok(text)
+}
+
+/// Reads the custom command files and the skills again, and tells the client if the list
+/// changed (and the model, if the skills did).
 fn reread_custom(session: &Session, sink: &dyn EventSink) {
     let cwd = session.state().cwd.clone();
     let user_dir = &session.ctx().resolved().user_config_dir;
     let custom = custom_commands::read(Path::new(&cwd), user_dir.as_deref());
     session.commands().custom = custom;
+    if let Some(message) = skills_changed(session) {
+        sink.remember(message);
+    }
     refresh(session, sink);
 }
 

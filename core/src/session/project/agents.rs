@@ -23,7 +23,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::front_matter::{Document, project_files};
+use crate::front_matter::{Document, project_files};
 use crate::permissions::Mode;
 use crate::tools::{AgentType, builtin_agents};
 

@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::front_matter::{Document, project_files};
+use crate::front_matter::{Document, project_files};
 
 /// A file larger than this is no prompt anyone wrote by hand; it is skipped.
 const MAX_FILE_BYTES: u64 = 64 * 1024;

@@ -1,14 +1,16 @@
 //! What a session reads of its project when it comes up: the git repository and branch
 //! (`git.rs`), the project instructions (`instructions.rs`), the custom command files
-//! (`custom_commands.rs`) and the agent files (`agents.rs`), all of them Markdown with a front matter (`front_matter.rs`). The turn reads them from here (the system prompt, the command
-//! list), so a session's system prompt stays byte-identical for its life; only the
-//! instructions and the command files are read again, at the points their files say.
+//! (`custom_commands.rs`), the Agent Skills (`skills.rs`) and the agent files of the `task`
+//! tool (`agents.rs`), the last four Markdown with a front matter (`crate::front_matter`). The
+//! turn reads them from here (the system prompt, the command list), so a session's system
+//! prompt stays byte-identical for its life; only the instructions, the command files and the
+//! skills are read again, at the points their files say.
 
 pub mod agents;
 pub mod custom_commands;
-pub mod front_matter;
 pub mod git;
 pub mod instructions;
+pub mod skills;
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -16,6 +18,7 @@ use std::sync::Mutex;
 use self::custom_commands::CustomCommand;
 use self::git::Repo;
 use self::instructions::Instructions;
+use self::skills::Skills;
 use crate::config::Resolved;
 use crate::session::events::AvailableCommand;
 use crate::tools::AgentType;
@@ -26,6 +29,7 @@ pub struct Project {
     pub repo: Option<Repo>,
     pub instructions: Instructions,
     pub commands: Mutex<Commands>,
+    pub skills: Skills,
     /// The agent types the `task` tool offers (`agents.rs`).
     pub agents: Vec<AgentType>,
 }
@@ -39,6 +43,7 @@ impl Project {
             repo: git::find(cwd),
             instructions: Instructions::read(cwd, user_dir.as_deref()),
             commands: Mutex::new(Commands::read(cwd, user_dir.as_deref())),
+            skills: Skills::read(cwd, user_dir.as_deref()),
             agents: agents::read(cwd, user_dir.as_deref()),
         }
     }
