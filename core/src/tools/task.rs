@@ -26,9 +26,9 @@ const MAX_ANSWER_BYTES: usize = 32 * 1024;
 /// The agent a call without `subagent_type` gets.
 const DEFAULT_AGENT: &str = "general";
 
-/// The tools `explore` has: reading, searching, code navigation and the web, nothing that
-/// changes anything.
-const EXPLORE_TOOLS: [&str; 8] = [
+/// The tools `explore` has: reading, searching, code navigation, the web and the session's
+/// skills, nothing that changes anything.
+const EXPLORE_TOOLS: [&str; 9] = [
     "read",
     "list",
     "glob",
@@ -37,6 +37,7 @@ const EXPLORE_TOOLS: [&str; 8] = [
     "lsp_definition",
     "lsp_references",
     "fetch",
+    "skill",
 ];
 
 /// The agent types every session offers, before its agent files.
