@@ -196,6 +196,10 @@ fn a_child_reads_a_file_and_its_answer_reaches_the_parent_with_its_calls_attribu
     assert_eq!(spent["inputTokens"], 1200);
     assert_eq!(spent["outputTokens"], 50);
     assert_eq!(spent["cachedReadTokens"], 200);
+    // The prompt's response counts what the turn's children spent.
+    let spent = &answer["result"]["_meta"]["hearth"]["subagents"];
+    assert_eq!(spent["inputTokens"], 1200, "{answer}");
+    assert_eq!(spent["requests"], 2);
     // The session's context meter is the parent's own: the child's usage is not on it.
     let meters = client.updates(&session);
     assert!(

@@ -168,9 +168,11 @@ impl Children {
             timeout_secs: self.limits.timeout.as_secs(),
         };
         let answer = sink.answer(&ended);
+        let spent = sink.seen().tally;
+        self.parent.add_delegated(spent);
         sink.state(ChildState::Idle {
             stop_reason: ended.stop_reason(),
-            usage: sink.seen().tally,
+            usage: spent,
         });
         answer
     }

@@ -125,6 +125,9 @@ pub struct Session {
     project: Arc<Project>,
     steering: Steering,
     kind: Kind,
+    /// What the subagents of its turn spent, for the prompt's response (a child adds to its
+    /// root's).
+    delegated: Mutex<crate::tools::Tally>,
 }
 
 /// A session is the client's, or a subagent's that a `task` call of it runs.
@@ -159,6 +162,7 @@ impl Session {
             project: Arc::new(project),
             steering: Steering::default(),
             kind: Kind::Root,
+            delegated: Mutex::default(),
         }
     }
 
@@ -181,6 +185,7 @@ impl Session {
             services,
             project: self.project.clone(),
             steering: Steering::default(),
+            delegated: Mutex::default(),
             kind: Kind::Child {
                 system,
                 parent: self.clone(),
@@ -194,6 +199,23 @@ impl Session {
             Kind::Root => None,
             Kind::Child { system, .. } => Some(system.clone()),
         }
+    }
+
+    /// Counts what a subagent of its turn spent, on the client's session.
+    pub fn add_delegated(&self, spent: crate::tools::Tally) {
+        match &self.kind {
+            Kind::Root => self
+                .delegated
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .add(spent),
+            Kind::Child { parent, .. } => parent.add_delegated(spent),
+        }
+    }
+
+    /// What the subagents of the turn that just ended spent; the count starts over.
+    pub fn take_delegated(&self) -> crate::tools::Tally {
+        std::mem::take(&mut *self.delegated.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// The permission mode its calls run under: its own, and for a subagent never looser than

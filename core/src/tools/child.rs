@@ -60,6 +60,16 @@ pub struct Tally {
     pub cached_read_tokens: u64,
 }
 
+impl Tally {
+    pub fn add(&mut self, other: Tally) {
+        self.requests += other.requests;
+        self.tool_calls += other.tool_calls;
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cached_read_tokens += other.cached_read_tokens;
+    }
+}
+
 pub trait ChildTurns: Send + Sync {
     /// Runs a child to its end and returns its final text; `cancel` stops it. `report` is the
     /// delegating call's, for the child's progress.
