@@ -688,3 +688,51 @@ fn a_child_past_its_time_limit_is_cancelled_and_the_parent_reads_why() {
     let task_id = &task_call_ids(&client, &session)[0];
     assert_eq!(last_update(&client, &session, task_id)["status"], "failed");
 }
+
+/// With `maxDepth: 2` an agent file that lists `task` may delegate in turn: the grandchild's
+/// calls are marked with its own `task` call, one level deeper; its answer goes up the chain.
+#[test]
+fn an_agent_file_listing_task_delegates_one_level_deeper_when_the_depth_allows() {
+    let setup = Setup::new(json!({"responses": [
+        task("p1", "lead", "CHILD-1 ask a helper"),
+        child("CHILD-1", task("c1", "explore", "GRANDCHILD list it")),
+        child("GRANDCHILD", call("g1", "list", json!({}))),
+        child("GRANDCHILD", text(&["Two files."])),
+        child("CHILD-1", text(&["The helper saw two files."])),
+        text(&["Done."]),
+    ]}));
+    let cwd = workspace(&setup);
+    let agents = cwd.join(".hearth/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("lead.md"),
+        "---\ndescription: Delegates\ntools: task, read\n---\nDelegate.\n",
+    )
+    .unwrap();
+    let mut client = start(&setup, json!({"subagents": {"maxDepth": 2}}));
+    let session = session(&mut client, &cwd);
+    let answer = client.prompt(&session, "go deep");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(setup.mock.remaining(), 0);
+    let result = &tool_results(&setup, 5)[0];
+    assert!(result.contains("The helper saw two files."), "{result}");
+    // The child's own `task` call is marked depth 1; the grandchild's `list`, depth 2 under it.
+    let task_ids = task_call_ids(&client, &session);
+    assert_eq!(task_ids.len(), 2);
+    let updates = tool_updates(&client, &session);
+    let inner = updates
+        .iter()
+        .find(|u| u["toolCallId"] == task_ids[1])
+        .unwrap();
+    assert_eq!(inner["_meta"]["hearth"]["depth"], 1);
+    assert_eq!(inner["_meta"]["claudeCode"]["parentToolUseId"], task_ids[0]);
+    let list = updates.iter().find(|u| u["name"] == "list").unwrap();
+    assert_eq!(list["_meta"]["hearth"]["depth"], 2);
+    assert_eq!(list["_meta"]["hearth"]["agent"], "explore");
+    assert_eq!(list["_meta"]["claudeCode"]["parentToolUseId"], task_ids[1]);
+    // The grandchild has no `task` (depth 2 is the limit), the lead child has it.
+    let lead = requests_with(&setup, "CHILD-1 ask a helper");
+    assert_eq!(tool_names(&setup, lead[0]), ["read", "task"]);
+    let grandchild = requests_with(&setup, "GRANDCHILD list it");
+    assert!(!tool_names(&setup, grandchild[0]).contains(&"task".to_string()));
+}
