@@ -572,8 +572,13 @@ fn a_subagents_client_sees_the_child_as_its_own_session_announced_first() {
         "asked on the child's session"
     );
     assert_eq!(asked.lock().unwrap().len(), 1);
-    // The child's calls and text are on its own session, none of them on the parent's.
+    // The child's calls and text are on its own session, none of them on the parent's; the
+    // delegated task opens it, as a message from the parent.
     let own = client.updates(&child);
+    assert_eq!(own[0]["sessionUpdate"], "session_message");
+    assert_eq!(own[0]["senderSessionId"], session);
+    assert_eq!(own[0]["recipientSessionId"], child);
+    assert_eq!(own[0]["content"][0]["text"], "CHILD-B write note.txt");
     assert!(
         own.iter()
             .any(|u| u["sessionUpdate"] == "tool_call" && u["name"] == "write")

@@ -98,6 +98,16 @@ impl LogFormat for V1Log {
             SessionEvent::SubagentState { link, title, state } => {
                 subagent_update(&link, &title, &state)
             }
+            SessionEvent::Delegated { link, from, prompt } => {
+                let message = json!({
+                    "sessionUpdate": "session_message",
+                    "messageId": format!("{}-prompt", link.child_session_id),
+                    "senderSessionId": from,
+                    "recipientSessionId": link.child_session_id,
+                    "content": [text_content_block(&prompt)],
+                });
+                attributed(message, &link)
+            }
             SessionEvent::Plan(entries) => plan(&entries),
             SessionEvent::CompactionStarted { id, .. } => {
                 compaction_update(&id, "in_progress", None, None)

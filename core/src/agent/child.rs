@@ -130,6 +130,12 @@ impl Children {
         };
         let sink = ChildSink::new(&*self.parent, &child, link, job.description.clone(), report);
         sink.state(ChildState::Running);
+        let delegated = SessionEvent::Delegated {
+            link: sink.link.clone(),
+            from: self.parent.id.to_string(),
+            prompt: job.prompt.clone(),
+        };
+        self.parent.emit(delegated, Visibility::Transient);
         sink.remember(Message::user_text(job.prompt));
         let setup = Setup {
             prompt_id: self.prompt_id.clone(),
@@ -396,6 +402,7 @@ impl EventSink for ChildSink<'_> {
             // A grandchild's events are marked already; silence keeps the client waiting.
             SessionEvent::Child { .. }
             | SessionEvent::SubagentState { .. }
+            | SessionEvent::Delegated { .. }
             | SessionEvent::ModelSilent { .. } => self.parent.emit(event, visibility),
             // Its thinking, plan, compactions and notices are its own business.
             _ => {}

@@ -74,6 +74,14 @@ pub enum SessionEvent {
         link: ChildLink,
         event: Box<SessionEvent>,
     },
+    /// The task a subagent was given, as a message from the session that delegated (never
+    /// logged; shown only by a client that shows subagents as child sessions).
+    Delegated {
+        link: ChildLink,
+        /// The delegating session, as the client knows it.
+        from: String,
+        prompt: String,
+    },
     /// A subagent's work state (never logged): for a client that shows subagents as child
     /// sessions, the first one announces the child.
     SubagentState {

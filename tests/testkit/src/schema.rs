@@ -16,7 +16,7 @@ const UNSTABLE_METHODS: [&str; 2] = ["session/fork", "session/set_title"];
 
 /// The unstable `session/update` kinds Hearth sends (to a client that advertised them):
 /// checked against the unstable schema, which has them.
-const UNSTABLE_UPDATES: [&str; 1] = ["subagent_update"];
+const UNSTABLE_UPDATES: [&str; 2] = ["subagent_update", "session_message"];
 
 pub struct Schema {
     stable: Book,

@@ -118,7 +118,11 @@ impl Wire for V1Wire {
                     text: format!("**{title}:** {description}\n"),
                 })
             }
-            SessionEvent::SubagentState { .. } if !self.shows.subagents => None,
+            SessionEvent::SubagentState { .. } | SessionEvent::Delegated { .. }
+                if !self.shows.subagents =>
+            {
+                None
+            }
             // A subagent's text goes to a client that shows it on the child's session; the
             // others see it as the `task` call's progress.
             SessionEvent::Child { event, .. }
