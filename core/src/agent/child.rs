@@ -129,14 +129,7 @@ impl Children {
             depth: self.depth,
         };
         let sink = ChildSink::new(&*self.parent, &child, link, job.description.clone(), report);
-        sink.state(ChildState::Running);
-        let delegated = SessionEvent::Delegated {
-            link: sink.link.clone(),
-            from: self.parent.id.to_string(),
-            prompt: job.prompt.clone(),
-        };
-        self.parent.emit(delegated, Visibility::Transient);
-        sink.remember(Message::user_text(job.prompt));
+        sink.open(&self.parent.id, job.prompt);
         let setup = Setup {
             prompt_id: self.prompt_id.clone(),
             max_steps: job
@@ -156,17 +149,7 @@ impl Children {
         let sessions = child.ctx().sessions();
         let _entry = sessions.adopt_child(&sink.link.child_session_id, token.clone());
         let running = converse(&child, &sink, &token, &*provider, setup);
-        tokio::pin!(running);
-        let mut timed_out = false;
-        let outcome = tokio::select! {
-            outcome = &mut running => outcome,
-            () = tokio::time::sleep(self.limits.timeout) => {
-                // Cancelled, not dropped: its calls close as cancelled ones do.
-                timed_out = true;
-                token.cancel();
-                running.await
-            }
-        };
+        let (outcome, timed_out) = self.within_time(running, &token).await;
         let ended = Ended {
             outcome,
             timed_out,
@@ -174,13 +157,26 @@ impl Children {
             timeout_secs: self.limits.timeout.as_secs(),
         };
         let answer = sink.answer(&ended);
-        let spent = sink.seen().tally;
+        let spent = sink.close(&ended);
         self.parent.add_delegated(spent);
-        sink.state(ChildState::Idle {
-            stop_reason: ended.stop_reason(),
-            usage: spent,
-        });
         answer
+    }
+
+    /// Runs the child's loop, cancelling it (not dropping it: its calls close as cancelled
+    /// ones do) once it has run out of time; `true` when it did.
+    async fn within_time(
+        &self,
+        running: impl Future<Output = Result<StopReason, TurnError>>,
+        token: &CancellationToken,
+    ) -> (Result<StopReason, TurnError>, bool) {
+        tokio::pin!(running);
+        tokio::select! {
+            outcome = &mut running => (outcome, false),
+            () = tokio::time::sleep(self.limits.timeout) => {
+                token.cancel();
+                (running.await, true)
+            }
+        }
     }
 }
 
@@ -315,6 +311,30 @@ impl<'a> ChildSink<'a> {
             so_far[from..].to_string()
         };
         self.report.progress(progress);
+    }
+
+    /// Starts the child's context with `prompt`, and tells a client that shows child
+    /// sessions that it runs and what it was asked (by `from`, the delegating session).
+    fn open(&self, from: &str, prompt: String) {
+        self.state(ChildState::Running);
+        let delegated = SessionEvent::Delegated {
+            link: self.link.clone(),
+            from: from.to_string(),
+            prompt: prompt.clone(),
+        };
+        self.parent.emit(delegated, Visibility::Transient);
+        self.remember(Message::user_text(prompt));
+    }
+
+    /// Tells a client that shows child sessions that the child's work ended; returns what it
+    /// spent.
+    fn close(&self, ended: &Ended) -> Tally {
+        let spent = self.seen().tally;
+        self.state(ChildState::Idle {
+            stop_reason: ended.stop_reason(),
+            usage: spent,
+        });
+        spent
     }
 
     /// Tells a client that shows child sessions what the child is doing (the first time:
