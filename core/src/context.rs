@@ -14,6 +14,7 @@ use serde_json::value::RawValue;
 use crate::config::{Config, ModelInfo, Resolved, TerminalSignIn};
 use crate::io::Workspaces;
 use crate::io::process::Launcher;
+use crate::lineage::ChildLink;
 use crate::llm::Providers;
 use crate::outbox::Outbox;
 use crate::permissions::prompt::Approver;
@@ -54,6 +55,9 @@ pub trait Wire: Send + Sync {
     fn present(&self, event: SessionEvent) -> Option<SessionEvent>;
     /// The notification that carries a logged update to the client, live.
     fn frame(&self, session_id: &str, update: &Value) -> String;
+    /// The session a permission request of `session_id` names: a subagent's own, for a
+    /// client that shows subagents as child sessions.
+    fn asks_on<'a>(&self, session_id: &'a str, subagent: Option<&'a ChildLink>) -> &'a str;
     /// The notification that replays a stored update (its logged text).
     fn replay_frame(&self, session_id: &str, stored: &RawValue) -> String;
 }

@@ -5,7 +5,7 @@
 //! Anything else in the front matter is ignored rather than refused, so a file written for
 //! another agent still loads.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A file's front matter and body.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -42,13 +42,6 @@ impl Document {
     }
 
     /// The value of `key` as a list: `[a, b]`, `a, b` or a single `a`.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "its first caller is the agent files' `tools` (issue 21)"
-        )
-    )]
     pub fn list(&self, key: &str) -> Option<Vec<String>> {
         let value = self.get(key)?;
         let inner = value
@@ -76,6 +69,44 @@ impl Document {
             .collect();
         (!first.is_empty()).then_some(first)
     }
+}
+
+/// The `<kind>/*.md` files of the user's config dir, then of the workspace's `.hearth/`, as
+/// `(stem, text)` — so that a caller keying them by name lets the workspace's win. A file
+/// whose stem cannot be typed as a name, or that is too large (a warning names it as `what`),
+/// is left out.
+pub fn project_files(
+    cwd: &Path,
+    user_config_dir: Option<&Path>,
+    kind: &str,
+    (max_bytes, what): (u64, &str),
+) -> Vec<(String, String)> {
+    let dirs = [
+        user_config_dir.map(|dir| dir.join(kind)),
+        Some(cwd.join(".hearth").join(kind)),
+    ];
+    dirs.into_iter()
+        .flatten()
+        .flat_map(|dir| markdown_files(&dir))
+        .filter_map(|(stem, path)| Some((stem, read_bounded(&path, max_bytes, what)?)))
+        .collect()
+}
+
+/// The `*.md` files of `dir` whose stem can be typed as a name (a command's, an agent's).
+fn markdown_files(dir: &Path) -> Vec<(String, PathBuf)> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|e| e == "md") && path.is_file())
+        .filter_map(|path| {
+            let name = path.file_stem()?.to_str()?.to_string();
+            let typable = !name.is_empty() && !name.contains(char::is_whitespace);
+            typable.then_some((name, path))
+        })
+        .collect()
 }
 
 /// The text of a hand-written file, or `None` (with a warning naming `what`) when it is larger

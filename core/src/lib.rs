@@ -17,6 +17,7 @@ mod ids;
 mod images;
 mod io;
 mod json_path;
+mod lineage;
 mod llm;
 mod lsp;
 mod mcp;

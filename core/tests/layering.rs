@@ -111,6 +111,7 @@ const LEAVES: &[&str] = &[
     "ids",
     "images",
     "json_path",
+    "lineage",
     "net",
     "question",
     "text",

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::client_io::{ClientError, ClientPort};
-use super::updates::{diff_content, text_content};
+use super::updates::{attributed, diff_content, text_content};
 use crate::ids::new_id;
 use crate::outbox::Outbox;
 use crate::permissions::prompt::{Approver, OptionKind, PermissionAsk};
@@ -216,6 +216,9 @@ fn permission_request(session_id: &str, ask: &PermissionAsk) -> Value {
     }
     if let Some(raw_input) = &ask.raw_input {
         tool_call["rawInput"] = raw_input.clone();
+    }
+    if let Some(link) = &ask.subagent {
+        tool_call = attributed(tool_call, link);
     }
     json!({ "sessionId": session_id, "toolCall": tool_call, "options": options })
 }

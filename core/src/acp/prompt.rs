@@ -17,6 +17,7 @@ use crate::context::EngineContext;
 use crate::rpc::RpcError;
 use crate::rpc::envelope::Params;
 use crate::session::actor::LiveSession;
+use crate::tools::Tally;
 
 /// Queues the prompt behind the session's running turn and answers when its turn ends.
 pub fn prompt(responder: Responder, raw: Params<'_>) {
@@ -29,9 +30,13 @@ pub fn prompt(responder: Responder, raw: Params<'_>) {
                 Err(e) => return responder.respond(Err(e)),
             };
             let token = responder.token.clone();
+            let session = live.session.clone();
             // The session serves its next job while the turn runs.
             live.prompt(prompt_of(blocks), token, move |outcome| {
-                let response = outcome.map(response).map_err(errors::turn_error);
+                let delegated = session.take_delegated();
+                let response = outcome
+                    .map(|end| response(end).meta(subagents_meta(delegated)))
+                    .map_err(errors::turn_error);
                 responder.reply(response);
             });
         },
@@ -48,6 +53,22 @@ fn response(end: TurnEnd) -> PromptResponse {
             .cached_write_tokens(u.cache_write)
     });
     PromptResponse::new(errors::stop_reason(end.stop)).usage(usage)
+}
+
+/// What the turn's subagents spent, in `_meta.hearth.subagents` (none if none ran): the
+/// session's own usage does not count them.
+fn subagents_meta(spent: Tally) -> Option<serde_json::Map<String, serde_json::Value>> {
+    if spent == Tally::default() {
+        return None;
+    }
+    let meta = serde_json::json!({ "hearth": { "subagents": {
+        "requests": spent.requests,
+        "toolCalls": spent.tool_calls,
+        "inputTokens": spent.input_tokens,
+        "outputTokens": spent.output_tokens,
+        "cachedReadTokens": spent.cached_read_tokens,
+    }}});
+    meta.as_object().cloned()
 }
 
 /// `session/cancel`: never an error, whatever the session's state.

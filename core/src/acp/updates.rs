@@ -20,8 +20,8 @@ use crate::config::ModelInfo;
 use crate::context::LogFormat;
 use crate::llm::Usage;
 use crate::session::events::{
-    AvailableCommand, CallStatus, CompactionEnd, CompactionFigures, Cost, Recorded, SessionEvent,
-    ToolCallStart, ToolOutcome,
+    AvailableCommand, CallStatus, ChildLink, ChildState, CompactionEnd, CompactionFigures, Cost,
+    Recorded, SessionEvent, ToolCallStart, ToolOutcome,
 };
 use crate::tools::{Diff, Location, PlanEntry, ToolContent};
 
@@ -90,6 +90,23 @@ impl LogFormat for V1Log {
             ),
             SessionEvent::ToolCallFinished { id, outcome } => {
                 tool_call_update(&id, finished(&outcome))
+            }
+            SessionEvent::ToolCallProgress { id, text } => {
+                tool_call_update(&id, json!({ "content": [text_content(&text)] }))
+            }
+            SessionEvent::Child { link, event } => attributed(self.encode(*event), &link),
+            SessionEvent::SubagentState { link, title, state } => {
+                subagent_update(&link, &title, &state)
+            }
+            SessionEvent::Delegated { link, from, prompt } => {
+                let message = json!({
+                    "sessionUpdate": "session_message",
+                    "messageId": format!("{}-prompt", link.child_session_id),
+                    "senderSessionId": from,
+                    "recipientSessionId": link.child_session_id,
+                    "content": [text_content_block(&prompt)],
+                });
+                attributed(message, &link)
             }
             SessionEvent::Plan(entries) => plan(&entries),
             SessionEvent::CompactionStarted { id, .. } => {
@@ -175,6 +192,62 @@ impl LogFormat for V1Log {
             _ => Recorded::Other,
         }
     }
+}
+
+/// A subagent's update (or the tool call of its permission request), marked as part of its
+/// `task` call: `_meta.claudeCode.parentToolUseId`
+/// (the key Zed and the Claude adapter's clients read) and `_meta.hearth`'s own names.
+pub fn attributed(mut update: Value, link: &ChildLink) -> Value {
+    let Some(fields) = update.as_object_mut() else {
+        return update;
+    };
+    let meta = fields.entry("_meta").or_insert_with(|| json!({}));
+    meta["claudeCode"] = json!({ "parentToolUseId": link.parent_tool_call_id });
+    let hearth = json!({
+        "parentToolCallId": link.parent_tool_call_id,
+        "childSessionId": link.child_session_id,
+        "agent": link.agent,
+        "depth": link.depth,
+    });
+    match meta.get_mut("hearth").and_then(Value::as_object_mut) {
+        Some(own) => own.extend(
+            hearth
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| (k.clone(), v.clone())),
+        ),
+        None => meta["hearth"] = hearth,
+    }
+    update
+}
+
+/// `subagent_update` (unstable ACP, RFD #1992): the child's association with its parent
+/// session and its work state, a whole snapshot each time.
+fn subagent_update(link: &ChildLink, title: &str, state: &ChildState) -> Value {
+    let state = match state {
+        ChildState::Running => json!({ "state": "running" }),
+        ChildState::RequiresAction => json!({ "state": "requires_action" }),
+        ChildState::Idle { stop_reason, usage } => json!({
+            "state": "idle",
+            "stopReason": stop_reason,
+            "usage": {
+                "totalTokens": usage.input_tokens + usage.output_tokens,
+                "inputTokens": usage.input_tokens,
+                "outputTokens": usage.output_tokens,
+                "cachedReadTokens": usage.cached_read_tokens,
+            },
+        }),
+    };
+    let update = json!({
+        "sessionUpdate": "subagent_update",
+        "sessionId": link.child_session_id,
+        "title": title,
+        "description": link.agent,
+        "capabilities": { "cancel": {} },
+        "state": state,
+    });
+    attributed(update, link)
 }
 
 /// `available_commands_update`: each command's hint as unstructured input.

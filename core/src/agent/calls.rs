@@ -116,14 +116,12 @@ async fn execute(turn: &Turn<'_>, id: &str, call: &ModelCall) -> Result<Output, 
 type Prepared = (Arc<dyn AnyTool>, Value, Ready);
 
 /// What one call runs under, read once so that the decision and the run agree: the session's
-/// permission mode, and the turn's tool context with the sandbox of the session's `sandbox`
-/// option, narrowed to read-only without network in plan mode, and the user as call `id`
-/// reaches them.
+/// permission mode (a subagent's bounded by its parent's), and the turn's tool context with
+/// the sandbox of the session's `sandbox` option, narrowed to read-only without network in
+/// plan mode, and the user as call `id` reaches them.
 fn call_context(turn: &Turn<'_>, id: &str) -> (Mode, tools::Context) {
-    let (mode, sandbox) = {
-        let state = turn.session.state();
-        (state.settings.mode, state.settings.sandbox)
-    };
+    let mode = turn.session.mode();
+    let sandbox = turn.session.state().settings.sandbox;
     let setup = turn.tool_ctx.sandbox.for_call(sandbox, mode == Mode::Plan);
     let ctx = tools::Context {
         sandbox: Arc::new(setup),
@@ -244,6 +242,19 @@ impl CallReport for Reporter<'_> {
             self.turn.emit(SessionEvent::Plan(entries));
         }
     }
+
+    fn progress(&self, text: String) {
+        let progress = SessionEvent::ToolCallProgress {
+            id: self.id.to_string(),
+            text,
+        };
+        self.turn.sink.emit(progress, Visibility::Transient);
+        self.said();
+    }
+
+    fn call_id(&self) -> &str {
+        self.id
+    }
 }
 
 /// Asks the mode, the rules and, if need be, the user. `Err` carries the model's message.
@@ -285,6 +296,7 @@ async fn permit(
                 )
                 .then(|| serde_json::from_str(&call.arguments).unwrap_or(Value::Null)),
                 options: prompt::options(remember.is_some()),
+                subagent: turn.sink.subagent(),
             };
             ask_user(turn, call, &ask, remember, &cwd).await
         }
@@ -318,11 +330,12 @@ async fn ask_user(
     workspace: &str,
 ) -> Result<(), String> {
     let ctx = turn.session.ctx();
-    let chosen = ctx
-        .approver()
-        .ask(&turn.session.id, ask, turn.token)
-        .await
-        .map_err(|message| format!("The permission request failed: {message}"))?;
+    let wire = ctx.wire();
+    let asking = wire.asks_on(&turn.session.id, ask.subagent.as_ref());
+    turn.sink.waiting_for_user(true);
+    let chosen = ctx.approver().ask(asking, ask, turn.token).await;
+    turn.sink.waiting_for_user(false);
+    let chosen = chosen.map_err(|message| format!("The permission request failed: {message}"))?;
     let Some(chosen) = chosen else {
         return Err("Cancelled by the user before it was approved.".into());
     };

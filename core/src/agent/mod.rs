@@ -91,7 +91,8 @@ async fn prompted(
     let Some(command) = commands::parse(session, &prompt).await else {
         let provider = check_credential(session.ctx(), &model)?;
         let prompt_id = log_prompt(session, sink, prompt, true);
-        return converse(session, sink, token, &*provider, prompt_id).await;
+        let setup = Setup::root(session, prompt_id);
+        return converse(session, sink, token, &*provider, setup).await;
     };
     let prompt_id = log_prompt(session, sink, prompt, false);
     match commands::run(session, sink, token, command).await {
@@ -101,28 +102,52 @@ async fn prompted(
             // Model-only, right after the prompt the replay shows: where a restart's rebuilt
             // context has it too.
             sink.remember(Message::user_text(text));
-            converse(session, sink, token, &*provider, prompt_id).await
+            let setup = Setup::root(session, prompt_id);
+            converse(session, sink, token, &*provider, setup).await
         }
     }
 }
 
-/// The model's side of a turn, once the prompt is in its context (`prompt_id`: its user
-/// message, which the turn's file checkpoints belong to). The model step limit counts model
-/// requests; each may ask for several tool calls.
+/// What the model's side of a turn runs with.
+struct Setup {
+    /// The turn's user message, which its file checkpoints belong to (a subagent's edits
+    /// belong to the turn that delegated).
+    prompt_id: String,
+    /// The most model requests it makes; each may ask for several tool calls.
+    max_steps: u32,
+    /// Who runs the children its `task` calls start (`None`: it may not delegate).
+    children: Option<Arc<dyn tools::ChildTurns>>,
+}
+
+impl Setup {
+    /// A turn of the client's session.
+    fn root(session: &Arc<Session>, prompt_id: String) -> Setup {
+        Setup {
+            children: child::Children::of(session, &prompt_id),
+            max_steps: session.ctx().config().max_turn_requests(),
+            prompt_id,
+        }
+    }
+}
+
+/// The model's side of a turn, once the prompt is in its context.
 async fn converse(
     session: &Arc<Session>,
     sink: &dyn EventSink,
     token: &CancellationToken,
     provider: &dyn Provider,
-    prompt_id: String,
+    setup: Setup,
 ) -> Result<StopReason, TurnError> {
-    let ctx = session.ctx();
-    if let Some(message) = instructions_changed(session) {
-        sink.remember(message);
-    }
-    if let Some(message) = skills_changed(session) {
-        sink.remember(message);
-        commands::refresh(session, sink);
+    // A subagent's instructions and skills are those its system prompt showed when it
+    // started; its parent's turn tells the client of changes.
+    if session.child_system().is_none() {
+        if let Some(message) = instructions_changed(session) {
+            sink.remember(message);
+        }
+        if let Some(message) = skills_changed(session) {
+            sink.remember(message);
+            commands::refresh(session, sink);
+        }
     }
     // The first turn of a session may start while its MCP servers still connect.
     session.services().mcp_ready().await;
@@ -130,13 +155,13 @@ async fn converse(
         session,
         sink,
         token,
-        prompt_id,
-        tool_ctx: tool_context(session, token),
+        tool_ctx: tool_context(session, token, setup.children),
+        prompt_id: setup.prompt_id,
     };
     // A provider's "too long" is answered once per turn with a compaction and a retry.
     let mut overflowed = false;
     let mut steps = 0;
-    while steps < ctx.config().max_turn_requests() {
+    while steps < setup.max_steps {
         // What the user sent meanwhile goes with this request, after the tool results.
         for steered in session.steering().take() {
             log_steered(session, sink, steered);
@@ -210,8 +235,12 @@ pub fn check_credential(ctx: &EngineContext, model: &str) -> Result<Arc<dyn Prov
 
 /// Where the session's tools run: its workspace for this turn (the client's for what it
 /// advertised, else local), its roots, the configured limits, whether its model sees, and
-/// its child turns.
-fn tool_context(session: &Arc<Session>, token: &CancellationToken) -> tools::Context {
+/// who runs its children.
+fn tool_context(
+    session: &Arc<Session>,
+    token: &CancellationToken,
+    children: Option<Arc<dyn tools::ChildTurns>>,
+) -> tools::Context {
     let (cwd, roots, model) = {
         let state = session.state();
         let mut roots = vec![PathBuf::from(&state.cwd)];
@@ -232,7 +261,7 @@ fn tool_context(session: &Arc<Session>, token: &CancellationToken) -> tools::Con
         cancel: token.clone(),
         vision: ctx.model_sees(&model),
         lsp: session.services().lsp(),
-        children: Some(child::Children::of(session)),
+        children,
         skills: session.skills().shelf(),
         // Bound to each call when it runs (`calls.rs`).
         user: None,

@@ -50,6 +50,9 @@ pub fn build(session: &Session, messages: Arc<Vec<Message>>, wire: SharedWire) -
 /// The session's system prompt: rendered for its first request (its MCP servers are ready
 /// by then) and again after a compaction, the same bytes in between.
 pub fn system(session: &Session) -> Arc<str> {
+    if let Some(system) = session.child_system() {
+        return system;
+    }
     if let Some(system) = session.history().system() {
         return system;
     }

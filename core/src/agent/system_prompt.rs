@@ -51,6 +51,28 @@ pub fn system_prompt(session: &Session) -> String {
     })
 }
 
+/// What a subagent is told after the session's own prompt, before its agent's.
+const SUBAGENT: &str = "# You are a subagent\n\nAnother agent delegated one task to you \
+    with the `task` tool. Do that task, then end your turn with your answer as your final \
+    message: it is all the delegating agent sees of your work (not your tool calls, not your \
+    earlier messages), so make it complete and self-contained, with file paths and line \
+    numbers where they help. You cannot ask the user anything: when something is unclear, \
+    choose the reasonable reading and say which one you chose.";
+
+/// A subagent's system prompt: its parent's (the same environment and project instructions),
+/// then what a subagent is, then its agent's own text.
+pub fn for_child(parent: &Session, agent_prompt: &str) -> String {
+    let mut text = system_prompt(parent);
+    text.push('\n');
+    text.push_str(SUBAGENT);
+    if !agent_prompt.trim().is_empty() {
+        text.push_str("\n\n");
+        text.push_str(agent_prompt.trim_end());
+    }
+    text.push('\n');
+    text
+}
+
 /// Everything the prompt is made of.
 struct Inputs<'a> {
     cwd: &'a str,
@@ -233,8 +255,10 @@ mod tests {
             crate::io::testing::launcher(),
             Default::default(),
         );
-        for tool in deps.builtin() {
-            let name = &tool.spec().name;
+        let tools =
+            crate::tools::Registry::for_session(&deps, Some(crate::tools::builtin_agents()));
+        for spec in tools.specs() {
+            let name = &spec.name;
             assert!(
                 GUIDE.contains(&format!("`{name}`")) || SKILLS.contains(&format!("`{name}`")),
                 "{name} is not in the guide"

@@ -73,6 +73,9 @@ impl User for CallUser {
                 diffs: Vec::new(),
                 raw_input: None,
                 options: plan_exit::options(),
+                // Only the client's own session plans: a subagent is offered no
+                // `exit_plan_mode` (`agent/child.rs`).
+                subagent: None,
             };
             let ctx = self.session.ctx();
             let chosen = ctx

@@ -56,6 +56,8 @@ pub struct Config {
     pub compaction: CompactionConfig,
     #[serde(default)]
     pub lsp: LspConfig,
+    #[serde(default)]
+    pub subagents: SubagentsConfig,
     /// MCP servers connected for every session, besides the ones the client passes: entries
     /// in ACP's `McpServer` shape (`{name, command, args, env}` or `{type: "http", name, url,
     /// headers}`). One that cannot be used is reported in each session, like a client's.
@@ -85,6 +87,30 @@ pub struct CompactionConfig {
     /// The share of the model's context window past which a turn compacts the context before
     /// its next request, in (0, 1] (default 0.8).
     pub threshold: Option<f64>,
+}
+
+/// The children the `task` tool runs (`agent/child.rs`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SubagentsConfig {
+    /// How deep children may nest: 1 (default) lets the session's own turn delegate and no
+    /// child delegate further; 0 turns the `task` tool off.
+    pub max_depth: Option<u32>,
+    /// Children of one session running at once (default 4); the other calls wait their turn.
+    pub max_concurrent: Option<usize>,
+    /// Model requests one child may make (default 30); an agent file may lower it.
+    pub max_turns: Option<u32>,
+    /// How long one child may run, in seconds (default 600).
+    pub timeout_secs: Option<u64>,
+}
+
+/// [`SubagentsConfig`] with its defaults applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SubagentLimits {
+    pub max_depth: u32,
+    pub max_concurrent: usize,
+    pub max_turns: u32,
+    pub timeout: std::time::Duration,
 }
 
 /// The language servers behind the `lsp_*` tools and the diagnostics of edits.
@@ -374,6 +400,17 @@ impl Config {
                 "invalid config key `maxTurnRequests`: must be at least 1".into(),
             ));
         }
+        let subagents = &self.subagents;
+        if subagents.max_concurrent == Some(0)
+            || subagents.max_turns == Some(0)
+            || subagents.timeout_secs == Some(0)
+        {
+            return Err(ConfigError(
+                "invalid config key `subagents`: `maxConcurrent`, `maxTurns` and `timeoutSecs` \
+                 must be at least 1"
+                    .into(),
+            ));
+        }
         if let Some(i) = self
             .models
             .iter()
@@ -419,6 +456,17 @@ impl Config {
 
     pub fn max_turn_requests(&self) -> u32 {
         self.max_turn_requests.unwrap_or(50)
+    }
+
+    /// The limits of the `task` tool's children.
+    pub fn subagent_limits(&self) -> SubagentLimits {
+        let config = &self.subagents;
+        SubagentLimits {
+            max_depth: config.max_depth.unwrap_or(1),
+            max_concurrent: config.max_concurrent.unwrap_or(4),
+            max_turns: config.max_turns.unwrap_or(30),
+            timeout: std::time::Duration::from_secs(config.timeout_secs.unwrap_or(600)),
+        }
     }
 
     pub fn worker_threads(&self) -> usize {

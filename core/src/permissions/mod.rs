@@ -52,6 +52,22 @@ impl Mode {
         Mode::ALL.into_iter().find(|m| m.id() == id)
     }
 
+    /// The stricter of the two: `Plan`, then `Ask`, then `AcceptEdits`, then `Bypass` (what
+    /// a subagent runs under, so that it never has more leeway than its parent).
+    pub fn stricter(self, other: Mode) -> Mode {
+        let rank = |mode: Mode| match mode {
+            Mode::Plan => 3,
+            Mode::Ask => 2,
+            Mode::AcceptEdits => 1,
+            Mode::Bypass => 0,
+        };
+        if rank(other) > rank(self) {
+            other
+        } else {
+            self
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Mode::Ask => "Ask",
@@ -219,6 +235,18 @@ impl<'a> Roots<'a> {
 mod tests {
     use super::*;
     use crate::access::Diff;
+
+    /// A subagent's mode is never looser than its parent's, whichever side is stricter.
+    #[test]
+    fn the_stricter_mode_wins_from_either_side() {
+        let order = [Mode::Plan, Mode::Ask, Mode::AcceptEdits, Mode::Bypass];
+        for (i, a) in order.iter().enumerate() {
+            for (j, b) in order.iter().enumerate() {
+                let expected = order[i.min(j)];
+                assert_eq!(a.stricter(*b), expected, "{a:?} vs {b:?}");
+            }
+        }
+    }
 
     /// `..` folded, no disk: these tests are about the policy, not the filesystem.
     fn lexical(path: &Path) -> PathBuf {

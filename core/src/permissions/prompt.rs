@@ -86,6 +86,8 @@ pub struct PermissionAsk {
     /// The arguments, for a call whose effect only they tell (an MCP server's tool).
     pub raw_input: Option<serde_json::Value>,
     pub options: Vec<PermissionOption>,
+    /// The `task` call whose subagent asks (its call was shown marked with it).
+    pub subagent: Option<crate::lineage::ChildLink>,
 }
 
 /// Carries permission questions to the user (the ACP client's `session/request_permission`).

@@ -105,13 +105,15 @@ pub async fn run(
             }
         },
     };
-    let tools = Registry::builtin(ctx.tool_deps());
+    // Read once, whichever way the session came up (new, load, resume, a restart): its
+    // system prompt shows them for the session's life, its `task` tool its agent types.
+    let project = Project::read(Path::new(&state.cwd), ctx.resolved());
+    let delegates = ctx.config().subagent_limits().max_depth > 0;
+    let agents = delegates.then(|| project.agents.clone());
+    let tools = Registry::for_session(ctx.tool_deps(), agents);
     let lsp = Arc::new(Lsp::new(ctx.tool_deps().lsp.clone()));
     let services = Arc::new(SessionServices::new(handle.id.clone(), tools, lsp));
     handle.set_services(services.clone());
-    // Read once, whichever way the session came up (new, load, resume, a restart): its
-    // system prompt shows them for the session's life.
-    let project = Project::read(Path::new(&state.cwd), ctx.resolved());
     let session = Arc::new(Session::new(
         handle.id.clone(),
         state,

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::Settings;
 use crate::chat::{Message, UserPart};
+pub use crate::lineage::ChildLink;
 use crate::llm::Usage;
 use crate::permissions::Mode;
 use crate::tools::{Diff, Kind, Location, PlanEntry, ToolContent};
@@ -67,6 +68,34 @@ pub enum SessionEvent {
     ToolCallFinished {
         id: String,
         outcome: ToolOutcome,
+    },
+    /// What a running call has done so far, whole (a subagent's text): replaces the call's
+    /// shown content until it finishes (not logged: the final update carries the result).
+    ToolCallProgress {
+        id: String,
+        text: String,
+    },
+    /// An event of a subagent's, shown on its parent's session as part of the `task` call
+    /// that runs it.
+    Child {
+        link: ChildLink,
+        event: Box<SessionEvent>,
+    },
+    /// The task a subagent was given, as a message from the session that delegated (never
+    /// logged; shown only by a client that shows subagents as child sessions).
+    Delegated {
+        link: ChildLink,
+        /// The delegating session, as the client knows it.
+        from: String,
+        prompt: String,
+    },
+    /// A subagent's work state (never logged): for a client that shows subagents as child
+    /// sessions, the first one announces the child.
+    SubagentState {
+        link: ChildLink,
+        /// The `task` call's label.
+        title: String,
+        state: ChildState,
     },
     Plan(Vec<PlanEntry>),
     /// A compaction of the model's context began. Like the other compaction events, a client
@@ -128,6 +157,19 @@ pub enum SessionEvent {
         id: String,
         title: String,
         message: String,
+    },
+}
+
+/// What a subagent is doing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChildState {
+    Running,
+    /// Waiting for the user (a permission request).
+    RequiresAction,
+    /// Its work ended: why (an ACP stop reason), and what it spent.
+    Idle {
+        stop_reason: &'static str,
+        usage: crate::tools::Tally,
     },
 }
 
@@ -215,6 +257,13 @@ pub enum Visibility {
 pub trait EventSink: Send + Sync {
     fn emit(&self, event: SessionEvent, visibility: Visibility);
     fn remember(&self, message: Message);
+    /// The `task` call whose subagent emits here (`None`: the session's own turn).
+    fn subagent(&self) -> Option<ChildLink> {
+        None
+    }
+    /// A permission request of the turn's is pending (`true`) or answered: a subagent says
+    /// so in its state.
+    fn waiting_for_user(&self, _waiting: bool) {}
 }
 
 /// What a logged update says, as far as the model's context and crash recovery care

@@ -123,11 +123,29 @@ pub struct Session {
     history: Mutex<History>,
     ctx: Arc<EngineContext>,
     services: Arc<SessionServices>,
-    project: Project,
+    project: Arc<Project>,
     steering: Steering,
     /// What the session's model requests cost since it went live, where the model has a
     /// price (`config/price.rs`).
     spent: Mutex<f64>,
+    kind: Kind,
+    /// What the subagents of its turn spent, for the prompt's response (a child adds to its
+    /// root's).
+    delegated: Mutex<crate::tools::Tally>,
+}
+
+/// A session is the client's, or a subagent's that a `task` call of it runs.
+pub enum Kind {
+    Root,
+    /// Its context lives in memory for the child's run and is not logged (the parent's log
+    /// keeps what the client saw of it); its system prompt is fixed when it starts, and the
+    /// project instructions are not re-read.
+    Child {
+        system: Arc<str>,
+        /// The session whose `task` call runs it: its mode, read at each call, bounds the
+        /// child's.
+        parent: Arc<Session>,
+    },
 }
 
 impl Session {
@@ -145,9 +163,74 @@ impl Session {
             history: Mutex::new(history),
             ctx,
             services,
-            project,
+            project: Arc::new(project),
             steering: Steering::default(),
             spent: Mutex::new(0.0),
+            kind: Kind::Root,
+            delegated: Mutex::default(),
+        }
+    }
+
+    /// A subagent of this session: the same id (the one its client knows, that approvals,
+    /// the workspace and the file checkpoints go by), project and store, its own `services`
+    /// (a narrowing of these), `settings` and context, that opens with `system`.
+    pub fn child(
+        self: &Arc<Self>,
+        services: Arc<SessionServices>,
+        settings: Settings,
+        system: Arc<str>,
+    ) -> Session {
+        let mut state = self.state().clone();
+        state.settings = settings;
+        Session {
+            id: self.id.clone(),
+            state: Mutex::new(state),
+            history: Mutex::new(History::default()),
+            ctx: self.ctx.clone(),
+            services,
+            project: self.project.clone(),
+            steering: Steering::default(),
+            spent: Mutex::new(0.0),
+            delegated: Mutex::default(),
+            kind: Kind::Child {
+                system,
+                parent: self.clone(),
+            },
+        }
+    }
+
+    /// A subagent's system prompt; `None` for the client's session.
+    pub fn child_system(&self) -> Option<Arc<str>> {
+        match &self.kind {
+            Kind::Root => None,
+            Kind::Child { system, .. } => Some(system.clone()),
+        }
+    }
+
+    /// Counts what a subagent of its turn spent, on the client's session.
+    pub fn add_delegated(&self, spent: crate::tools::Tally) {
+        match &self.kind {
+            Kind::Root => self
+                .delegated
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .add(spent),
+            Kind::Child { parent, .. } => parent.add_delegated(spent),
+        }
+    }
+
+    /// What the subagents of the turn that just ended spent; the count starts over.
+    pub fn take_delegated(&self) -> crate::tools::Tally {
+        std::mem::take(&mut *self.delegated.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// The permission mode its calls run under: its own, and for a subagent never looser than
+    /// its parent's as it is now (switching the session to `plan` restrains running children).
+    pub fn mode(&self) -> Mode {
+        let own = self.state().settings.mode;
+        match &self.kind {
+            Kind::Root => own,
+            Kind::Child { parent, .. } => own.stricter(parent.mode()),
         }
     }
 
@@ -183,6 +266,9 @@ impl Session {
 
     /// Logs what only the model needs (`History::observe` reads it back on a restart).
     fn log_for_model(&self, model: Value) {
+        if self.child_system().is_some() {
+            return;
+        }
         self.ctx.write(self.append(Event {
             update: None,
             model: Some(model),

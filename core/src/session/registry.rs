@@ -70,6 +70,22 @@ impl SessionHandle {
 #[derive(Default)]
 pub struct Sessions {
     map: Mutex<HashMap<Arc<str>, Arc<SessionHandle>>>,
+    /// The running subagents, by their own session id: a client that shows them as child
+    /// sessions may cancel one (never listed, loaded or prompted).
+    children: Arc<Mutex<HashMap<String, CancellationToken>>>,
+}
+
+/// A running subagent's place in [`Sessions`]; dropping it takes the child out.
+pub struct ChildEntry {
+    id: String,
+    children: Arc<Mutex<HashMap<String, CancellationToken>>>,
+}
+
+impl Drop for ChildEntry {
+    fn drop(&mut self) {
+        let mut children = self.children.lock().unwrap_or_else(|p| p.into_inner());
+        children.remove(&self.id);
+    }
 }
 
 impl Sessions {
@@ -77,10 +93,25 @@ impl Sessions {
         self.map.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// `session/cancel`: never an error, whatever the session's state.
+    /// `session/cancel`: never an error, whatever the session's state. A subagent's id
+    /// cancels that child only.
     pub fn cancel(&self, id: &str) {
         if let Some(handle) = self.lock().get(id) {
-            handle.cancel();
+            return handle.cancel();
+        }
+        let children = self.children.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(token) = children.get(id) {
+            token.cancel();
+        }
+    }
+
+    /// Registers a running subagent, cancelled by `token`, until the entry is dropped.
+    pub fn adopt_child(&self, id: &str, token: CancellationToken) -> ChildEntry {
+        let mut children = self.children.lock().unwrap_or_else(|p| p.into_inner());
+        children.insert(id.to_string(), token);
+        ChildEntry {
+            id: id.to_string(),
+            children: self.children.clone(),
         }
     }
 

@@ -17,9 +17,14 @@ use crate::lsp::Lsp;
 use crate::mcp::{McpServers, ServerState, Stopping};
 use crate::tools::{AnyTool, Registry};
 
+/// Which tools, by name, a subagent's services offer.
+pub type ToolFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
 pub struct SessionServices {
     session_id: Arc<str>,
     tools: Registry,
+    /// A subagent's narrowing of its parent's tools (`None`: all of them).
+    allowed: Option<ToolFilter>,
     /// The MCP servers of the request that opened (or last reopened) the session, and the
     /// token fired when they are let go.
     mcp: Mutex<Option<(Arc<McpServers>, CancellationToken)>>,
@@ -33,14 +38,36 @@ impl SessionServices {
         SessionServices {
             session_id,
             tools,
+            allowed: None,
             mcp: Mutex::new(None),
             lsp,
             shut_down: AtomicBool::new(false),
         }
     }
 
+    /// A subagent's services: these very MCP and language servers, not restarted, and the
+    /// tools `allowed` keeps. They are never shut down: the servers stay the parent's.
+    pub fn for_child(&self, allowed: ToolFilter) -> SessionServices {
+        let mcp = self.mcp.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        SessionServices {
+            session_id: self.session_id.clone(),
+            tools: self.tools.clone(),
+            allowed: Some(allowed),
+            mcp: Mutex::new(mcp),
+            lsp: self.lsp.clone(),
+            shut_down: AtomicBool::new(false),
+        }
+    }
+
+    fn allows(&self, name: &str) -> bool {
+        self.allowed.as_ref().is_none_or(|allowed| allowed(name))
+    }
+
     /// The tool the model calls `name`: a built-in one, or a connected MCP server's.
     pub fn tool(&self, name: &str) -> Option<Arc<dyn AnyTool>> {
+        if !self.allows(name) {
+            return None;
+        }
         self.tools.get(name).or_else(|| {
             self.mcp_tools()
                 .into_iter()
@@ -52,6 +79,7 @@ impl SessionServices {
     pub fn tool_specs(&self) -> Vec<ToolSpec> {
         let mut specs = self.tools.specs();
         specs.extend(self.mcp_tools().iter().map(|tool| tool.spec().clone()));
+        specs.retain(|spec| self.allows(&spec.name));
         specs
     }
 

@@ -41,6 +41,7 @@ mod report;
 mod run_command;
 mod schema;
 pub mod skill;
+mod task;
 #[cfg(test)]
 mod testing;
 mod todo;
@@ -50,13 +51,15 @@ mod web_search;
 mod write;
 
 pub use crate::access::{Access, Diff};
-pub use child::{ChildPrompt, ChildTurns};
+pub use ask_user::NAME as ASK_USER;
+pub use child::{AgentType, ChildAnswer, ChildJob, ChildTurns, Tally};
 pub use contract::{About, AnyTool, Planned, Ready, Tool, erase};
 pub use exit_plan_mode::NAME as EXIT_PLAN_MODE;
 pub use limits::Limits;
 pub use registry::{Registry, ToolDeps};
 pub use report::CallReport;
 pub use skill::{NAME as SKILL, Shelf, SkillEntry};
+pub use task::builtin_agents;
 pub use user::{PlanVerdict, User};
 
 /// ACP `ToolKind` values.
@@ -178,11 +181,8 @@ pub struct Context {
     pub sandbox: Arc<crate::sandbox::Setup>,
     /// The session's language servers (the `lsp_*` tools, and the diagnostics of edits).
     pub lsp: Arc<crate::lsp::Lsp>,
-    /// Runs a child turn for a tool that delegates (`None` where no model is at hand).
-    #[expect(
-        dead_code,
-        reason = "the port's first caller is the subagent tool (issue 21)"
-    )]
+    /// Runs a child for the `task` tool (`None` where no model is at hand, or the child may
+    /// not delegate further).
     pub children: Option<Arc<dyn ChildTurns>>,
     /// The session's skills now (the `skill` tool).
     pub skills: Arc<Shelf>,

@@ -13,10 +13,11 @@ use super::list::List;
 use super::read::Read;
 use super::run_command::RunCommand;
 use super::skill::Skill;
+use super::task::Task;
 use super::todo::Todo;
 use super::web_search::WebSearch;
 use super::write::Write;
-use super::{AnyTool, erase};
+use super::{AgentType, AnyTool, erase};
 use crate::chat::ToolSpec;
 use crate::config::Config;
 use crate::io::process::Launcher;
@@ -107,9 +108,12 @@ impl Registry {
         Registry { tools }
     }
 
-    /// The built-in tools.
-    pub fn builtin(deps: &ToolDeps) -> Self {
-        Registry::new(deps.builtin().to_vec())
+    /// A session's tools: the built-ins, then `task` offering `agents` (none: no `task`).
+    /// `task` is made per session, since its description lists the session's agent files.
+    pub fn for_session(deps: &ToolDeps, agents: Option<Vec<AgentType>>) -> Self {
+        let mut tools = deps.builtin().to_vec();
+        tools.extend(agents.map(|agents| erase(Task::new(agents))));
+        Registry::new(tools)
     }
 
     pub fn get(&self, name: &str) -> Option<Arc<dyn AnyTool>> {
@@ -142,11 +146,14 @@ mod tests {
 
     #[test]
     fn finds_every_builtin_tool_by_name() {
-        let registry = Registry::builtin(&ToolDeps::create(
-            &Config::default(),
-            crate::io::testing::launcher(),
-            Default::default(),
-        ));
+        let registry = Registry::for_session(
+            &ToolDeps::create(
+                &Config::default(),
+                crate::io::testing::launcher(),
+                Default::default(),
+            ),
+            None,
+        );
         let names: Vec<String> = registry.specs().into_iter().map(|s| s.name).collect();
         assert_eq!(
             names,
@@ -175,11 +182,14 @@ mod tests {
 
     #[test]
     fn specs_are_closed_object_schemas_with_descriptions() {
-        for spec in Registry::builtin(&ToolDeps::create(
-            &Config::default(),
-            crate::io::testing::launcher(),
-            Default::default(),
-        ))
+        for spec in Registry::for_session(
+            &ToolDeps::create(
+                &Config::default(),
+                crate::io::testing::launcher(),
+                Default::default(),
+            ),
+            None,
+        )
         .specs()
         {
             assert!(spec.description.len() > 40, "{}", spec.name);

@@ -10,4 +10,9 @@ pub trait CallReport: Send + Sync {
     fn output(&self, delta: String);
     /// The model's plan, whole: it replaces the previous one (`todo`).
     fn plan(&self, entries: Vec<PlanEntry>);
+    /// What the call has done so far, whole (a subagent's text): it replaces the call's shown
+    /// content until the call finishes, and is not kept.
+    fn progress(&self, text: String);
+    /// The id the client knows the call by (a subagent's calls name it as their parent).
+    fn call_id(&self) -> &str;
 }

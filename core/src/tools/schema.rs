@@ -96,18 +96,17 @@ mod tests {
 
     /// Each built-in tool's name, description and parameters, byte for byte, as the models
     /// have always been told them (the hand-written schemas they replaced); `web_search` with
-    /// a backend configured.
+    /// a backend configured, `task` as a session without agent files offers it.
     #[test]
     fn builtin_specs_match_the_golden_file() {
         let config = Config::from_json(
             r#"{"webSearch": {"provider": "searxng", "url": "https://search.example"}}"#,
         )
         .unwrap();
-        let specs: Vec<serde_json::Value> = Registry::builtin(&ToolDeps::create(
-            &config,
-            crate::io::testing::launcher(),
-            Default::default(),
-        ))
+        let specs: Vec<serde_json::Value> = Registry::for_session(
+            &ToolDeps::create(&config, crate::io::testing::launcher(), Default::default()),
+            Some(crate::tools::builtin_agents()),
+        )
         .specs()
         .into_iter()
         .map(|spec| {

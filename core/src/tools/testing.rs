@@ -77,6 +77,14 @@ impl CallReport for Recorder {
     fn plan(&self, entries: Vec<PlanEntry>) {
         self.plans.lock().unwrap().push(entries);
     }
+
+    fn progress(&self, text: String) {
+        let _ = self.output.send(text);
+    }
+
+    fn call_id(&self) -> &str {
+        "tc_test"
+    }
 }
 
 /// Prepares and runs a call, as the engine would once permission is granted.

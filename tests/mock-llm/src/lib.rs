@@ -10,5 +10,5 @@ mod script;
 mod server;
 
 pub use routes::RecordedRequest;
-pub use script::{Event, Finish, Repeat, Response, Script, ToolCall, Usage};
+pub use script::{Event, Finish, Repeat, Response, Script, ToolCall, Usage, When};
 pub use server::MockLlm;

@@ -5,7 +5,7 @@ use std::convert::Infallible;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use futures::channel::mpsc;
@@ -38,14 +38,18 @@ pub struct RecordedRequest {
     /// from one request to the next).
     #[serde(default)]
     pub raw: String,
+    /// When it arrived, in microseconds since the server started (for measurements, and to
+    /// see which concurrent requests overlapped).
+    #[serde(default)]
+    pub at_us: u64,
 }
 
 /// State shared by the server and the [`crate::MockLlm`] handle.
-#[derive(Default)]
 pub(crate) struct Shared {
     state: Mutex<State>,
     /// Numbers the completions' ids, so each reply is distinguishable.
     completions: AtomicU64,
+    started: Instant,
 }
 
 #[derive(Default)]
@@ -56,7 +60,11 @@ struct State {
 
 impl Shared {
     pub(crate) fn new(script: Script) -> Shared {
-        let shared = Shared::default();
+        let shared = Shared {
+            state: Mutex::default(),
+            completions: AtomicU64::new(0),
+            started: Instant::now(),
+        };
         shared.append(script.responses);
         shared
     }
@@ -147,8 +155,14 @@ async fn model(shared: &Shared, api: Api, request: Request<Incoming>) -> HttpRes
                 Err(_) => String::from_utf8_lossy(&bytes).into(),
             },
             raw: String::from_utf8_lossy(&bytes).into_owned(),
+            at_us: shared.started.elapsed().as_micros() as u64,
         });
-        parsed.is_ok().then(|| state.queue.pop_front()).flatten()
+        let raw = &state.requests[state.requests.len() - 1].raw;
+        let taken = next_for(&state.queue, raw);
+        parsed
+            .is_ok()
+            .then(|| taken.and_then(|at| state.queue.remove(at)))
+            .flatten()
     };
     if let Err(e) = parsed {
         let message = format!("mock-llm: request body is not JSON: {e}");
@@ -196,6 +210,15 @@ async fn model(shared: &Shared, api: Api, request: Request<Incoming>) -> HttpRes
         tokio::spawn(dialect::complete(dialect, response, tx));
     }
     head.map(|()| StreamBody::new(rx).boxed_unsync())
+}
+
+/// The response a request of body `raw` takes: the first whose `when` it matches, else the
+/// first that has no `when`.
+fn next_for(queue: &VecDeque<Response>, raw: &str) -> Option<usize> {
+    let matching = queue
+        .iter()
+        .position(|r| r.when.as_ref().is_some_and(|when| when.matches(raw)));
+    matching.or_else(|| queue.iter().position(|r| r.when.is_none()))
 }
 
 async fn append_script(shared: &Shared, request: Request<Incoming>) -> HttpResponse {

@@ -1,4 +1,5 @@
-//! The script: what the mock answers, one response per model request, in order.
+//! The script: what the mock answers, one response per model request, in order (a response
+//! with a `when` waits for a request that matches it).
 //!
 //! Every struct denies unknown fields so a typo in a test's script is a loud parse error
 //! instead of a silently ignored key.
@@ -53,6 +54,24 @@ pub struct Response {
     /// Cut the connection after the events, before the stream's proper end.
     #[serde(default, skip_serializing_if = "is_false")]
     pub truncate: bool,
+    /// Serve this response only to a request that matches, so concurrent requests (a parent
+    /// turn and its subagents) each get their own; without it, the next request takes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when: Option<When>,
+}
+
+/// Which requests a response is for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct When {
+    /// The request's body, as sent, holds this text.
+    pub contains: String,
+}
+
+impl When {
+    pub(crate) fn matches(&self, raw_body: &str) -> bool {
+        raw_body.contains(&self.contains)
+    }
 }
 
 impl Default for Response {
@@ -65,6 +84,7 @@ impl Default for Response {
             events: Vec::new(),
             finish: None,
             truncate: false,
+            when: None,
         }
     }
 }
@@ -85,6 +105,16 @@ impl Response {
         Response {
             events,
             ..Response::default()
+        }
+    }
+
+    /// This response, for requests whose body holds `text` only.
+    pub fn when_contains(self, text: &str) -> Response {
+        Response {
+            when: Some(When {
+                contains: text.to_owned(),
+            }),
+            ..self
         }
     }
 

@@ -215,3 +215,36 @@ fn works_from_a_synchronous_test() {
     assert!(reply.ends_with("0\r\n\r\n"), "chunked body ends cleanly");
     assert_eq!(mock.requests()[0].path, "/v1/messages");
 }
+
+/// Concurrent requests (a parent turn and its subagents) each take the response meant for
+/// them; the rest are served in order, past the ones still waiting for their request.
+#[tokio::test]
+async fn a_response_with_when_waits_for_the_request_that_matches_it() {
+    let mock = MockLlm::start(script(json!({"responses": [
+        {"when": {"contains": "child two"}, "events": [{"text": "for two"}]},
+        {"events": [{"text": "first plain"}]},
+        {"when": {"contains": "child one"}, "events": [{"text": "for one"}]},
+        {"events": [{"text": "second plain"}]},
+    ]})))
+    .unwrap();
+    let url = format!("{}/chat/completions", mock.base_url());
+    let ask = |text: &str| {
+        let body = json!({"messages": [{"role": "user", "content": text}]});
+        let url = url.clone();
+        async move {
+            let reply = post(&url, &body).await.json::<Value>().await.unwrap();
+            reply["choices"][0]["message"]["content"].clone()
+        }
+    };
+    assert_eq!(ask("the parent").await, "first plain");
+    assert_eq!(ask("child one, please").await, "for one");
+    assert_eq!(ask("the parent again").await, "second plain");
+    assert_eq!(ask("child two, please").await, "for two");
+    assert_eq!(mock.remaining(), 0);
+    let typo = serde_json::from_value::<Script>(json!({"responses": [{"when": {"contain": "x"}}]}));
+    assert!(
+        typo.unwrap_err()
+            .to_string()
+            .contains("unknown field `contain`")
+    );
+}

@@ -306,6 +306,30 @@ fn kill_9_at_random_points_of_tool_using_turns_loses_nothing_the_client_saw() {
     );
 }
 
+/// Starts `hearth acp` (bypass mode) on a workspace in `dir`, prompts a new session there
+/// and kills it with SIGKILL once an update satisfies `running`; checks the store survived.
+/// Returns the config, the workspace and the session.
+fn killed_while(
+    mock: &MockLlm,
+    dir: &Path,
+    running: impl Fn(&Value) -> bool,
+) -> (String, String, String) {
+    let workspace = dir.join("ws");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let cwd = workspace.to_str().unwrap().to_string();
+    let config = config(mock, dir, json!({"permissionMode": "bypass"}));
+    let mut client = start(&config, dir);
+    let session = client.new_session(&cwd);
+    client.start_prompt(&session, "run");
+    client
+        .wait_for(Duration::from_secs(20), |f| running(&f["params"]["update"]))
+        .expect("the command runs");
+    client.transport.child.kill().unwrap();
+    client.transport.child.wait().unwrap();
+    integrity(&dir.join("hearth.db"));
+    (config, cwd, session)
+}
+
 /// A tool call the kill interrupted: the client saw it start (`in_progress`) and never end.
 /// After a restart, the replay must not leave it running forever: like a cancelled call, it
 /// needs a final status — at the latest once the session goes on.
@@ -315,24 +339,9 @@ fn a_tool_call_interrupted_by_kill_9_gets_a_final_status_after_restart() {
         {"events": [{"text": "Running it."}, {"toolCall": {"id": "call_long", "name": "run_command", "arguments": json!({"command": "sleep 3"}).to_string()}}]},
     ]}));
     let dir = tempfile::tempdir().unwrap();
-    let workspace = dir.path().join("ws");
-    std::fs::create_dir_all(&workspace).unwrap();
-    let cwd = workspace.to_str().unwrap().to_string();
-    let config = config(&mock, dir.path(), json!({"permissionMode": "bypass"}));
-    let mut client = start(&config, dir.path());
-    let session = client.new_session(&cwd);
-    client.start_request(
-        "session/prompt",
-        json!({"sessionId": session, "prompt": [{"type": "text", "text": "run"}]}),
-    );
-    client
-        .wait_for(Duration::from_secs(20), |f| {
-            f["params"]["update"]["status"] == "in_progress"
-        })
-        .expect("the command runs");
-    client.transport.child.kill().unwrap();
-    client.transport.child.wait().unwrap();
-    integrity(&dir.path().join("hearth.db"));
+    let (config, cwd, session) = killed_while(&mock, dir.path(), |update| {
+        update["status"] == "in_progress"
+    });
 
     let load = |config: &str| {
         let mut again = start(config, dir.path());
@@ -358,4 +367,42 @@ fn a_tool_call_interrupted_by_kill_9_gets_a_final_status_after_restart() {
         "the interrupted call is still `{}` in the replay after a restart and another turn",
         after_next_prompt[0].1
     );
+}
+
+/// A subagent running at the kill (its command in progress): after a restart the replay
+/// shows its call and the `task` call that ran it as interrupted, never as completed.
+#[test]
+fn a_subagent_running_at_kill_9_replays_as_interrupted() {
+    let task = json!({"description": "Run it", "prompt": "CHILD-K run the command", "subagent_type": "general"});
+    let mock = mock(json!({"responses": [
+        {"events": [{"toolCall": {"id": "call_task", "name": "task", "arguments": task.to_string()}}]},
+        {"when": {"contains": "CHILD-K"}, "events": [{"toolCall": {"id": "call_long", "name": "run_command", "arguments": json!({"command": "sleep 5"}).to_string()}}]},
+    ]}));
+    let dir = tempfile::tempdir().unwrap();
+    let (config, cwd, session) = killed_while(&mock, dir.path(), |update| {
+        update["status"] == "in_progress"
+            && update.pointer("/_meta/hearth/childSessionId").is_some()
+    });
+
+    let mut again = start(&config, dir.path());
+    again.call(
+        "session/load",
+        json!({"sessionId": session, "cwd": cwd, "mcpServers": []}),
+    );
+    let replayed = again.updates(&session);
+    let (calls, _) = tool_statuses(&replayed);
+    assert_eq!(
+        calls.len(),
+        2,
+        "the task call and the child's command: {calls:?}"
+    );
+    for (id, status) in &calls {
+        assert_eq!(status, "failed", "{id} is shown as interrupted: {calls:?}");
+    }
+    let child_call = replayed
+        .iter()
+        .find(|u| u["sessionUpdate"] == "tool_call" && u["name"] == "run_command")
+        .expect("the child's call is replayed");
+    assert_eq!(child_call["_meta"]["hearth"]["agent"], "general");
+    again.transport.hang_up();
 }

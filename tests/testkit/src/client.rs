@@ -202,7 +202,13 @@ impl<T: Transport> AcpClient<T> {
 
     /// Sends a text prompt and waits for its response frame.
     pub fn prompt(&mut self, session: &str, text: &str) -> Value {
-        self.request(
+        let request = self.start_prompt(session, text);
+        self.response(&request)
+    }
+
+    /// Sends a text prompt without waiting; returns its id, for [`AcpClient::response`].
+    pub fn start_prompt(&mut self, session: &str, text: &str) -> Value {
+        self.start_request(
             "session/prompt",
             json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
         )

@@ -14,6 +14,10 @@ use serde_json::{Value, json};
 /// notifications these methods cause included, is held to the stable schema.
 const UNSTABLE_METHODS: [&str; 2] = ["session/fork", "session/set_title"];
 
+/// The unstable `session/update` kinds Hearth sends (to a client that advertised them):
+/// checked against the unstable schema, which has them.
+const UNSTABLE_UPDATES: [&str; 2] = ["subagent_update", "session_message"];
+
 pub struct Schema {
     stable: Book,
     unstable: Book,
@@ -56,19 +60,25 @@ impl Schema {
         }
         if let Some(result) = frame.get("result") {
             let method = request_method.ok_or("a response to an unknown request")?;
-            return self.book(method).check_method(method, "result", result);
+            return self
+                .book(method, &Value::Null)
+                .check_method(method, "result", result);
         }
         let method = frame["method"]
             .as_str()
             .ok_or("neither response nor message")?;
         match frame.get("params") {
-            Some(params) => self.book(method).check_method(method, "params", params),
+            Some(params) => self
+                .book(method, params)
+                .check_method(method, "params", params),
             None => Ok(()),
         }
     }
 
-    fn book(&self, method: &str) -> &Book {
-        if UNSTABLE_METHODS.contains(&method) {
+    fn book(&self, method: &str, params: &Value) -> &Book {
+        let unstable_update = method == "session/update"
+            && UNSTABLE_UPDATES.contains(&params["update"]["sessionUpdate"].as_str().unwrap_or(""));
+        if UNSTABLE_METHODS.contains(&method) || unstable_update {
             &self.unstable
         } else {
             &self.stable

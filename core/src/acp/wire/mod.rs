@@ -30,6 +30,7 @@ pub fn connection(
         terminal_output: meta.and_then(|meta| meta.get("terminal_output"))
             == Some(&serde_json::Value::Bool(true)),
         session_failure: air_declares(meta, "sessionFailure"),
+        subagents: capabilities.subagents.is_some(),
     };
     let abilities = ClientAbilities {
         read_text_file: capabilities.fs.read_text_file,

@@ -25,6 +25,7 @@ use serde_json::{Value, json};
 use self::display_terminal::DisplayTerminals;
 use crate::context::Wire;
 use crate::ids::new_id;
+use crate::lineage::ChildLink;
 use crate::session::events::{CompactionTrigger, SessionEvent, ToolCallStart, ToolOutcome};
 use crate::tools::{Kind, ToolContent};
 
@@ -39,6 +40,9 @@ pub struct Shows {
     pub terminal_output: bool,
     /// JetBrains AIR's `sessionFailure` (`_meta.jetbrains.air.capabilities`).
     pub session_failure: bool,
+    /// Subagents as restricted child sessions (`subagents`): their state updates, and their
+    /// own frames on their own session id.
+    pub subagents: bool,
 }
 
 /// The v1 wire of one connection.
@@ -52,6 +56,20 @@ impl V1Wire {
         V1Wire {
             shows,
             terminals: DisplayTerminals::default(),
+        }
+    }
+
+    /// The session a live update goes out on: a subagent's own (not its announcement, which
+    /// its parent carries) for a client that shows child sessions.
+    fn addressee<'a>(&self, session_id: &'a str, update: &'a Value) -> &'a str {
+        let child = update
+            .pointer("/_meta/hearth/childSessionId")
+            .and_then(Value::as_str);
+        match child {
+            Some(child) if self.shows.subagents && update["sessionUpdate"] != "subagent_update" => {
+                child
+            }
+            _ => session_id,
         }
     }
 
@@ -114,10 +132,28 @@ impl Wire for V1Wire {
                     text: format!("**{title}:** {description}\n"),
                 })
             }
+            SessionEvent::SubagentState { .. } | SessionEvent::Delegated { .. }
+                if !self.shows.subagents =>
+            {
+                None
+            }
+            // A subagent's text goes to a client that shows it on the child's session; the
+            // others see it as the `task` call's progress.
+            SessionEvent::Child { event, .. }
+                if !self.shows.subagents && matches!(*event, SessionEvent::MessageChunk { .. }) =>
+            {
+                None
+            }
             SessionEvent::ServiceFailed { title, message, .. } if self.shows.notices => {
                 Some(SessionEvent::Notice {
                     title,
                     description: message,
+                })
+            }
+            SessionEvent::Child { link, event } => {
+                self.present(*event).map(|event| SessionEvent::Child {
+                    link,
+                    event: Box::new(event),
                 })
             }
             other => Some(other),
@@ -130,7 +166,15 @@ impl Wire for V1Wire {
             .terminal_output
             .then(|| self.terminals.shown(update))
             .flatten();
+        let session_id = self.addressee(session_id, update);
         update_frame(session_id, shown.as_ref().unwrap_or(update))
+    }
+
+    fn asks_on<'a>(&self, session_id: &'a str, subagent: Option<&'a ChildLink>) -> &'a str {
+        match subagent {
+            Some(link) if self.shows.subagents => &link.child_session_id,
+            _ => session_id,
+        }
     }
 
     fn replay_frame(&self, session_id: &str, stored: &RawValue) -> String {

@@ -14,9 +14,9 @@
 //! The files are read when the session comes up and again on `/help`, not on every prompt.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::front_matter::{Document, read_bounded};
+use crate::front_matter::{Document, project_files};
 
 /// A file larger than this is no prompt anyone wrote by hand; it is skipped.
 const MAX_FILE_BYTES: u64 = 64 * 1024;
@@ -49,36 +49,16 @@ impl CustomCommand {
 /// The commands of a session working in `cwd`, by name.
 pub fn read(cwd: &Path, user_config_dir: Option<&Path>) -> Vec<CustomCommand> {
     let mut found = BTreeMap::new();
-    let dirs = [
-        user_config_dir.map(|dir| dir.join("commands")),
-        Some(cwd.join(".hearth").join("commands")),
-    ];
     // The workspace's come last, so they replace the user's of the same name.
-    for dir in dirs.into_iter().flatten() {
-        for (name, path) in command_files(&dir) {
-            if let Some(text) = read_bounded(&path, MAX_FILE_BYTES, "custom command file") {
-                found.insert(name.clone(), parse(name, &text));
-            }
-        }
+    for (name, text) in project_files(
+        cwd,
+        user_config_dir,
+        "commands",
+        (MAX_FILE_BYTES, "custom command file"),
+    ) {
+        found.insert(name.clone(), parse(name, &text));
     }
     found.into_values().collect()
-}
-
-/// The `*.md` files of `dir` whose stem can be typed as a command name.
-fn command_files(dir: &Path) -> Vec<(String, PathBuf)> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .map(|entry| entry.path())
-        .filter(|path| path.extension().is_some_and(|e| e == "md") && path.is_file())
-        .filter_map(|path| {
-            let name = path.file_stem()?.to_str()?.to_string();
-            let typable = !name.is_empty() && !name.contains(char::is_whitespace);
-            typable.then_some((name, path))
-        })
-        .collect()
 }
 
 /// A command file: front matter (only `description` and `argument-hint` mean anything; other

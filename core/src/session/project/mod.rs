@@ -1,11 +1,12 @@
 //! What a session reads of its project when it comes up: the git repository and branch
 //! (`git.rs`), the project instructions (`instructions.rs`), the custom command files
-//! (`custom_commands.rs`) and the Agent Skills (`skills.rs`), the last three Markdown with a
-//! front matter (`crate::front_matter`). The turn reads them from here (the system prompt, the
-//! command list), so a session's system prompt stays byte-identical for its life; only the
-//! instructions, the command files and the skills are read again, at the points their files
-//! say.
+//! (`custom_commands.rs`), the Agent Skills (`skills.rs`) and the agent files of the `task`
+//! tool (`agents.rs`), the last four Markdown with a front matter (`crate::front_matter`). The
+//! turn reads them from here (the system prompt, the command list), so a session's system
+//! prompt stays byte-identical for its life; only the instructions, the command files and the
+//! skills are read again, at the points their files say.
 
+pub mod agents;
 pub mod custom_commands;
 pub mod git;
 pub mod instructions;
@@ -20,6 +21,7 @@ use self::instructions::Instructions;
 use self::skills::Skills;
 use crate::config::Resolved;
 use crate::session::events::AvailableCommand;
+use crate::tools::AgentType;
 
 /// What a session read of its workspace when it came up: for its system prompt, and its
 /// custom commands (read again on `/help`, with the list last told to the client).
@@ -28,6 +30,8 @@ pub struct Project {
     pub instructions: Instructions,
     pub commands: Mutex<Commands>,
     pub skills: Skills,
+    /// The agent types the `task` tool offers (`agents.rs`).
+    pub agents: Vec<AgentType>,
 }
 
 impl Project {
@@ -40,6 +44,7 @@ impl Project {
             instructions: Instructions::read(cwd, user_dir.as_deref()),
             commands: Mutex::new(Commands::read(cwd, user_dir.as_deref())),
             skills: Skills::read(cwd, user_dir.as_deref()),
+            agents: agents::read(cwd, user_dir.as_deref()),
         }
     }
 }

@@ -14,6 +14,7 @@ fn wire(notices: bool, compaction: bool) -> V1Wire {
         compaction,
         terminal_output: false,
         session_failure: false,
+        subagents: false,
     })
 }
 
