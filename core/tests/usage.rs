@@ -94,7 +94,7 @@ fn context_shows_the_system_prompt_tools_messages_and_what_compact_would_free() 
     );
     assert!(lines[2].starts_with("- System prompt: "), "{answer}");
     assert!(
-        lines[3].starts_with("- Tools, built-in: 13 tools, "),
+        lines[3].starts_with("- Tools, built-in: 14 tools, "),
         "{answer}"
     );
     assert!(
