@@ -7,7 +7,7 @@ mod common;
 
 use std::time::{Duration, SystemTime};
 
-use common::{Setup, config, text};
+use common::{Setup, config, text, updates_of};
 use hearth_testkit::{AcpClient, InProcess, agent_text};
 use serde_json::{Value, json};
 
@@ -45,14 +45,6 @@ fn still_usable(client: &mut AcpClient<InProcess>, session: &str) {
     let response = client.prompt(session, "again");
     assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
     assert!(agent_text(&client.updates(session)).ends_with("Back."));
-}
-
-fn updates_of(client: &AcpClient<InProcess>, session: &str, kind: &str) -> Vec<Value> {
-    client
-        .updates(session)
-        .into_iter()
-        .filter(|u| u["sessionUpdate"] == kind)
-        .collect()
 }
 
 #[test]

@@ -9,7 +9,7 @@
 mod common;
 
 use common::tools::{answer_by, final_status, options_of, session, tool_updates, workspace};
-use common::{Setup, call, mcp_server, start, text, tool_results};
+use common::{Setup, call, mcp_server, start, text, tool_results, updates_of};
 use serde_json::{Value, json};
 
 const PLAN: &str = "# Plan\n1. Write notes.txt\n2. Tell the user";
@@ -34,18 +34,6 @@ fn offered(setup: &Setup, n: usize) -> Vec<String> {
         .into_iter()
         .flatten()
         .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
-        .collect()
-}
-
-fn updates_of(
-    client: &hearth_testkit::AcpClient<hearth_testkit::InProcess>,
-    session: &str,
-    kind: &str,
-) -> Vec<Value> {
-    client
-        .updates(session)
-        .into_iter()
-        .filter(|u| u["sessionUpdate"] == kind)
         .collect()
 }
 

@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{Setup, call, text, tool_results};
+use common::{Setup, call, text, tool_results, updates_of};
 use hearth_testkit::{AcpClient, InProcess, agent_text};
 use serde_json::{Value, json};
 
@@ -67,11 +67,7 @@ fn new_session(client: &mut AcpClient<InProcess>, cwd: &str) -> String {
 
 /// The last command list `session` was sent.
 fn last_list(client: &AcpClient<InProcess>, session: &str) -> Vec<Value> {
-    let lists: Vec<Value> = client
-        .updates(session)
-        .into_iter()
-        .filter(|u| u["sessionUpdate"] == "available_commands_update")
-        .collect();
+    let lists = updates_of(client, session, "available_commands_update");
     let last = lists.last().expect("a command list");
     last["availableCommands"].as_array().unwrap().clone()
 }

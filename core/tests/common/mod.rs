@@ -124,6 +124,15 @@ pub fn mcp_server(name: &str, env: &[(&str, &str)]) -> Value {
     json!({"name": name, "command": mcp_python(), "args": [script, "--name", name], "env": env})
 }
 
+/// The updates of `session` of one kind (`sessionUpdate`), in order.
+pub fn updates_of(client: &AcpClient<InProcess>, session: &str, kind: &str) -> Vec<Value> {
+    client
+        .updates(session)
+        .into_iter()
+        .filter(|u| u["sessionUpdate"] == kind)
+        .collect()
+}
+
 /// The final status of each tool call of `session`, in order.
 pub fn final_status(client: &AcpClient<InProcess>, session: &str) -> Vec<String> {
     client
