@@ -58,8 +58,14 @@ pub trait Wire: Send + Sync {
     /// The session a permission request of `session_id` names: a subagent's own, for a
     /// client that shows subagents as child sessions.
     fn asks_on<'a>(&self, session_id: &'a str, subagent: Option<&'a ChildLink>) -> &'a str;
-    /// The notification that replays a stored update (its logged text).
-    fn replay_frame(&self, session_id: &str, stored: &RawValue) -> String;
+    /// What replays the log of `session_id` to this client, update by update.
+    fn replay<'a>(&'a self, session_id: &'a str) -> Box<dyn Replay + 'a>;
+}
+
+/// One `session/load` replay, which remembers what it has shown (the subagents it announced).
+pub trait Replay: Send {
+    /// The notifications that replay one stored update (its logged text), in order.
+    fn frames(&mut self, stored: &RawValue, out: &mut dyn FnMut(String));
 }
 
 /// What the protocol edge offers one client, chosen at `initialize`.

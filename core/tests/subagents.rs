@@ -605,6 +605,56 @@ fn a_subagents_client_sees_the_child_as_its_own_session_announced_first() {
 }
 
 #[test]
+fn a_subagents_client_replays_the_childs_calls_on_its_session_announced_first() {
+    let setup = Setup::new(child_writes("CHILD-L", "note.txt", "l\n"));
+    let cwd = workspace(&setup);
+    let session = {
+        let mut client = subagents_client(&setup, json!({}));
+        let session = session(&mut client, &cwd);
+        always_answer(&mut client, "allow_once");
+        client.prompt(&session, "write a note through a child");
+        session
+    };
+    let mut client = subagents_client(&setup, json!({}));
+    let loaded = client.call(
+        "session/load",
+        json!({"sessionId": session, "cwd": cwd, "mcpServers": []}),
+    );
+    assert!(loaded.get("error").is_none(), "{loaded}");
+    let announced = states(&client, &session);
+    assert_eq!(announced.len(), 1, "one announcement, no invented state");
+    assert!(announced[0].get("state").is_none(), "{}", announced[0]);
+    assert_eq!(announced[0]["description"], "general");
+    let child = announced[0]["sessionId"].as_str().unwrap().to_string();
+    let first_named = client
+        .received
+        .iter()
+        .position(|f| f["params"]["sessionId"] == child)
+        .unwrap();
+    let announcement = client
+        .received
+        .iter()
+        .position(|f| f["params"]["update"]["sessionUpdate"] == "subagent_update")
+        .unwrap();
+    assert!(announcement < first_named, "{announcement} < {first_named}");
+    let own = client.updates(&child);
+    assert!(
+        own.iter()
+            .any(|u| u["sessionUpdate"] == "tool_call" && u["name"] == "write"),
+        "{own:?}"
+    );
+    assert!(
+        child_updates(&client, &session).is_empty(),
+        "none on the parent's"
+    );
+    assert_eq!(
+        task_call_ids(&client, &session).len(),
+        1,
+        "the task call stays the parent's"
+    );
+}
+
+#[test]
 fn a_subagents_client_cancels_one_child_and_the_parent_turn_goes_on() {
     let setup = Setup::new(json!({"responses": [
         task("p1", "explore", "CHILD-X think long"),

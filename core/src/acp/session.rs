@@ -193,8 +193,9 @@ pub fn load(responder: Responder, raw: Params<'_>) {
 async fn replay(ctx: &Arc<EngineContext>, id: &Arc<str>) -> Result<(), StoreError> {
     let (sender, id, wire) = (ctx.clone(), id.clone(), ctx.wire());
     ctx.read(move |log| {
+        let mut replay = wire.replay(&id);
         for update in log.updates(&id)? {
-            sender.send_frame(wire.replay_frame(&id, &update));
+            replay.frames(&update, &mut |frame| sender.send_frame(frame));
         }
         Ok(())
     })

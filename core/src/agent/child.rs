@@ -17,6 +17,9 @@
 //! requests on its own session id, and `session/cancel` on that id cancels it alone
 //! (`Sessions::adopt_child`). Other clients see none of that: never logged, the state and the
 //! chunks are dropped by their wire, and the log keeps the flat form every client can replay.
+//! A `session/load` by a client with `subagents` puts the child's logged calls back on its
+//! own session id, announced first (with no state: the log keeps none); its text and states
+//! are not in the log, so they are not replayed.
 //!
 //! The child session has the parent's id (the one the client knows), so its permission asks,
 //! its workspace requests and its file checkpoints are the parent's: the rules and "always"

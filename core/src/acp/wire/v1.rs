@@ -18,12 +18,14 @@
 //!
 //! The stand-in is what is logged, so a replay shows what the client saw live.
 
+use std::collections::HashSet;
+
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use self::display_terminal::DisplayTerminals;
-use crate::context::Wire;
+use crate::context::{Replay, Wire};
 use crate::ids::new_id;
 use crate::lineage::ChildLink;
 use crate::session::events::{CompactionTrigger, SessionEvent, ToolCallStart, ToolOutcome};
@@ -177,8 +179,50 @@ impl Wire for V1Wire {
         }
     }
 
-    fn replay_frame(&self, session_id: &str, stored: &RawValue) -> String {
-        stored_update_frame(session_id, stored)
+    fn replay<'a>(&'a self, session_id: &'a str) -> Box<dyn Replay + 'a> {
+        Box::new(V1Replay {
+            session_id,
+            subagents: self.shows.subagents,
+            announced: HashSet::new(),
+        })
+    }
+}
+
+/// A replay as this wire shows it: each logged update byte for byte on the session it was
+/// logged on — but for a client that shows subagents as child sessions, a subagent's logged
+/// call goes out on the subagent's own session, announced (`subagent_update`, with no state:
+/// the log keeps none, and a replay must not invent one) before the first frame naming it, as
+/// live.
+struct V1Replay<'a> {
+    session_id: &'a str,
+    subagents: bool,
+    announced: HashSet<String>,
+}
+
+impl Replay for V1Replay<'_> {
+    fn frames(&mut self, stored: &RawValue, out: &mut dyn FnMut(String)) {
+        // Only a subagent's call carries this key; the others are not parsed.
+        let child_call = self.subagents && stored.get().contains("\"childSessionId\"");
+        let parsed = child_call.then(|| serde_json::from_str::<Value>(stored.get()).ok());
+        let Some(update) = parsed.flatten() else {
+            return out(stored_update_frame(self.session_id, stored));
+        };
+        let Some(child) = update
+            .pointer("/_meta/hearth/childSessionId")
+            .and_then(Value::as_str)
+        else {
+            return out(stored_update_frame(self.session_id, stored));
+        };
+        if self.announced.insert(child.to_string()) {
+            let announcement = json!({
+                "sessionUpdate": "subagent_update",
+                "sessionId": child,
+                "description": update.pointer("/_meta/hearth/agent"),
+                "_meta": update["_meta"],
+            });
+            out(update_frame(self.session_id, &announcement));
+        }
+        out(stored_update_frame(child, stored));
     }
 }
 
