@@ -1,6 +1,7 @@
 //! `session/list` beside `initialize`, through the engine alone (a Rust `Host` that hands
-//! each frame to the timing thread): the round trip of the first page of a file store of 100
-//! sessions, against that of a request answered at once. The per-host figures (C, Node,
+//! each frame to the timing thread): the round trip of the first page of a file store of 20
+//! sessions, and of one of 10,000 (spread over 100 working directories) without and with a
+//! `cwd` filter, against that of a request answered at once. The per-host figures (C, Node,
 //! Python, stdio) are `benches/roundtrip`'s; this one isolates what the engine adds.
 //!
 //! Run: `cargo bench -p hearth-core --bench list` (`-- --quick` for a smoke run).
@@ -41,13 +42,11 @@ fn percentile(times: &mut [Duration], p: f64) -> f64 {
     times[at].as_secs_f64() * 1e6
 }
 
-fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
-    let (rounds, per_round) = if quick { (2, 200) } else { (5, 4000) };
-    let dir = tempfile::tempdir().unwrap();
+/// An engine on a file store of `sessions` sessions, spread over 100 working directories,
+/// initialized; and the id its next request takes.
+fn engine_with(sessions: usize, dir: &std::path::Path) -> (Engine, Receiver<String>, u64) {
     let config = format!(
-        r#"{{"dataDir":{:?},"providers":{{"openai":{{"baseUrl":"http://127.0.0.1:9/v1","apiKey":"bench"}}}}}}"#,
-        dir.path()
+        r#"{{"dataDir":{dir:?},"providers":{{"openai":{{"baseUrl":"http://127.0.0.1:9/v1","apiKey":"bench"}}}}}}"#
     );
     let (tx, rx) = mpsc::channel();
     let engine = Engine::start(
@@ -55,52 +54,69 @@ fn main() {
         Arc::new(Channel(Mutex::new(tx))),
     )
     .unwrap();
-    let init = r#"{"protocolVersion":1,"clientCapabilities":{}}"#;
-    let mut id = 0;
-    let mut next = || {
-        id += 1;
-        id
-    };
-    round_trip(&engine, &rx, next(), "initialize", init);
-    for _ in 0..100 {
-        round_trip(
-            &engine,
-            &rx,
-            next(),
-            "session/new",
-            r#"{"cwd":"/tmp","mcpServers":[]}"#,
-        );
+    round_trip(&engine, &rx, 1, "initialize", INIT);
+    for n in 0..sessions {
+        let params = format!(r#"{{"cwd":"/tmp/w{}","mcpServers":[]}}"#, n % 100);
+        round_trip(&engine, &rx, 2 + n as u64, "session/new", &params);
     }
-    std::thread::sleep(Duration::from_millis(200));
-    let mut times = [Vec::new(), Vec::new()];
-    // The two methods take turns, round by round, so that a noisy moment hits both.
+    // The writes behind the answers reach the file before the timing starts.
+    std::thread::sleep(Duration::from_millis(500));
+    (engine, rx, 2 + sessions as u64)
+}
+
+const INIT: &str = r#"{"protocolVersion":1,"clientCapabilities":{}}"#;
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let (rounds, per_round, large) = if quick {
+        (2, 200, 1_000)
+    } else {
+        (5, 4000, 10_000)
+    };
+    let (small_dir, large_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (small, small_rx, mut small_id) = engine_with(20, small_dir.path());
+    let (big, big_rx, mut big_id) = engine_with(large, large_dir.path());
+    let cases: [(&str, &Engine, &Receiver<String>, bool, &str, &str); 4] = [
+        ("initialize", &small, &small_rx, false, "initialize", INIT),
+        ("session/list, 20 sessions", &small, &small_rx, false, "session/list", "{}"),
+        ("session/list, first 50 of {large}", &big, &big_rx, true, "session/list", "{}"),
+        (
+            "session/list, first 50 of {large} with a `cwd` of 1 in 100",
+            &big,
+            &big_rx,
+            true,
+            "session/list",
+            r#"{"cwd":"/tmp/w7"}"#,
+        ),
+    ];
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); cases.len()];
+    // The cases take turns, round by round, so that a noisy moment hits them all.
     for _ in 0..rounds {
-        for (i, (method, params)) in [("initialize", init), ("session/list", "{}")]
-            .into_iter()
-            .enumerate()
-        {
+        for (i, (_, engine, rx, on_big, method, params)) in cases.iter().enumerate() {
+            let id = if *on_big { &mut big_id } else { &mut small_id };
             for _ in 0..per_round {
-                let id = next();
+                *id += 1;
                 let started = Instant::now();
-                round_trip(&engine, &rx, id, method, params);
+                round_trip(engine, rx, *id, method, params);
                 times[i].push(started.elapsed());
             }
         }
     }
-    engine.close().unwrap();
+    small.close().unwrap();
+    big.close().unwrap();
     let n = rounds * per_round;
     println!(
-        "| round trip through a Rust host ({n} each, {rounds} interleaved rounds) | median µs | p99 µs |"
+        "| round trip through a Rust host, file stores ({n} each, {rounds} interleaved rounds) | median µs | p99 µs | ÷ 20 sessions |"
     );
-    println!("|---|---|---|");
-    for (name, t) in ["initialize", "session/list (50 of 100 sessions)"]
-        .iter()
-        .zip(times.iter_mut())
-    {
+    println!("|---|---|---|---|");
+    let base = percentile(&mut times[1], 0.5);
+    for ((name, ..), t) in cases.iter().zip(times.iter_mut()) {
+        let median = percentile(t, 0.5);
         println!(
-            "| {name} | {:.1} | {:.1} |",
-            percentile(t, 0.5),
-            percentile(t, 0.99)
+            "| {} | {median:.1} | {:.1} | {:.2}× |",
+            name.replace("{large}", &large.to_string()),
+            percentile(t, 0.99),
+            median / base
         );
     }
 }

@@ -1,6 +1,6 @@
 //! Rows of the `sessions` and `events` tables, and their reads. The writes are `ops.rs`.
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, ToSql};
 use serde_json::Value;
 
 use super::{Event, Stored};
@@ -160,6 +160,29 @@ pub fn stored_updates(conn: &Connection, id: &str) -> rusqlite::Result<Vec<Store
     Ok(stored)
 }
 
+/// The query of a page of the list, one per shape of the request, so that an index serves
+/// both the filter and the order and a cursor is a seek: a single query with
+/// `(?1 IS NULL OR cwd = ?1)` scanned the whole `updated_at` index for a `cwd` of few sessions,
+/// and from the top for a late page (`list_queries_seek_in_an_index` holds the plans).
+fn list_query(cwd: bool, cursor: bool) -> &'static str {
+    macro_rules! page {
+        ($filter:literal) => {
+            concat!(
+                "SELECT id, cwd, additional_dirs, title, updated_at, parent_id, fork_event_id ",
+                "FROM sessions ",
+                $filter,
+                " ORDER BY updated_at DESC, id DESC LIMIT :limit"
+            )
+        };
+    }
+    match (cwd, cursor) {
+        (false, false) => page!(""),
+        (true, false) => page!("WHERE cwd = :cwd"),
+        (false, true) => page!("WHERE (updated_at, id) < (:time, :id)"),
+        (true, true) => page!("WHERE cwd = :cwd AND (updated_at, id) < (:time, :id)"),
+    }
+}
+
 /// Newest first; the cursor is the last row's `(updated_at, id)`, opaque to the client.
 pub fn list(
     conn: &Connection,
@@ -167,18 +190,18 @@ pub fn list(
     cursor: Option<&Cursor>,
     limit: usize,
 ) -> rusqlite::Result<ListPage> {
-    let (after_time, after_id) = cursor
-        .map(|c| (c.updated_at.as_str(), c.id.as_str()))
-        .unwrap_or_default();
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, cwd, additional_dirs, title, updated_at, parent_id, fork_event_id FROM sessions
-         WHERE (?1 IS NULL OR cwd = ?1)
-           AND (?2 = '' OR (updated_at, id) < (?2, ?3))
-         ORDER BY updated_at DESC, id DESC
-         LIMIT ?4",
-    )?;
+    let mut stmt = conn.prepare_cached(list_query(cwd.is_some(), cursor.is_some()))?;
+    let limit_plus_one = limit as i64 + 1;
+    let mut bound: Vec<(&str, &dyn ToSql)> = vec![(":limit", &limit_plus_one)];
+    if let Some(cwd) = &cwd {
+        bound.push((":cwd", cwd));
+    }
+    if let Some(cursor) = cursor {
+        bound.push((":time", &cursor.updated_at));
+        bound.push((":id", &cursor.id));
+    }
     let mut sessions = stmt
-        .query_map(params![cwd, after_time, after_id, limit as i64 + 1], listed)?
+        .query_map(bound.as_slice(), listed)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let next_cursor = if sessions.len() > limit {
         sessions.truncate(limit);
@@ -209,5 +232,45 @@ impl Cursor {
             updated_at: updated_at.to_string(),
             id: id.to_string(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every shape of the list's query reads an index in the list's order, seeking to the
+    /// `cwd` and past the cursor: no scan of every session, no sort.
+    #[test]
+    fn list_queries_seek_in_an_index() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        super::super::schema::migrate(&mut conn).unwrap();
+        for (cwd, cursor) in [(false, false), (true, false), (false, true), (true, true)] {
+            let sql = format!("EXPLAIN QUERY PLAN {}", list_query(cwd, cursor));
+            let mut stmt = conn.prepare(&sql).unwrap();
+            let names: Vec<String> = (1..=stmt.parameter_count())
+                .map(|i| stmt.parameter_name(i).unwrap().to_string())
+                .collect();
+            let values: Vec<(&str, &dyn ToSql)> = names
+                .iter()
+                .map(|n| (n.as_str(), &"x" as &dyn ToSql))
+                .collect();
+            let plan: Vec<String> = stmt
+                .query_map(values.as_slice(), |row| row.get::<_, String>(3))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            let plan = plan.join("; ");
+            let index = if cwd {
+                "sessions_by_cwd"
+            } else {
+                "sessions_by_update"
+            };
+            assert!(plan.contains(index), "{cwd} {cursor}: {plan}");
+            assert!(!plan.contains("TEMP B-TREE"), "{cwd} {cursor}: {plan}");
+            if cwd || cursor {
+                assert!(plan.starts_with("SEARCH"), "{cwd} {cursor}: {plan}");
+            }
+        }
     }
 }
