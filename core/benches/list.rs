@@ -64,6 +64,14 @@ fn engine_with(sessions: usize, dir: &std::path::Path) -> (Engine, Receiver<Stri
     (engine, rx, 2 + sessions as u64)
 }
 
+/// One kind of request timed: on which store, which method with which params.
+struct Case {
+    name: &'static str,
+    on_big: bool,
+    method: &'static str,
+    params: &'static str,
+}
+
 const INIT: &str = r#"{"protocolVersion":1,"clientCapabilities":{}}"#;
 
 fn main() {
@@ -76,14 +84,24 @@ fn main() {
     let (small_dir, large_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let (small, small_rx, mut small_id) = engine_with(20, small_dir.path());
     let (big, big_rx, mut big_id) = engine_with(large, large_dir.path());
-    let cases: [(&str, &Engine, &Receiver<String>, bool, &str, &str); 4] = [
-        ("initialize", &small, &small_rx, false, "initialize", INIT),
-        ("session/list, 20 sessions", &small, &small_rx, false, "session/list", "{}"),
-        ("session/list, first 50 of {large}", &big, &big_rx, true, "session/list", "{}"),
-        (
+    let case =
+        |name: &'static str, on_big: bool, method: &'static str, params: &'static str| Case {
+            name,
+            on_big,
+            method,
+            params,
+        };
+    let cases = [
+        case("initialize", false, "initialize", INIT),
+        case("session/list, 20 sessions", false, "session/list", "{}"),
+        case(
+            "session/list, first 50 of {large}",
+            true,
+            "session/list",
+            "{}",
+        ),
+        case(
             "session/list, first 50 of {large} with a `cwd` of 1 in 100",
-            &big,
-            &big_rx,
             true,
             "session/list",
             r#"{"cwd":"/tmp/w7"}"#,
@@ -92,12 +110,15 @@ fn main() {
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); cases.len()];
     // The cases take turns, round by round, so that a noisy moment hits them all.
     for _ in 0..rounds {
-        for (i, (_, engine, rx, on_big, method, params)) in cases.iter().enumerate() {
-            let id = if *on_big { &mut big_id } else { &mut small_id };
+        for (i, case) in cases.iter().enumerate() {
+            let (engine, rx, id) = match case.on_big {
+                true => (&big, &big_rx, &mut big_id),
+                false => (&small, &small_rx, &mut small_id),
+            };
             for _ in 0..per_round {
                 *id += 1;
                 let started = Instant::now();
-                round_trip(engine, rx, *id, method, params);
+                round_trip(engine, rx, *id, case.method, case.params);
                 times[i].push(started.elapsed());
             }
         }
@@ -110,11 +131,11 @@ fn main() {
     );
     println!("|---|---|---|---|");
     let base = percentile(&mut times[1], 0.5);
-    for ((name, ..), t) in cases.iter().zip(times.iter_mut()) {
+    for (case, t) in cases.iter().zip(times.iter_mut()) {
         let median = percentile(t, 0.5);
         println!(
             "| {} | {median:.1} | {:.1} | {:.2}× |",
-            name.replace("{large}", &large.to_string()),
+            case.name.replace("{large}", &large.to_string()),
             percentile(t, 0.99),
             median / base
         );

@@ -55,7 +55,7 @@ pub async fn run_turn(
     token: &CancellationToken,
     prompt: Prompt,
 ) -> Result<TurnEnd, TurnError> {
-    let tally = tally::Tally::new(sink);
+    let tally = tally::UsageTally::new(sink);
     match prompted(session, &tally, token, prompt).await {
         Ok(stop) => Ok(TurnEnd {
             stop,

@@ -10,14 +10,14 @@ use crate::llm::Usage;
 use crate::session::events::{EventSink, SessionEvent, Visibility};
 
 /// A sink that passes everything to `inner`, adding up the requests' usage on the way.
-pub struct Tally<'a> {
+pub struct UsageTally<'a> {
     inner: &'a dyn EventSink,
     total: Mutex<Option<Usage>>,
 }
 
-impl<'a> Tally<'a> {
+impl<'a> UsageTally<'a> {
     pub fn new(inner: &'a dyn EventSink) -> Self {
-        Tally {
+        UsageTally {
             inner,
             total: Mutex::new(None),
         }
@@ -29,7 +29,7 @@ impl<'a> Tally<'a> {
     }
 }
 
-impl EventSink for Tally<'_> {
+impl EventSink for UsageTally<'_> {
     fn emit(&self, event: SessionEvent, visibility: Visibility) {
         if let SessionEvent::Usage {
             request: Some(usage),
