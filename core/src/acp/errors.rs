@@ -1,6 +1,6 @@
 //! The domain's outcomes in the protocol's terms: turn errors and missing sessions as
 //! JSON-RPC errors, stop reasons as ACP's. A provider's failure carries its category, reset
-//! time, provider and status in `data` (`session/failure.rs`); a refused credential is
+//! time, provider and status in `data` (`session_failure.rs`); a refused credential is
 //! ACP's "authentication required" (-32000), so a client can offer to log in again.
 
 use agent_client_protocol_schema::v1::StopReason as AcpStopReason;
@@ -27,7 +27,7 @@ pub fn turn_error(error: TurnError) -> RpcError {
                 _ => INTERNAL_ERROR,
             };
             RpcError::new(code, format!("The model provider failed: {error}"))
-                .with_data(failure.data())
+                .with_data(super::session_failure::data(&failure))
         }
         TurnError::Store(e) => RpcError::internal(format!("cannot read the session log: {e}")),
         TurnError::Internal(message) => RpcError::internal(message),

@@ -17,7 +17,7 @@ pub fn encode(failure: &TurnFailure, air: bool) -> Value {
         let meta = json!({ "jetbrains": { "air": { "sessionFailure": air_failure(failure) } } });
         SessionUpdate::SessionInfoUpdate(SessionInfoUpdate::new().meta(meta.as_object().cloned()))
     } else {
-        let meta = json!({ "hearth": { "failure": failure.data() } });
+        let meta = json!({ "hearth": { "failure": data(failure) } });
         SessionUpdate::Notice(
             Notice::new(NoticeSeverity::Error, failure.title())
                 .description(failure.description())
@@ -25,6 +25,21 @@ pub fn encode(failure: &TurnFailure, air: bool) -> Value {
         )
     };
     serde_json::to_value(update).unwrap_or(Value::Null)
+}
+
+/// The figures of `failure` a client needs to act without parsing text: the prompt's error
+/// `data` (`errors.rs`), and the notice's `_meta.hearth.failure`.
+pub fn data(failure: &TurnFailure) -> Value {
+    let mut data = json!({
+        "category": failure.category.name(),
+        "provider": failure.provider.as_str(),
+        "status": failure.status,
+        "message": failure.message,
+    });
+    if let Some(at) = failure.reset_rfc3339() {
+        data["resetAt"] = json!(at);
+    }
+    data
 }
 
 fn air_failure(failure: &TurnFailure) -> Value {

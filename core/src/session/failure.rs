@@ -2,13 +2,11 @@
 //! failure's category (`llm/category.rs`), the provider's own message and, for a limit, when
 //! it resets. The same description goes to the user (a `TurnFailed` event the turn emits
 //! before the prompt's error answers, `agent/mod.rs`; the wire picks its form) and into the
-//! error's `data` (`acp/errors.rs`), so the two never disagree.
+//! error's `data` (`acp/session_failure.rs`), so the two never disagree.
 //!
 //! Tests: end to end in `core/tests/failures.rs`.
 
 use std::time::SystemTime;
-
-use serde_json::{Value, json};
 
 use crate::config::ProviderName;
 use crate::ids::new_id;
@@ -65,19 +63,5 @@ impl TurnFailure {
     pub fn reset_rfc3339(&self) -> Option<String> {
         self.reset_at
             .map(|at| humantime::format_rfc3339_seconds(at).to_string())
-    }
-
-    /// The `data` of the prompt's error: what a client needs to act without parsing text.
-    pub fn data(&self) -> Value {
-        let mut data = json!({
-            "category": self.category.name(),
-            "provider": self.provider.as_str(),
-            "status": self.status,
-            "message": self.message,
-        });
-        if let Some(at) = self.reset_rfc3339() {
-            data["resetAt"] = json!(at);
-        }
-        data
     }
 }
