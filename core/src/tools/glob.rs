@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::bounds::listing;
 use super::paths::{resolve_or_cwd, shown, shown_dir};
-use super::walk::{first_in_order, relative, relative_fast, require_dir};
+use super::walk::{first_in_order, relative_text, require_dir};
 use super::{
     About, Access, CallReport, Context, Kind, Location, Output, Planned, Result, Tool, ToolError,
 };
@@ -79,10 +79,7 @@ impl Tool for Glob {
             || (),
             move |(), entry, found| {
                 let matched = entry.is_file
-                    && match relative_fast(&root_text, &entry.path) {
-                        Some(rel) => matcher.is_match(rel),
-                        None => matcher.is_match(relative(&root, &entry.path)),
-                    };
+                    && matcher.is_match(&*relative_text(&root_text, &root, &entry.path));
                 if matched {
                     found.push(entry.path);
                 }

@@ -2,6 +2,7 @@
 //! and `Io::walk_parallel` for the searches that read every file) on the blocking pool,
 //! stopping when the turn is cancelled.
 
+use std::borrow::Cow;
 use std::collections::BinaryHeap;
 use std::path::Path;
 use std::sync::Mutex;
@@ -12,13 +13,20 @@ use super::paths::shown;
 use super::{Context, ToolError};
 use crate::io::{Io, WalkEntry, WalkSpec};
 
-/// `path` relative to `root`, as the walk under `root` made it: the text after `root`'s, without
-/// parsing either path's components (this runs for every file of a search). `None` when the
-/// path is not UTF-8 or not under `root` as spelled.
-pub fn relative_fast<'p>(root: &str, path: &'p Path) -> Option<&'p str> {
-    let rest = path.to_str()?.strip_prefix(root)?;
-    let rest = rest.trim_start_matches(std::path::is_separator);
-    (!rest.is_empty()).then_some(rest)
+/// `path` relative to `root` (whose text is `root_text`) for matching: the text after
+/// `root`'s as the walk under `root` made it, without parsing either path's components (this
+/// runs for every file of a search); [`relative`] when the path is not UTF-8 or not under
+/// `root` as spelled. Separators may be the platform's, which globs accept.
+pub fn relative_text<'p>(root_text: &str, root: &Path, path: &'p Path) -> Cow<'p, str> {
+    let fast = path
+        .to_str()
+        .and_then(|text| text.strip_prefix(root_text))
+        .map(|rest| rest.trim_start_matches(std::path::is_separator))
+        .filter(|rest| !rest.is_empty());
+    match fast {
+        Some(rest) => Cow::Borrowed(rest),
+        None => Cow::Owned(relative(root, path)),
+    }
 }
 
 /// `path` relative to `root`, with `/` separators (how globs and the model see paths).
