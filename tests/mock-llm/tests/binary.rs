@@ -70,19 +70,38 @@ async fn prints_its_url_serves_the_script_and_exits_when_stdin_closes() {
 
 #[test]
 fn listens_on_the_requested_port() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut child = spawn(&["--port", &port.to_string()]);
-    let mut url = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut url)
-        .unwrap();
-    assert_eq!(url, format!("http://127.0.0.1:{port}/v1\n"));
-    drop(child.stdin.take());
-    assert!(wait_for_exit(&mut child).success());
+    // A free port is found by binding port 0 and letting it go; a test running beside this one
+    // may take it before the child binds it, so a child that finds it in use is tried again on
+    // another.
+    for _ in 0..5 {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut child = spawn(&["--port", &port.to_string()]);
+        let mut url = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut url)
+            .unwrap();
+        if url.is_empty() {
+            let mut stderr = String::new();
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut stderr)
+                .unwrap();
+            assert!(stderr.contains("in use"), "no URL, and: {stderr}");
+            assert!(!wait_for_exit(&mut child).success());
+            continue;
+        }
+        assert_eq!(url, format!("http://127.0.0.1:{port}/v1\n"));
+        drop(child.stdin.take());
+        assert!(wait_for_exit(&mut child).success());
+        return;
+    }
+    panic!("every port tried was taken before the mock could bind it");
 }
 
 #[test]
