@@ -9,9 +9,9 @@ mod common;
 
 use std::sync::{Arc, Mutex};
 
+use common::final_status;
 use common::tools::{
-    cancel_while_asked, final_status, options_of, permission_answer, session, tool_updates,
-    workspace,
+    cancel_while_asked, options_of, permission_answer, session, tool_updates, workspace,
 };
 use common::{Setup, call, config, mcp_server, text, tool_results};
 use hearth_testkit::{AcpClient, InProcess};

@@ -6,7 +6,8 @@ mod common;
 
 use std::time::Duration;
 
-use common::tools::{cancel_while_asked, final_status, session, workspace};
+use common::final_status;
+use common::tools::{cancel_while_asked, session, workspace};
 use common::{Setup, call, start, text, tool_results};
 use hearth_testkit::processes::{marked_gone, marked_started};
 use hearth_testkit::{AcpClient, InProcess};

@@ -7,10 +7,8 @@ mod common;
 
 use std::sync::{Arc, Mutex};
 
-use common::tools::{
-    always_answer, final_status, permission_answer, session, tool_updates, workspace,
-};
-use common::{Setup, call, start, text, tool_results};
+use common::tools::{always_answer, permission_answer, session, tool_updates, workspace};
+use common::{Setup, call, final_status, start, text, tool_results};
 use hearth_testkit::agent_text;
 use serde_json::json;
 

@@ -8,7 +8,8 @@
 
 mod common;
 
-use common::tools::{answer_by, final_status, options_of, session, tool_updates, workspace};
+use common::final_status;
+use common::tools::{answer_by, options_of, session, tool_updates, workspace};
 use common::{Setup, call, mcp_server, start, text, tool_results, updates_of};
 use serde_json::{Value, json};
 

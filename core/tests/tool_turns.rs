@@ -6,7 +6,8 @@
 
 mod common;
 
-use common::tools::{always_answer, final_status, session, tool_updates, workspace};
+use common::final_status;
+use common::tools::{always_answer, session, tool_updates, workspace};
 use common::{Setup, call, start, text, tool_results};
 use hearth_testkit::agent_text;
 use serde_json::{Value, json};

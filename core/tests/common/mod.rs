@@ -133,12 +133,12 @@ pub fn updates_of(client: &AcpClient<InProcess>, session: &str, kind: &str) -> V
         .collect()
 }
 
-/// The final status of each tool call of `session`, in order.
+/// The final status of each tool call of `session`, in order: a call that failed before it
+/// ran ends in its `tool_call`, the others in an update; a display terminal's updates, which
+/// repeat no status, are skipped.
 pub fn final_status(client: &AcpClient<InProcess>, session: &str) -> Vec<String> {
-    client
-        .updates(session)
+    tools::tool_updates(client, session)
         .iter()
-        .filter(|u| u["sessionUpdate"] == "tool_call_update")
         .filter_map(|u| u["status"].as_str())
         .filter(|s| *s == "completed" || *s == "failed")
         .map(str::to_string)

@@ -29,15 +29,6 @@ pub fn tool_updates(client: &AcpClient<InProcess>, session: &str) -> Vec<Value> 
         .collect()
 }
 
-pub fn final_status(client: &AcpClient<InProcess>, session: &str) -> Vec<String> {
-    tool_updates(client, session)
-        .iter()
-        .filter_map(|u| u["status"].as_str())
-        .filter(|s| *s == "completed" || *s == "failed")
-        .map(str::to_string)
-        .collect()
-}
-
 pub fn permission_answer(option: &str) -> Value {
     json!({"outcome": {"outcome": "selected", "optionId": option}})
 }
