@@ -84,7 +84,8 @@ impl OpenAi {
 }
 
 /// One conversation message as chat-completions messages (tool results are one message each).
-/// Thinking has no place in this API and is left out.
+/// Thinking and the blocks of Anthropic's server tools have no place in this API and are left out
+/// (cited text is kept as text).
 fn wire_messages(message: &Message) -> Vec<Value> {
     match message {
         Message::User { content } => {
@@ -94,7 +95,9 @@ fn wire_messages(message: &Message) -> Vec<Value> {
             let text: String = parts
                 .iter()
                 .filter_map(|p| match p {
-                    AssistantPart::Text { text } => Some(text.as_str()),
+                    AssistantPart::Text { text } | AssistantPart::CitedText { text, .. } => {
+                        Some(text.as_str())
+                    }
                     _ => None,
                 })
                 .collect();
