@@ -1,6 +1,7 @@
 //! Usage as a client sees it: the turn's token totals in the prompt response's unstable
-//! `usage` (summed over its model requests, as their `usage_update`s reported them), none
-//! for a command, and `/context` telling where the context goes.
+//! `usage` (summed over its model requests, as their `usage_update`s reported them, reasoning
+//! tokens as `thoughtTokens` when the provider counts them apart), none for a command, and
+//! `/context` telling where the context goes.
 
 mod common;
 
@@ -40,6 +41,51 @@ fn the_prompt_response_carries_the_turns_token_totals() {
         .map(|u| u["_meta"]["hearth"]["outputTokens"].as_u64().unwrap())
         .sum();
     assert_eq!(reported, 27, "the totals are what the usage updates said");
+}
+
+#[test]
+fn reasoning_tokens_reach_the_client_as_thought_tokens() {
+    let setup = Setup::new(json!({"responses": [
+        {"events": [
+            {"toolCall": {"id": "c1", "name": "list", "arguments": "{}"}},
+            {"usage": {"input": 100, "output": 40, "thoughts": 30}},
+        ]},
+        // A request whose server gives no breakdown still counts toward the turn's total.
+        {"events": [{"text": "Done."}, {"usage": {"input": 150, "output": 9}}]},
+        {"events": [{"text": "Plain."}, {"usage": {"input": 160, "output": 2}}]},
+    ]}));
+    let cwd = workspace(&setup);
+    let mut client = start(&setup, json!({}));
+    let session = session(&mut client, &cwd);
+    let result = client.prompt(&session, "look")["result"].clone();
+    assert_eq!(result["usage"]["thoughtTokens"], 30, "{result}");
+    assert_eq!(result["usage"]["outputTokens"], 49);
+    let thoughts: Vec<Option<u64>> = client
+        .updates(&session)
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "usage_update")
+        .map(|u| u["_meta"]["hearth"]["thoughtTokens"].as_u64())
+        .collect();
+    assert_eq!(thoughts, [Some(30), None]);
+    // No request of the turn said: no figure, rather than a made-up 0.
+    let result = client.prompt(&session, "again")["result"].clone();
+    assert!(result["usage"].get("thoughtTokens").is_none(), "{result}");
+}
+
+#[test]
+fn claudes_thinking_tokens_are_thought_tokens_too() {
+    let setup = Setup::new(json!({"responses": [
+        {"events": [{"reasoning": "Hm."}, {"text": "Yes."}, {"usage": {"input": 10, "output": 50, "thoughts": 45}}]},
+    ]}));
+    let cwd = workspace(&setup);
+    let claude = json!({
+        "model": "claude-test",
+        "providers": {"anthropic": {"baseUrl": setup.mock.base_url(), "apiKey": "k", "maxRetries": 0}},
+    });
+    let mut client = start(&setup, claude);
+    let session = session(&mut client, &cwd);
+    let result = client.prompt(&session, "think")["result"].clone();
+    assert_eq!(result["usage"]["thoughtTokens"], 45, "{result}");
 }
 
 #[test]

@@ -273,6 +273,7 @@ mod tests {
             output: 100_000,
             cache_read: 2_000_000,
             cache_write: 10_000,
+            ..Usage::default()
         };
         let cost = cost(&price, &usage);
         assert!((cost - (3.0 + 1.5 + 0.6 + 0.03)).abs() < 1e-9, "{cost}");

@@ -329,8 +329,15 @@ impl Decode for Decoder {
 }
 
 impl Decoder {
-    /// `message_start` carries the input counts, `message_delta` the (cumulative) output.
+    /// `message_start` carries the input counts, `message_delta` the (cumulative) output and,
+    /// on the last one, the part of it spent thinking.
     fn read_usage(&mut self, usage: &Value) {
+        if let Some(thoughts) = usage
+            .pointer("/output_tokens_details/thinking_tokens")
+            .and_then(Value::as_u64)
+        {
+            self.usage.thoughts = Some(thoughts);
+        }
         let fields = [
             ("input_tokens", &mut self.usage.input),
             ("output_tokens", &mut self.usage.output),
@@ -738,7 +745,7 @@ mod tests {
                 start.clone(),
                 data(json!({ "type": "ping" })),
                 data(
-                    json!({ "type": "message_delta", "delta": { "stop_reason": reason }, "usage": { "output_tokens": 42 } }),
+                    json!({ "type": "message_delta", "delta": { "stop_reason": reason }, "usage": { "output_tokens": 42, "output_tokens_details": { "thinking_tokens": 30 } } }),
                 ),
                 data(json!({ "type": "message_stop" })),
             ]
@@ -751,7 +758,8 @@ mod tests {
                     input: 5,
                     output: 42,
                     cache_read: 900,
-                    cache_write: 100
+                    cache_write: 100,
+                    thoughts: Some(30),
                 }),
                 StreamEvent::Finish(FinishReason::Length),
             ]

@@ -68,6 +68,24 @@ pub struct Usage {
     pub cache_read: u64,
     /// Prompt tokens written to the cache (Anthropic).
     pub cache_write: u64,
+    /// The part of `output` spent reasoning, when the provider says (OpenAI-compatible
+    /// `completion_tokens_details.reasoning_tokens`, Anthropic
+    /// `output_tokens_details.thinking_tokens`).
+    pub thoughts: Option<u64>,
+}
+
+impl Usage {
+    /// Adds `other`'s counts to these; thoughts are known if either side knows them.
+    pub fn add(&mut self, other: &Usage) {
+        self.input += other.input;
+        self.output += other.output;
+        self.cache_read += other.cache_read;
+        self.cache_write += other.cache_write;
+        self.thoughts = match (self.thoughts, other.thoughts) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -238,11 +238,15 @@ impl Dialect for Anthropic {
 
     fn close(&mut self, finish: Finish, usage: Option<Usage>, out: &mut String) {
         self.close_block(out);
-        let delta = json!({
+        let usage = usage.unwrap_or_default();
+        let mut delta = json!({
             "type": "message_delta",
             "delta": {"stop_reason": finish.anthropic(), "stop_sequence": null},
-            "usage": {"output_tokens": usage.unwrap_or_default().output},
+            "usage": {"output_tokens": usage.output},
         });
+        if let Some(thoughts) = usage.thoughts {
+            delta["usage"]["output_tokens_details"] = json!({"thinking_tokens": thoughts});
+        }
         event(out, "message_delta", &delta);
         event(out, "message_stop", &json!({"type": "message_stop"}));
     }

@@ -55,6 +55,9 @@ fn usage_json(usage: Usage) -> Value {
     if usage.cache_read > 0 {
         json["prompt_tokens_details"] = json!({ "cached_tokens": usage.cache_read });
     }
+    if let Some(thoughts) = usage.thoughts {
+        json["completion_tokens_details"] = json!({ "reasoning_tokens": thoughts });
+    }
     json
 }
 

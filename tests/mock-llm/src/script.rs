@@ -226,6 +226,9 @@ pub struct Usage {
     /// Prompt tokens written to the cache (Anthropic only).
     #[serde(default)]
     pub cache_write: u64,
+    /// The part of `output` spent reasoning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thoughts: Option<u64>,
 }
 
 /// `count` text deltas of `text`, produced lazily so benchmarks can ask for millions.
