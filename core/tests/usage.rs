@@ -191,7 +191,48 @@ fn a_priced_model_reports_what_the_session_spent() {
     client.prompt(&session, "/context");
     let answer = agent_text(&client.updates(&session))[before..].to_string();
     assert!(
-        answer.contains("- Spent by this session since it started here: 3.0000 EUR"),
+        answer.contains("- Spent by this session: 3.0000 EUR"),
         "{answer}"
+    );
+}
+
+/// The running cost outlives the engine: a session loaded by a fresh engine on the same
+/// store file goes on from what it had spent (read back from its last `usage_update`).
+#[test]
+fn a_restarted_engine_continues_the_sessions_running_cost() {
+    let setup = Setup::new(json!({"responses": [
+        {"events": [{"text": "One."}, {"usage": {"input": 1_000_000, "output": 0}}]},
+        {"events": [{"text": "Two."}, {"usage": {"input": 500_000, "output": 0}}]},
+    ]}));
+    let cwd = workspace(&setup);
+    let price = json!({"input": 2.0, "output": 10.0});
+    let config =
+        json!({"models": [{"id": "mock-model", "contextWindow": 10_000_000, "price": price}]});
+    let mut client = start(&setup, config.clone());
+    let session = session(&mut client, &cwd);
+    client.prompt(&session, "first");
+    drop(client);
+    assert!(
+        setup.dir.path().join("hearth.db").exists(),
+        "a real file store"
+    );
+
+    let mut fresh = start(&setup, config);
+    fresh.call(
+        "session/load",
+        json!({"sessionId": session, "cwd": cwd, "mcpServers": []}),
+    );
+    fresh.prompt(&session, "second");
+    let last = fresh
+        .updates(&session)
+        .iter()
+        .rev()
+        .find(|u| u["sessionUpdate"] == "usage_update")
+        .map(|u| u["cost"].clone())
+        .unwrap();
+    assert_eq!(
+        last,
+        json!({"amount": 3.0, "currency": "USD"}),
+        "2 before, 1 now"
     );
 }
