@@ -1,8 +1,7 @@
 //! Permissions in tool turns, end to end: each mode (`ask`, `accept_edits`, `plan`, `bypass`)
 //! and outcome (allow once, reject, "always" rules — a fetch's per host — which survive a
-//! restart), and the
-//! dangerous commands that ask whatever the rules say. The decisions themselves are unit-tested
-//! in `core/src/permissions/`.
+//! restart), and the dangerous commands that ask whatever the rules say. The decisions
+//! themselves are unit-tested in `core/src/permissions/`.
 
 mod common;
 
