@@ -200,7 +200,7 @@ async fn converse(
         };
         // The provider paused a long turn of its own tools: the conversation, sent back as it
         // is, resumes it.
-        if answer.paused && stop == StopReason::EndTurn {
+        if answer.paused && answer.calls.is_empty() && stop == StopReason::EndTurn {
             continue;
         }
         // A message steered in while the model answered gets an answer of its own.
