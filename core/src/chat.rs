@@ -70,6 +70,18 @@ pub enum AssistantPart {
         name: String,
         arguments: String,
     },
+    /// A content block of a tool the provider ran itself (Anthropic's web search: its
+    /// `server_tool_use` and its `web_search_tool_result`, encrypted content and all), as the
+    /// provider sent it: it goes back unchanged, and other providers leave it out.
+    ServerBlock {
+        block: Value,
+    },
+    /// Text the provider backed with citations of its own search's results (Anthropic's
+    /// `citations`, each with its `encrypted_index`), which go back with the text unchanged.
+    CitedText {
+        text: String,
+        citations: Vec<Value>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

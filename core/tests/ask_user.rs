@@ -3,7 +3,8 @@
 //! turn cancelled while it waits), as a permission request whose options are the choices for
 //! one that does not (and "cannot ask" where one pick cannot answer), and an MCP server's own
 //! elicitation (the Python SDK's server, `tests/mcp/server.py` `pick_colour`) reaching the
-//! client both ways. Every frame is validated against the ACP schema by the testkit.
+//! client both ways, tied to the one call running on the server. Every frame is validated
+//! against the ACP schema by the testkit.
 
 mod common;
 
@@ -228,6 +229,18 @@ fn colour_client(setup: &Setup, forms: bool) -> AcpClient<InProcess> {
     client_with(setup, forms, json!({"permissionMode": "bypass"}))
 }
 
+/// The id of the session's one tool call, as the client was told it.
+fn the_call(client: &AcpClient<InProcess>, session: &str) -> Value {
+    let calls: Vec<Value> = client
+        .updates(session)
+        .into_iter()
+        .filter(|u| u["sessionUpdate"] == "tool_call")
+        .map(|u| u["toolCallId"].clone())
+        .collect();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    calls[0].clone()
+}
+
 #[test]
 fn an_mcp_servers_elicitation_reaches_the_client_as_a_form() {
     let setup = colour_setup();
@@ -239,6 +252,11 @@ fn an_mcp_servers_elicitation_reaches_the_client_as_a_form() {
     let asked = asked.lock().unwrap();
     assert_eq!(asked.len(), 1);
     assert_eq!(asked[0]["sessionId"], session, "attributed to the session");
+    assert_eq!(
+        asked[0]["toolCallId"],
+        the_call(&client, &session),
+        "and to the one call running on the server"
+    );
     assert_eq!(
         asked[0]["message"],
         "The MCP server `files` asks: Which colour?"
@@ -267,6 +285,10 @@ fn an_mcp_servers_elicitation_falls_back_to_a_permission_request() {
     assert_eq!(
         question["toolCall"]["title"],
         "The MCP server `files` asks: Which colour?"
+    );
+    assert_eq!(
+        question["toolCall"]["toolCallId"],
+        the_call(&client, &session)
     );
     let names: Vec<&str> = question["options"]
         .as_array()

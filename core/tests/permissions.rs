@@ -1,7 +1,7 @@
 //! Permissions in tool turns, end to end: each mode (`ask`, `accept_edits`, `plan`, `bypass`)
-//! and outcome (allow once, reject, "always" rules, which survive a restart), and the
-//! dangerous commands that ask whatever the rules say. The decisions themselves are unit-tested
-//! in `core/src/permissions/`.
+//! and outcome (allow once, reject, "always" rules — a fetch's per host — which survive a
+//! restart), and the dangerous commands that ask whatever the rules say. The decisions
+//! themselves are unit-tested in `core/src/permissions/`.
 
 mod common;
 
@@ -235,4 +235,57 @@ fn dangerous_commands_ask_even_with_an_allow_rule() {
         2,
         "no 'always' for a dangerous command"
     );
+}
+
+/// A tiny HTTP server on 127.0.0.1 answering every request with `ok`; its port.
+fn serve_ok() -> u16 {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            let _ = stream.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+            );
+        }
+    });
+    port
+}
+
+/// "Always" for a fetch covers its host: another path there runs without asking, another
+/// host asks again. (Loopback only: both names are allowed past fetch's address guard.)
+#[test]
+fn always_allowing_a_fetch_covers_its_host_only() {
+    let port = serve_ok();
+    let fetch = |id: &str, url: String| call(id, "fetch", json!({"url": url}));
+    let setup = Setup::new(json!({"responses": [
+        fetch("a", format!("http://127.0.0.1:{port}/one")), text(&["1"]),
+        fetch("b", format!("http://127.0.0.1:{port}/two")), text(&["2"]),
+        fetch("c", format!("http://localhost:{port}/three")), text(&["3"]),
+    ]}));
+    let cwd = workspace(&setup);
+    let mut client = start(
+        &setup,
+        json!({"tools": {"fetchAllowHosts": ["127.0.0.1", "localhost"]}}),
+    );
+    let asked = always_answer(&mut client, "allow_always");
+    let session = session(&mut client, &cwd);
+    for prompt in ["one", "two", "three"] {
+        client.prompt(&session, prompt);
+    }
+    let asked = asked.lock().unwrap();
+    let titles: Vec<&str> = asked
+        .iter()
+        .map(|r| r["toolCall"]["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles.len(), 2, "{titles:?}");
+    assert!(titles[0].contains("127.0.0.1"), "{titles:?}");
+    assert!(titles[1].contains("localhost"), "{titles:?}");
+    assert_eq!(final_status(&client, &session), ["completed"; 3]);
 }

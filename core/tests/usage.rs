@@ -1,6 +1,7 @@
 //! Usage as a client sees it: the turn's token totals in the prompt response's unstable
-//! `usage` (summed over its model requests, as their `usage_update`s reported them), none
-//! for a command, and `/context` telling where the context goes.
+//! `usage` (summed over its model requests, as their `usage_update`s reported them, reasoning
+//! tokens as `thoughtTokens` when the provider counts them apart), none for a command, and
+//! `/context` telling where the context goes.
 
 mod common;
 
@@ -40,6 +41,51 @@ fn the_prompt_response_carries_the_turns_token_totals() {
         .map(|u| u["_meta"]["hearth"]["outputTokens"].as_u64().unwrap())
         .sum();
     assert_eq!(reported, 27, "the totals are what the usage updates said");
+}
+
+#[test]
+fn reasoning_tokens_reach_the_client_as_thought_tokens() {
+    let setup = Setup::new(json!({"responses": [
+        {"events": [
+            {"toolCall": {"id": "c1", "name": "list", "arguments": "{}"}},
+            {"usage": {"input": 100, "output": 40, "thoughts": 30}},
+        ]},
+        // A request whose server gives no breakdown still counts toward the turn's total.
+        {"events": [{"text": "Done."}, {"usage": {"input": 150, "output": 9}}]},
+        {"events": [{"text": "Plain."}, {"usage": {"input": 160, "output": 2}}]},
+    ]}));
+    let cwd = workspace(&setup);
+    let mut client = start(&setup, json!({}));
+    let session = session(&mut client, &cwd);
+    let result = client.prompt(&session, "look")["result"].clone();
+    assert_eq!(result["usage"]["thoughtTokens"], 30, "{result}");
+    assert_eq!(result["usage"]["outputTokens"], 49);
+    let thoughts: Vec<Option<u64>> = client
+        .updates(&session)
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "usage_update")
+        .map(|u| u["_meta"]["hearth"]["thoughtTokens"].as_u64())
+        .collect();
+    assert_eq!(thoughts, [Some(30), None]);
+    // No request of the turn said: no figure, rather than a made-up 0.
+    let result = client.prompt(&session, "again")["result"].clone();
+    assert!(result["usage"].get("thoughtTokens").is_none(), "{result}");
+}
+
+#[test]
+fn claudes_thinking_tokens_are_thought_tokens_too() {
+    let setup = Setup::new(json!({"responses": [
+        {"events": [{"reasoning": "Hm."}, {"text": "Yes."}, {"usage": {"input": 10, "output": 50, "thoughts": 45}}]},
+    ]}));
+    let cwd = workspace(&setup);
+    let claude = json!({
+        "model": "claude-test",
+        "providers": {"anthropic": {"baseUrl": setup.mock.base_url(), "apiKey": "k", "maxRetries": 0}},
+    });
+    let mut client = start(&setup, claude);
+    let session = session(&mut client, &cwd);
+    let result = client.prompt(&session, "think")["result"].clone();
+    assert_eq!(result["usage"]["thoughtTokens"], 45, "{result}");
 }
 
 #[test]
@@ -145,7 +191,48 @@ fn a_priced_model_reports_what_the_session_spent() {
     client.prompt(&session, "/context");
     let answer = agent_text(&client.updates(&session))[before..].to_string();
     assert!(
-        answer.contains("- Spent by this session since it started here: 3.0000 EUR"),
+        answer.contains("- Spent by this session: 3.0000 EUR"),
         "{answer}"
+    );
+}
+
+/// The running cost outlives the engine: a session loaded by a fresh engine on the same
+/// store file goes on from what it had spent (read back from its last `usage_update`).
+#[test]
+fn a_restarted_engine_continues_the_sessions_running_cost() {
+    let setup = Setup::new(json!({"responses": [
+        {"events": [{"text": "One."}, {"usage": {"input": 1_000_000, "output": 0}}]},
+        {"events": [{"text": "Two."}, {"usage": {"input": 500_000, "output": 0}}]},
+    ]}));
+    let cwd = workspace(&setup);
+    let price = json!({"input": 2.0, "output": 10.0});
+    let config =
+        json!({"models": [{"id": "mock-model", "contextWindow": 10_000_000, "price": price}]});
+    let mut client = start(&setup, config.clone());
+    let session = session(&mut client, &cwd);
+    client.prompt(&session, "first");
+    drop(client);
+    assert!(
+        setup.dir.path().join("hearth.db").exists(),
+        "a real file store"
+    );
+
+    let mut fresh = start(&setup, config);
+    fresh.call(
+        "session/load",
+        json!({"sessionId": session, "cwd": cwd, "mcpServers": []}),
+    );
+    fresh.prompt(&session, "second");
+    let last = fresh
+        .updates(&session)
+        .iter()
+        .rev()
+        .find(|u| u["sessionUpdate"] == "usage_update")
+        .map(|u| u["cost"].clone())
+        .unwrap();
+    assert_eq!(
+        last,
+        json!({"amount": 3.0, "currency": "USD"}),
+        "2 before, 1 now"
     );
 }

@@ -1,7 +1,9 @@
 //! `web_search` end to end, against local fakes of the backends on 127.0.0.1 (their `url` is
 //! configurable for that): SearXNG's JSON API and Brave's keyed one. The model reads a
 //! numbered list, the client sees `resource_link`s on a call of kind `fetch`, the domain
-//! filters hold, and with no backend configured the tool is not offered at all.
+//! filters hold, and with no backend configured the tool is not offered at all — except to
+//! Claude, which gets Anthropic's server-side search: its blocks go back verbatim (after a
+//! restart too), `pause_turn` resumes, and the client sees the same call of kind `fetch`.
 
 mod common;
 
@@ -196,4 +198,233 @@ fn without_a_backend_the_tool_is_not_offered() {
         .collect();
     assert!(tools.contains(&"fetch".to_string()), "{tools:?}");
     assert!(!tools.contains(&"web_search".to_string()), "{tools:?}");
+}
+
+// ---- Anthropic's server-side search ---------------------------------------------------------
+
+/// The Anthropic provider on the setup's mock as the session's model (Claude), and `extra`.
+fn on_claude(setup: &Setup, extra: Value) -> Value {
+    let mut config = json!({
+        "model": "claude-test",
+        "providers": {"anthropic": {"baseUrl": setup.mock.base_url(), "apiKey": "k", "maxRetries": 0}},
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        config[k] = v.clone();
+    }
+    config
+}
+
+/// The tools of request `n` as Anthropic reads them: function tools by name, server tools
+/// whole.
+fn anthropic_tools(setup: &Setup, n: usize) -> (Vec<String>, Vec<Value>) {
+    let tools = setup.mock.requests()[n].body["tools"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let (server, functions): (Vec<Value>, Vec<Value>) =
+        tools.into_iter().partition(|t| t.get("type").is_some());
+    let names = functions
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    (names, server)
+}
+
+/// A request's body without its cache breakpoints (which roll forward by design) and without
+/// the closing `]}` of its messages: what the next request must begin with.
+fn open_without_breakpoints(raw: &str) -> String {
+    let unmarked = raw.replace(r#","cache_control":{"type":"ephemeral"}"#, "");
+    unmarked.strip_suffix("]}").unwrap().to_string()
+}
+
+#[test]
+fn a_claude_session_without_a_backend_searches_on_anthropics_servers() {
+    let result = json!({"type": "web_search_result", "url": "https://blog.rust-lang.org/",
+        "title": "Rust Blog", "encrypted_content": "EqgfCioIARgBIiQ3YTAwMjY1Mi1", "page_age": "March 1, 2026"});
+    let citation = json!({"type": "web_search_result_location", "url": "https://blog.rust-lang.org/",
+        "title": "Rust Blog", "cited_text": "Rust 1.95 is out.", "encrypted_index": "Eo8BCioIAhgBIiQyYjQ0OWJmZi1lNm"});
+    let setup = Setup::new(json!({"responses": [
+        // A long turn of searches, paused by the API…
+        {"events": [
+            {"text": "Let me look."},
+            {"serverSearch": {"id": "srvtoolu_01", "query": "rust release", "results": [result]}},
+        ], "finish": "pause_turn"},
+        // …and resumed when the conversation is sent back.
+        {"events": [
+            {"citedText": {"text": "Rust 1.95 is out.", "citations": [citation]}},
+            {"text": " That is the news."},
+        ]},
+        text(&["Again."]),
+    ]}));
+    let cwd = workspace(&setup);
+    let mut client = start(&setup, on_claude(&setup, json!({})));
+    let session = session(&mut client, &cwd);
+    let answer = client.prompt(&session, "what is new in rust?");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    client.prompt(&session, "thanks");
+    assert_eq!(setup.mock.remaining(), 0);
+
+    // The request offers the server tool, and no function of that name.
+    let (functions, server) = anthropic_tools(&setup, 0);
+    assert!(
+        !functions.contains(&"web_search".to_string()),
+        "{functions:?}"
+    );
+    assert_eq!(
+        server,
+        [json!({"type": "web_search_20250305", "name": "web_search", "max_uses": 5})]
+    );
+
+    // The client sees the search as the local tool's call: kind fetch, links.
+    let updates = tool_updates(&client, &session);
+    assert_eq!(updates[0]["sessionUpdate"], "tool_call");
+    assert_eq!(updates[0]["toolCallId"], "srvtoolu_01");
+    assert_eq!(updates[0]["kind"], "fetch");
+    assert_eq!(updates[0]["title"], "Searching the web: \"rust release\"");
+    assert_eq!(updates[0]["rawInput"], json!({"query": "rust release"}));
+    assert_eq!(
+        links(&updates),
+        [
+            json!({"type": "resource_link", "uri": "https://blog.rust-lang.org/", "name": "Rust Blog"})
+        ]
+    );
+    let done = updates.iter().find(|u| u["status"] == "completed").unwrap();
+    assert_eq!(done["rawOutput"]["provider"], "anthropic");
+    assert_eq!(
+        done["rawOutput"]["results"][0]["published"],
+        "March 1, 2026"
+    );
+
+    // The paused answer went back as it came, the last turn of the request that resumed it…
+    let resumed = setup.model_messages(1);
+    assert_eq!(
+        resumed.last().unwrap(),
+        &json!({"role": "assistant", "content": [
+            {"type": "text", "text": "Let me look."},
+            {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search", "input": {"query": "rust release"}},
+            {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01", "content": [result]},
+        ]})
+    );
+    // …and the rest of the answer, cited text and all, goes with the next prompt.
+    let next = setup.model_messages(2);
+    assert_eq!(
+        next[next.len() - 2],
+        json!({"role": "assistant", "content": [
+            {"type": "text", "text": "Rust 1.95 is out.", "citations": [citation]},
+            {"type": "text", "text": " That is the news."},
+        ]})
+    );
+    // Each request is the previous one with messages appended, byte for byte.
+    let requests = setup.mock.requests();
+    for pair in requests.windows(2) {
+        let previous = open_without_breakpoints(&pair[0].raw);
+        let next = pair[1]
+            .raw
+            .replace(r#","cache_control":{"type":"ephemeral"}"#, "");
+        assert!(
+            next.starts_with(&previous) && next[previous.len()..].starts_with(','),
+            "not appended:\n{previous}\n---\n{next}"
+        );
+    }
+
+    // The client saw the answer's text whole, in order.
+    let text: String = client
+        .updates(&session)
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect();
+    assert_eq!(
+        text,
+        "Let me look.Rust 1.95 is out. That is the news.Again."
+    );
+}
+
+#[test]
+fn after_a_restart_the_search_blocks_go_back_unchanged() {
+    let result = json!({"type": "web_search_result", "url": "https://tokio.rs/", "title": "Tokio",
+        "encrypted_content": "Eo8BCioIAhgB"});
+    let setup = Setup::new(json!({"responses": [
+        {"events": [
+            {"serverSearch": {"id": "srvtoolu_02", "query": "tokio"}},
+        ], "finish": "pause_turn"},
+        {"events": [{"serverSearch": {"id": "srvtoolu_03", "query": "tokio", "results": [result]}}, {"text": "Found it."}]},
+        text(&["Still here."]),
+    ]}));
+    let cwd = workspace(&setup);
+    let config = on_claude(&setup, json!({}));
+    let mut client = start(&setup, config.clone());
+    let session = session(&mut client, &cwd);
+    client.prompt(&session, "search tokio");
+    drop(client);
+
+    let mut fresh = start(&setup, config);
+    fresh.call(
+        "session/load",
+        json!({"sessionId": session, "cwd": cwd, "mcpServers": []}),
+    );
+    fresh.prompt(&session, "and now?");
+    let before = setup.model_messages(1);
+    let after = setup.model_messages(2);
+    // The paused answer (a search that found nothing) went back as it came.
+    assert_eq!(
+        after[1],
+        json!({"role": "assistant", "content": [
+            {"type": "server_tool_use", "id": "srvtoolu_02", "name": "web_search", "input": {"query": "tokio"}},
+            {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_02", "content": []},
+        ]})
+    );
+    assert_eq!(
+        after[..before.len()],
+        before[..],
+        "the restored context is the same"
+    );
+    assert_eq!(
+        after[2]["content"][1],
+        json!({"type": "web_search_tool_result", "tool_use_id": "srvtoolu_03", "content": [result]})
+    );
+}
+
+#[test]
+fn claude_is_offered_the_users_backend_or_nothing_when_turned_off() {
+    let setup = Setup::new(json!({"responses": [text(&["a"]), text(&["b"])]}));
+    let cwd = workspace(&setup);
+    let searxng = json!({"webSearch": {"provider": "searxng", "url": "http://127.0.0.1:9"}});
+    let mut client = start(&setup, on_claude(&setup, searxng));
+    let s = session(&mut client, &cwd);
+    client.prompt(&s, "hi");
+    let (functions, server) = anthropic_tools(&setup, 0);
+    assert!(
+        functions.contains(&"web_search".to_string()),
+        "{functions:?}"
+    );
+    assert_eq!(server, Vec::<Value>::new());
+
+    let off = json!({"anthropicWebSearch": {"enabled": false}});
+    let mut client = start(&setup, on_claude(&setup, off));
+    let s = session(&mut client, &cwd);
+    client.prompt(&s, "hi");
+    let (functions, server) = anthropic_tools(&setup, 1);
+    assert!(
+        !functions.contains(&"web_search".to_string()),
+        "{functions:?}"
+    );
+    assert_eq!(server, Vec::<Value>::new());
+}
+
+#[test]
+fn the_server_tool_takes_the_configured_limit_and_domains() {
+    let setup = Setup::new(json!({"responses": [text(&["a"])]}));
+    let cwd = workspace(&setup);
+    let tuned = json!({"anthropicWebSearch": {"maxUses": 2, "allowedDomains": ["docs.rs"]}});
+    let mut client = start(&setup, on_claude(&setup, tuned));
+    let s = session(&mut client, &cwd);
+    client.prompt(&s, "hi");
+    let (_, server) = anthropic_tools(&setup, 0);
+    assert_eq!(
+        server,
+        [
+            json!({"type": "web_search_20250305", "name": "web_search", "max_uses": 2, "allowed_domains": ["docs.rs"]})
+        ]
+    );
 }

@@ -132,7 +132,7 @@ impl AcpClient {
             })
             .collect();
         options.push(json!({ "optionId": DECLINE, "name": "Decline", "kind": "reject_once" }));
-        // A question of an MCP server belongs to no call the client knows: it gets its own id.
+        // A question of an MCP server that names no call (`mcp/running.rs`) gets an id of its own.
         let tool_call_id = question
             .tool_call_id
             .clone()

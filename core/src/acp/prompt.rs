@@ -51,6 +51,7 @@ fn response(end: TurnEnd) -> PromptResponse {
         AcpUsage::new(input + u.output, input, u.output)
             .cached_read_tokens(u.cache_read)
             .cached_write_tokens(u.cache_write)
+            .thought_tokens(u.thoughts)
     });
     PromptResponse::new(errors::stop_reason(end.stop)).usage(usage)
 }

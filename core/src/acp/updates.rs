@@ -295,7 +295,7 @@ fn is_command(update: &Value) -> bool {
 }
 
 /// `usage_update`; the request's token counts go in `_meta.hearth`, named as the unstable
-/// `Usage` of a prompt response names them.
+/// `Usage` of a prompt response names them (`thoughtTokens` when the provider reported them).
 fn usage_update(used: u64, size: u64, request: Option<Usage>, cost: Option<Cost>) -> Value {
     let mut update = json!({ "sessionUpdate": "usage_update", "used": used, "size": size });
     if let Some(cost) = cost {
@@ -308,6 +308,9 @@ fn usage_update(used: u64, size: u64, request: Option<Usage>, cost: Option<Cost>
             "cachedReadTokens": usage.cache_read,
             "cachedWriteTokens": usage.cache_write,
         } });
+        if let Some(thoughts) = usage.thoughts {
+            update["_meta"]["hearth"]["thoughtTokens"] = json!(thoughts);
+        }
     }
     update
 }
@@ -693,6 +696,7 @@ mod tests {
             output: 5,
             cache_read: 80,
             cache_write: 20,
+            thoughts: Some(3),
         };
         assert_eq!(
             encoded(SessionEvent::Usage {
@@ -701,7 +705,7 @@ mod tests {
                 request: Some(request),
                 cost: None,
             }),
-            r#"{"sessionUpdate":"usage_update","used":115,"size":100,"_meta":{"hearth":{"inputTokens":110,"outputTokens":5,"cachedReadTokens":80,"cachedWriteTokens":20}}}"#
+            r#"{"sessionUpdate":"usage_update","used":115,"size":100,"_meta":{"hearth":{"inputTokens":110,"outputTokens":5,"cachedReadTokens":80,"cachedWriteTokens":20,"thoughtTokens":3}}}"#
         );
     }
 

@@ -11,6 +11,7 @@ mod checkpoint;
 mod child;
 pub mod commands;
 mod compaction;
+mod hosted_search;
 mod liveness;
 mod outcome;
 mod request;
@@ -197,6 +198,11 @@ async fn converse(
             Step::Stopped(stop) => stop,
             Step::Failed(error) => return Err(error),
         };
+        // The provider paused a long turn of its own tools: the conversation, sent back as it
+        // is, resumes it.
+        if answer.paused && answer.calls.is_empty() && stop == StopReason::EndTurn {
+            continue;
+        }
         // A message steered in while the model answered gets an answer of its own.
         if answer.calls.is_empty()
             && stop == StopReason::EndTurn
@@ -311,6 +317,8 @@ enum Step {
 struct Streamed {
     outcome: Step,
     calls: Vec<calls::ModelCall>,
+    /// The provider paused the answer (`FinishReason::Paused`).
+    paused: bool,
 }
 
 /// One model request, streamed to the sink. A provider failure before any output is an
@@ -327,7 +335,7 @@ async fn stream_answer(
     // Dropping the future or the stream drops the HTTP connection: cancel is immediate.
     let mut events = tokio::select! {
         biased;
-        () = token.cancelled() => return Ok(Streamed { outcome: Step::Stopped(StopReason::Cancelled), calls: Vec::new() }),
+        () = token.cancelled() => return Ok(Streamed { outcome: Step::Stopped(StopReason::Cancelled), calls: Vec::new(), paused: false }),
         started = liveness::waiting_for_model(provider.stream(request), sink, interval, Instant::now()) => started.map_err(|e| failed(provider, e))?,
     };
     let mut answer = stream::Accumulator::new();
@@ -353,11 +361,17 @@ async fn stream_answer(
         }
     };
     // What streamed is part of the conversation even when the turn ends early.
+    answer.close_searches(sink);
     answer.remember(sink);
     answer.report_usage(session, sink, weight);
     let calls = match outcome {
         Step::Failed(_) => Vec::new(),
         _ => answer.tool_calls(),
     };
-    Ok(Streamed { outcome, calls })
+    let paused = answer.paused();
+    Ok(Streamed {
+        outcome,
+        calls,
+        paused,
+    })
 }

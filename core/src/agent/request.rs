@@ -10,14 +10,17 @@
 //! length: `benches/README.md`). Anthropic requests carry three cache breakpoints
 //! (`llm/anthropic.rs`): the system prompt's, and a rolling pair on the two newest user turns.
 //! The provider's token counts, cached and uncached, reach the client in `usage_update`'s
-//! `_meta.hearth` (`agent/stream.rs`).
+//! `_meta.hearth` (`agent/stream.rs`). A Claude session with no search backend of its own is
+//! offered Anthropic's server-side search beside its tools (`hosted_search`).
 
 use std::sync::Arc;
 
 use crate::chat::Message;
+use crate::config::{AnthropicSearch, ProviderName};
 use crate::llm::ChatRequest;
 use crate::llm::wire::SharedWire;
 use crate::session::Session;
+use crate::tools::WEB_SEARCH;
 
 /// The model's window when the catalog does not say.
 const DEFAULT_WINDOW: u64 = 128_000;
@@ -37,14 +40,28 @@ pub fn next(session: &Session) -> (ChatRequest, usize) {
 pub fn build(session: &Session, messages: Arc<Vec<Message>>, wire: SharedWire) -> ChatRequest {
     let settings = session.state().settings.clone();
     let thinks = session.ctx().model_thinks(&settings.model);
+    let hosted_search = hosted_search(session, &settings.model);
     ChatRequest {
         thought_level: thinks.then_some(settings.thought_level),
         model: settings.model,
         system: system(session),
         messages,
         tools: session.tool_specs(),
+        hosted_search,
         wire,
     }
+}
+
+/// Anthropic's own web search, for a session whose model is Claude when the user configured
+/// no backend (`Config::hosted_search`) and the session may search (a subagent's type may
+/// leave `web_search` out).
+fn hosted_search(session: &Session, model: &str) -> Option<AnthropicSearch> {
+    let ctx = session.ctx();
+    let claude = ctx
+        .model(model)
+        .is_some_and(|m| m.provider == ProviderName::Anthropic);
+    let allowed = claude && session.services().allows(WEB_SEARCH);
+    allowed.then(|| ctx.config().hosted_search().cloned())?
 }
 
 /// The session's system prompt: rendered for its first request (its MCP servers are ready

@@ -1,11 +1,13 @@
 //! One model call as the sink sees it: deltas go out as chunks (into the log too, where
 //! replay folds them back together); the assembled message — text, thinking with its
-//! signature, tool calls — is remembered once for the model's future context.
+//! signature, tool calls, the blocks of the provider's own search — is remembered once for
+//! the model's future context. The provider's search is shown as a call (`hosted_search.rs`).
 
 use futures::{FutureExt, StreamExt};
 
 use super::StopReason;
 use super::calls::ModelCall;
+use super::hosted_search::HostedSearches;
 use crate::chat::{AssistantPart, Message};
 use crate::config::Price;
 use crate::ids::new_id;
@@ -21,6 +23,7 @@ pub struct Accumulator {
     parts: Vec<AssistantPart>,
     finish: Option<FinishReason>,
     pub usage: Option<Usage>,
+    searches: HostedSearches,
 }
 
 impl Accumulator {
@@ -31,6 +34,7 @@ impl Accumulator {
             parts: Vec::new(),
             finish: None,
             usage: None,
+            searches: HostedSearches::default(),
         }
     }
 
@@ -86,9 +90,39 @@ impl Accumulator {
                 name,
                 arguments,
             }),
+            StreamEvent::ServerBlock(block) => {
+                self.parts.push(AssistantPart::ServerBlock { block })
+            }
+            StreamEvent::CitedText { text, citations } => self.cite(text, citations),
+            StreamEvent::Search(event) => self.searches.take(sink, event),
             StreamEvent::Usage(usage) => self.usage = Some(usage),
             StreamEvent::Finish(reason) => self.finish = Some(reason),
         }
+    }
+
+    /// The text block that just ended had citations: its text, the end of the text so far,
+    /// becomes a part of its own with them.
+    fn cite(&mut self, text: String, citations: Vec<serde_json::Value>) {
+        if let Some(AssistantPart::Text { text: last }) = self.parts.last_mut()
+            && last.ends_with(&text)
+        {
+            last.truncate(last.len() - text.len());
+            if last.is_empty() {
+                self.parts.pop();
+            }
+        }
+        self.parts
+            .push(AssistantPart::CitedText { text, citations });
+    }
+
+    /// Whether the provider paused the answer, to be resumed by the next request.
+    pub fn paused(&self) -> bool {
+        self.finish == Some(FinishReason::Paused)
+    }
+
+    /// Fails the provider's searches whose results never came (the stream ended early).
+    pub fn close_searches(&mut self, sink: &dyn EventSink) {
+        self.searches.end(sink);
     }
 
     pub fn stop_reason(&self) -> StopReason {
@@ -239,6 +273,7 @@ mod tests {
             output: 100_000,
             cache_read: 2_000_000,
             cache_write: 10_000,
+            ..Usage::default()
         };
         let cost = cost(&price, &usage);
         assert!((cost - (3.0 + 1.5 + 0.6 + 0.03)).abs() < 1e-9, "{cost}");

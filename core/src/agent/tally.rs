@@ -37,11 +37,7 @@ impl EventSink for UsageTally<'_> {
         } = &event
         {
             let mut total = self.total.lock().unwrap_or_else(|e| e.into_inner());
-            let sum = total.get_or_insert_with(Usage::default);
-            sum.input += usage.input;
-            sum.output += usage.output;
-            sum.cache_read += usage.cache_read;
-            sum.cache_write += usage.cache_write;
+            total.get_or_insert_with(Usage::default).add(usage);
         }
         self.inner.emit(event, visibility);
     }

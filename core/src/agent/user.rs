@@ -43,6 +43,10 @@ impl CallUser {
 }
 
 impl User for CallUser {
+    fn call_id(&self) -> &str {
+        &self.call_id
+    }
+
     fn mode(&self) -> Mode {
         self.session.state().settings.mode
     }

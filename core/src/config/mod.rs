@@ -22,7 +22,7 @@ pub use resolve::{
     model_sees, model_thinks,
 };
 pub use user_key::TerminalSignIn;
-pub use web_search::{SearchProvider, WebSearchConfig};
+pub use web_search::{AnthropicSearch, SearchProvider, WebSearchConfig};
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -67,8 +67,12 @@ pub struct Config {
     /// workspace-write with the network off unless the user says otherwise.
     #[serde(default)]
     pub sandbox: crate::sandbox::Settings,
-    /// The backend of the `web_search` tool (`web_search.rs`); none, no tool.
+    /// The backend of the `web_search` tool (`web_search.rs`); none, no tool (but Claude
+    /// models get Anthropic's own search).
     pub web_search: Option<WebSearchConfig>,
+    /// Anthropic's server-side search, for Claude models when `webSearch` is not set.
+    #[serde(default)]
+    pub anthropic_web_search: AnthropicSearch,
 }
 
 /// How sessions connect their MCP servers.
@@ -395,6 +399,7 @@ impl Config {
         if let Some(search) = &self.web_search {
             search.validate()?;
         }
+        self.anthropic_web_search.validate()?;
         if self.max_turn_requests == Some(0) {
             return Err(ConfigError(
                 "invalid config key `maxTurnRequests`: must be at least 1".into(),
@@ -456,6 +461,13 @@ impl Config {
 
     pub fn max_turn_requests(&self) -> u32 {
         self.max_turn_requests.unwrap_or(50)
+    }
+
+    /// Anthropic's server-side search, when a Claude model is to be offered it: no backend of
+    /// the user's own (`webSearch`) and not turned off.
+    pub fn hosted_search(&self) -> Option<&AnthropicSearch> {
+        let search = &self.anthropic_web_search;
+        (self.web_search.is_none() && search.enabled).then_some(search)
     }
 
     /// The limits of the `task` tool's children.

@@ -1,5 +1,6 @@
 //! `webSearch`: the backend of the `web_search` tool. Without one the tool is not offered, so
-//! the model never promises a search it cannot do.
+//! the model never promises a search it cannot do — except to a Claude model, which is offered
+//! Anthropic's own server-side search instead (`anthropicWebSearch` tunes it or turns it off).
 
 use serde::Deserialize;
 
@@ -83,6 +84,49 @@ impl WebSearchConfig {
     }
 }
 
+/// `anthropicWebSearch`: Anthropic's server-side search (`web_search_20250305`), which a
+/// session whose model is Claude is offered when `webSearch` names no backend.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct AnthropicSearch {
+    /// `false` offers no search to Claude models either. Default `true`.
+    pub enabled: bool,
+    /// Searches one request may run (Anthropic bills each). Default 5.
+    pub max_uses: u32,
+    /// Only results from these domains (Anthropic's `allowed_domains`).
+    pub allowed_domains: Vec<String>,
+    /// No results from these domains; not together with `allowedDomains`.
+    pub blocked_domains: Vec<String>,
+}
+
+impl Default for AnthropicSearch {
+    fn default() -> Self {
+        AnthropicSearch {
+            enabled: true,
+            max_uses: 5,
+            allowed_domains: Vec::new(),
+            blocked_domains: Vec::new(),
+        }
+    }
+}
+
+impl AnthropicSearch {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |why: &str| {
+            Err(ConfigError(format!(
+                "invalid config key `anthropicWebSearch`: {why}"
+            )))
+        };
+        if self.max_uses == 0 {
+            return invalid("`maxUses` must be at least 1");
+        }
+        if !self.allowed_domains.is_empty() && !self.blocked_domains.is_empty() {
+            return invalid("Anthropic takes `allowedDomains` or `blockedDomains`, not both");
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::config::Config;
@@ -105,6 +149,13 @@ mod tests {
         assert_eq!(
             error(r#"{"provider": "exa", "apiKey": "k", "url": "ftp://x"}"#),
             "invalid config key `webSearch.url`: `ftp://x` is not an http(s) URL"
+        );
+        let both =
+            r#"{"anthropicWebSearch": {"allowedDomains": ["a.org"], "blockedDomains": ["b.org"]}}"#;
+        assert_eq!(
+            Config::from_json(both).unwrap_err().to_string(),
+            "invalid config key `anthropicWebSearch`: Anthropic takes `allowedDomains` or \
+             `blockedDomains`, not both"
         );
         let brave = Config::from_json(r#"{"webSearch": {"provider": "brave", "apiKey": "k"}}"#);
         assert_eq!(

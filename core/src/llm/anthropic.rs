@@ -1,5 +1,8 @@
 //! Anthropic Messages, streamed: text, tool use, and thinking — whose blocks, signed, must
-//! come back verbatim inside a tool loop.
+//! come back verbatim inside a tool loop — and the server-side web search
+//! (`anthropic_search.rs`), whose blocks and cited text come back verbatim too. A
+//! `pause_turn` stop is `FinishReason::Paused`: the turn sends the conversation back and the
+//! model goes on from where it paused.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -10,6 +13,7 @@ use futures::future::BoxFuture;
 use reqwest::header::CONTENT_TYPE;
 use serde_json::{Value, json};
 
+use super::anthropic_search;
 use super::api_key::ApiKey;
 use super::error::Failure;
 use super::http::Transport;
@@ -74,12 +78,13 @@ fn body(request: &ChatRequest) -> String {
     if let Some(budget) = budget {
         body["thinking"] = json!({ "type": "enabled", "budget_tokens": budget });
     }
-    if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|t| json!({ "name": t.name, "description": t.description, "input_schema": t.parameters }))
-            .collect();
+    let mut tools: Vec<Value> = request
+        .tools
+        .iter()
+        .map(|t| json!({ "name": t.name, "description": t.description, "input_schema": t.parameters }))
+        .collect();
+    tools.extend(request.hosted_search.as_ref().map(anthropic_search::tool));
+    if !tools.is_empty() {
         body["tools"] = Value::Array(tools);
     }
     if !request.system.is_empty() {
@@ -116,15 +121,19 @@ fn encode(message: &Message) -> Encoded {
     }
 }
 
-/// The conversation as Messages API turns, each as JSON text. The API wants user and
-/// assistant turns to alternate, so consecutive messages of one role (tool results then the
-/// next prompt, or two prompts around a turn that produced nothing) become one turn.
+/// The conversation as Messages API turns, each as JSON text. Consecutive user messages
+/// (tool results then the next prompt, or two prompts around a turn that produced nothing)
+/// become one turn. Consecutive answers (one paused by `pause_turn`, then the rest) stay
+/// apart — the API joins them itself — so the request that resumed the paused one is still a
+/// prefix of the next.
 fn turns(encoded: &[Encoded]) -> Vec<String> {
     let mut turns: Vec<(&str, Vec<&str>)> = Vec::new();
     for message in encoded.iter().filter(|e| !e.parts.is_empty()) {
         let blocks = message.parts.iter().map(String::as_str);
         match turns.last_mut() {
-            Some((role, content)) if *role == message.role => content.extend(blocks),
+            Some((role, content)) if *role == message.role && *role == "user" => {
+                content.extend(blocks)
+            }
             _ => turns.push((message.role, blocks.collect())),
         }
     }
@@ -193,6 +202,10 @@ fn assistant_block(part: &AssistantPart) -> Option<Value> {
         } => Some(
             json!({ "type": "tool_use", "id": id, "name": name, "input": tool_input(arguments) }),
         ),
+        AssistantPart::ServerBlock { block } => Some(block.clone()),
+        AssistantPart::CitedText { text, citations } => {
+            Some(json!({ "type": "text", "text": text, "citations": citations }))
+        }
     }
 }
 
@@ -252,13 +265,22 @@ impl Provider for Anthropic {
 
 /// The content block taking deltas. Blocks stream one after another, never interleaved.
 enum Block {
-    Text,
+    /// Its text is kept for the citations that may come with it.
+    Text {
+        text: String,
+        citations: Vec<Value>,
+    },
     Thinking {
         signature: String,
     },
     ToolUse {
         id: String,
         name: String,
+        input: String,
+    },
+    /// A call of a server tool (the web search): its start block, and its input streaming.
+    ServerToolUse {
+        block: Value,
         input: String,
     },
     /// Redacted thinking (whole at its start) and block types Hearth does not use.
@@ -307,8 +329,15 @@ impl Decode for Decoder {
 }
 
 impl Decoder {
-    /// `message_start` carries the input counts, `message_delta` the (cumulative) output.
+    /// `message_start` carries the input counts, `message_delta` the (cumulative) output and,
+    /// on the last one, the part of it spent thinking.
     fn read_usage(&mut self, usage: &Value) {
+        if let Some(thoughts) = usage
+            .pointer("/output_tokens_details/thinking_tokens")
+            .and_then(Value::as_u64)
+        {
+            self.usage.thoughts = Some(thoughts);
+        }
         let fields = [
             ("input_tokens", &mut self.usage.input),
             ("output_tokens", &mut self.usage.output),
@@ -327,7 +356,10 @@ impl Decoder {
         self.block = Some(match block["type"].as_str().unwrap_or_default() {
             "text" => {
                 push_text(out, StreamEvent::Text(text("text")));
-                Block::Text
+                Block::Text {
+                    text: text("text"),
+                    citations: block["citations"].as_array().cloned().unwrap_or_default(),
+                }
             }
             "thinking" => {
                 push_text(out, StreamEvent::Reasoning(text("thinking")));
@@ -344,6 +376,16 @@ impl Decoder {
                 name: text("name"),
                 input: String::new(),
             },
+            "server_tool_use" => Block::ServerToolUse {
+                block: block.clone(),
+                input: String::new(),
+            },
+            // Whole at its start.
+            "web_search_tool_result" => {
+                out.push_back(StreamEvent::ServerBlock(block.clone()));
+                out.push_back(StreamEvent::Search(anthropic_search::finished(block)));
+                Block::Other
+            }
             _ => Block::Other,
         });
     }
@@ -351,23 +393,41 @@ impl Decoder {
     fn delta(&mut self, delta: &Value, out: &mut VecDeque<StreamEvent>) {
         let text = |name: &str| delta[name].as_str().unwrap_or_default();
         match (delta["type"].as_str().unwrap_or_default(), &mut self.block) {
-            ("text_delta", _) => push_text(out, StreamEvent::Text(text("text").to_string())),
+            ("text_delta", block) => {
+                if let Some(Block::Text { text: kept, .. }) = block {
+                    kept.push_str(text("text"));
+                }
+                push_text(out, StreamEvent::Text(text("text").to_string()))
+            }
+            ("citations_delta", Some(Block::Text { citations, .. })) => {
+                citations.push(delta["citation"].clone())
+            }
             ("thinking_delta", _) => {
                 push_text(out, StreamEvent::Reasoning(text("thinking").to_string()))
             }
             ("signature_delta", Some(Block::Thinking { signature })) => {
                 signature.push_str(text("signature"))
             }
-            ("input_json_delta", Some(Block::ToolUse { input, .. })) => {
+            ("input_json_delta", Some(Block::ToolUse { input, .. }))
+            | ("input_json_delta", Some(Block::ServerToolUse { input, .. })) => {
                 input.push_str(text("partial_json"))
             }
             _ => {}
         }
     }
 
-    /// A thinking block closes with its signature; a tool call is whole once its block stops.
+    /// A thinking block closes with its signature; a tool call is whole once its block stops,
+    /// and so is a text's list of citations.
     fn stop_block(&mut self, out: &mut VecDeque<StreamEvent>) {
         match self.block.take() {
+            Some(Block::Text { text, citations }) if !citations.is_empty() => {
+                out.push_back(StreamEvent::CitedText { text, citations })
+            }
+            Some(Block::ServerToolUse { mut block, input }) => {
+                block["input"] = tool_input(&input);
+                out.extend(anthropic_search::started(&block).map(StreamEvent::Search));
+                out.push_back(StreamEvent::ServerBlock(block));
+            }
             Some(Block::Thinking { signature }) if !signature.is_empty() => {
                 out.push_back(StreamEvent::ThinkingSignature(signature))
             }
@@ -396,6 +456,7 @@ fn stop_reason(reason: &str) -> FinishReason {
         "max_tokens" => FinishReason::Length,
         "tool_use" => FinishReason::ToolCalls,
         "refusal" => FinishReason::ContentFilter,
+        "pause_turn" => FinishReason::Paused,
         other => FinishReason::Other(other.to_string()),
     }
 }
@@ -684,7 +745,7 @@ mod tests {
                 start.clone(),
                 data(json!({ "type": "ping" })),
                 data(
-                    json!({ "type": "message_delta", "delta": { "stop_reason": reason }, "usage": { "output_tokens": 42 } }),
+                    json!({ "type": "message_delta", "delta": { "stop_reason": reason }, "usage": { "output_tokens": 42, "output_tokens_details": { "thinking_tokens": 30 } } }),
                 ),
                 data(json!({ "type": "message_stop" })),
             ]
@@ -697,7 +758,8 @@ mod tests {
                     input: 5,
                     output: 42,
                     cache_read: 900,
-                    cache_write: 100
+                    cache_write: 100,
+                    thoughts: Some(30),
                 }),
                 StreamEvent::Finish(FinishReason::Length),
             ]
@@ -707,7 +769,11 @@ mod tests {
             ("stop_sequence", FinishReason::Stop),
             ("tool_use", FinishReason::ToolCalls),
             ("refusal", FinishReason::ContentFilter),
-            ("pause_turn", FinishReason::Other("pause_turn".into())),
+            ("pause_turn", FinishReason::Paused),
+            (
+                "model_context_window_exceeded",
+                FinishReason::Other("model_context_window_exceeded".into()),
+            ),
         ] {
             let events = testing::feed::<Decoder>(finish(reason)).unwrap();
             assert_eq!(events[1], StreamEvent::Finish(expected));
@@ -735,6 +801,60 @@ mod tests {
             ),
         ]);
         assert!(cut.unwrap_err().error.message.contains("ended before"));
+    }
+
+    #[test]
+    fn server_search_blocks_and_citations_are_kept_whole() {
+        let block = |index: u32, block: Value| {
+            data(json!({ "type": "content_block_start", "index": index, "content_block": block }))
+        };
+        let delta = |index: u32, delta: Value| {
+            data(json!({ "type": "content_block_delta", "index": index, "delta": delta }))
+        };
+        let stop = |index: u32| data(json!({ "type": "content_block_stop", "index": index }));
+        let result = json!({ "type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
+            "content": [{ "type": "web_search_result", "url": "https://tokio.rs/", "title": "Tokio", "encrypted_content": "enc" }] });
+        let citation = json!({ "type": "web_search_result_location", "url": "https://tokio.rs/",
+            "title": "Tokio", "cited_text": "A runtime.", "encrypted_index": "idx" });
+        let events = testing::feed::<Decoder>([
+            data(json!({ "type": "message_start", "message": { "usage": { "input_tokens": 5 } } })),
+            block(0, json!({ "type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {} })),
+            delta(0, json!({ "type": "input_json_delta", "partial_json": "{\"query\": " })),
+            delta(0, json!({ "type": "input_json_delta", "partial_json": "\"tokio\"}" })),
+            stop(0),
+            block(1, result.clone()),
+            stop(1),
+            block(2, json!({ "type": "text", "text": "" })),
+            delta(2, json!({ "type": "citations_delta", "citation": citation })),
+            delta(2, json!({ "type": "text_delta", "text": "Tokio is a runtime." })),
+            stop(2),
+            data(json!({ "type": "message_delta", "delta": { "stop_reason": "pause_turn" }, "usage": { "output_tokens": 9 } })),
+            data(json!({ "type": "message_stop" })),
+        ])
+        .unwrap();
+        assert_eq!(
+            events[..5],
+            [
+                StreamEvent::Search(crate::llm::SearchEvent::Started {
+                    id: "srvtoolu_1".into(),
+                    query: "tokio".into(),
+                }),
+                StreamEvent::ServerBlock(
+                    json!({ "type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": { "query": "tokio" } })
+                ),
+                StreamEvent::ServerBlock(result.clone()),
+                StreamEvent::Search(anthropic_search::finished(&result)),
+                StreamEvent::Text("Tokio is a runtime.".into()),
+            ]
+        );
+        assert_eq!(
+            events[5],
+            StreamEvent::CitedText {
+                text: "Tokio is a runtime.".into(),
+                citations: vec![citation],
+            }
+        );
+        assert_eq!(events[7], StreamEvent::Finish(FinishReason::Paused));
     }
 
     #[tokio::test]

@@ -2,6 +2,7 @@
 //! leaf vocabulary in `chat.rs`.
 
 pub mod anthropic;
+mod anthropic_search;
 mod api_key;
 pub mod category;
 mod error;
@@ -23,6 +24,7 @@ use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 
 use crate::chat::{Message, ThoughtLevel, ToolSpec};
+use crate::config::AnthropicSearch;
 
 /// One model request. The system prompt and the messages are shared with the session that
 /// keeps them (its context in memory), so building a request copies neither.
@@ -34,6 +36,9 @@ pub struct ChatRequest {
     pub tools: Vec<ToolSpec>,
     /// `None` when the model has no such setting.
     pub thought_level: Option<ThoughtLevel>,
+    /// Anthropic's server-side web search, offered beside `tools` (a Claude session with no
+    /// search backend of its own); other providers ignore it.
+    pub hosted_search: Option<AnthropicSearch>,
     /// The encoded messages of the session's earlier requests (a fresh one for a request
     /// that is not the session's next step).
     pub wire: wire::SharedWire,
@@ -46,6 +51,9 @@ pub enum FinishReason {
     Length,
     ContentFilter,
     ToolCalls,
+    /// The provider paused a long turn of the tools it runs itself (Anthropic `pause_turn`):
+    /// sending the conversation back as it is lets the model go on.
+    Paused,
     Other(String),
 }
 
@@ -60,6 +68,24 @@ pub struct Usage {
     pub cache_read: u64,
     /// Prompt tokens written to the cache (Anthropic).
     pub cache_write: u64,
+    /// The part of `output` spent reasoning, when the provider says (OpenAI-compatible
+    /// `completion_tokens_details.reasoning_tokens`, Anthropic
+    /// `output_tokens_details.thinking_tokens`).
+    pub thoughts: Option<u64>,
+}
+
+impl Usage {
+    /// Adds `other`'s counts to these; thoughts are known if either side knows them.
+    pub fn add(&mut self, other: &Usage) {
+        self.input += other.input;
+        self.output += other.output;
+        self.cache_read += other.cache_read;
+        self.cache_write += other.cache_write;
+        self.thoughts = match (self.thoughts, other.thoughts) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,8 +102,40 @@ pub enum StreamEvent {
         name: String,
         arguments: String,
     },
+    /// A block of a tool the provider ran itself, to keep in the message as it came.
+    ServerBlock(serde_json::Value),
+    /// The text block that just ended carried citations: its text (already streamed as
+    /// `Text`) and the citations, to keep together.
+    CitedText {
+        text: String,
+        citations: Vec<serde_json::Value>,
+    },
+    /// What the client is shown of a web search the provider ran itself.
+    Search(SearchEvent),
     Usage(Usage),
     Finish(FinishReason),
+}
+
+/// A web search the provider runs itself, as the client follows it: one started (its id
+/// and query), then its results or why there are none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SearchEvent {
+    Started {
+        id: String,
+        query: String,
+    },
+    Finished {
+        id: String,
+        found: Result<Vec<SearchLink>, String>,
+    },
+}
+
+/// One result of the provider's search: its page, and how old the provider says it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchLink {
+    pub title: String,
+    pub url: String,
+    pub age: Option<String>,
 }
 
 /// A provider failure, with the provider's own message when it sent one.

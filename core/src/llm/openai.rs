@@ -84,7 +84,8 @@ impl OpenAi {
 }
 
 /// One conversation message as chat-completions messages (tool results are one message each).
-/// Thinking has no place in this API and is left out.
+/// Thinking and the blocks of Anthropic's server tools have no place in this API and are left out
+/// (cited text is kept as text).
 fn wire_messages(message: &Message) -> Vec<Value> {
     match message {
         Message::User { content } => {
@@ -94,7 +95,9 @@ fn wire_messages(message: &Message) -> Vec<Value> {
             let text: String = parts
                 .iter()
                 .filter_map(|p| match p {
-                    AssistantPart::Text { text } => Some(text.as_str()),
+                    AssistantPart::Text { text } | AssistantPart::CitedText { text, .. } => {
+                        Some(text.as_str())
+                    }
                     _ => None,
                 })
                 .collect();
@@ -425,15 +428,17 @@ impl Decoder {
 }
 
 /// Usage, with the cached part of the prompt (`prompt_tokens_details.cached_tokens`) split
-/// out of `input`.
+/// out of `input`, and the reasoning part of the output when the server says.
 fn usage_of(usage: &Value) -> Usage {
-    let count = |pointer: &str| usage.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
+    let reported = |pointer: &str| usage.pointer(pointer).and_then(Value::as_u64);
+    let count = |pointer: &str| reported(pointer).unwrap_or(0);
     let cached = count("/prompt_tokens_details/cached_tokens");
     Usage {
         input: count("/prompt_tokens").saturating_sub(cached),
         output: count("/completion_tokens"),
         cache_read: cached,
         cache_write: 0,
+        thoughts: reported("/completion_tokens_details/reasoning_tokens"),
     }
 }
 
@@ -600,6 +605,7 @@ mod tests {
         let usage = json!({ "choices": [], "usage": {
             "prompt_tokens": 100, "completion_tokens": 20,
             "prompt_tokens_details": { "cached_tokens": 64 },
+            "completion_tokens_details": { "reasoning_tokens": 12 },
         } });
         let events = testing::feed::<Decoder>([
             chunk(json!({ "content": "ok" }), Some("stop")),
@@ -613,7 +619,8 @@ mod tests {
                 input: 36,
                 output: 20,
                 cache_read: 64,
-                cache_write: 0
+                cache_write: 0,
+                thoughts: Some(12),
             })
         );
     }

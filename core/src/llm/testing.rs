@@ -42,6 +42,7 @@ pub fn request(messages: Vec<Message>) -> ChatRequest {
         messages: Arc::new(messages),
         tools: Vec::new(),
         thought_level: None,
+        hosted_search: None,
         wire: Default::default(),
     }
 }

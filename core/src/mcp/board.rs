@@ -15,6 +15,7 @@ use rmcp::service::Peer;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use super::running::Running;
 use crate::io::process::Group;
 
 /// How long a call that lost a stdio server waits for the exit to be reported.
@@ -73,6 +74,8 @@ pub(super) struct Board {
     stops: Mutex<Vec<CancellationToken>>,
     /// Cancelled by `shutdown`: nothing is reported after it.
     closing: CancellationToken,
+    /// The calls running on each server (whichever start of it), for its questions.
+    running: Vec<Arc<Running>>,
     status: watch::Sender<Vec<ServerStatus>>,
 }
 
@@ -90,6 +93,7 @@ impl Board {
             links: Mutex::new(names.iter().map(|_| Link::Connecting).collect()),
             groups: Mutex::new(names.iter().map(|_| None).collect()),
             stops: Mutex::new(names.iter().map(|_| closing.child_token()).collect()),
+            running: names.iter().map(|_| Arc::default()).collect(),
             names,
             closing,
             status: watch::channel(status).0,
@@ -199,6 +203,11 @@ pub struct ServerRef {
 impl ServerRef {
     pub fn name(&self) -> &str {
         &self.board.names[self.index]
+    }
+
+    /// The calls running on this server.
+    pub fn running(&self) -> Arc<Running> {
+        self.board.running[self.index].clone()
     }
 
     /// The process group of a stdio server, for `shutdown` (or a restart) to stop. A group

@@ -53,6 +53,7 @@ pub async fn run(
         server: server.name().to_string(),
         tools_changed: Arc::new(Notify::new()),
         questions: options.questions.clone(),
+        running: server.running(),
     };
     match transport {
         Transport::Unsupported { kind } => server.fail(format!(

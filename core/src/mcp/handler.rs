@@ -3,7 +3,8 @@
 //! questions (`question::Asker`: a form, or one pick through the permission prompt) and come
 //! back accepted, declined or cancelled — a question nobody could be asked is declined, never
 //! answered with a default. Sampling and roots keep rmcp's defaults, which decline or answer
-//! empty, and Hearth advertises neither.
+//! empty, and Hearth advertises neither. A question that comes while exactly one call of
+//! ours runs on the server names that call (`running.rs`).
 
 use std::sync::Arc;
 
@@ -16,6 +17,7 @@ use rmcp::{ClientHandler, ErrorData};
 use serde_json::Value;
 use tokio::sync::Notify;
 
+use super::running::Running;
 use crate::question::{Asker, Question, Reply};
 
 /// Where a server's questions go: the user of the session that runs it.
@@ -33,6 +35,8 @@ pub struct Handler {
     pub tools_changed: Arc<Notify>,
     /// `None`: the server's questions are declined, and Hearth does not advertise elicitation.
     pub questions: Option<Questions>,
+    /// The calls running on the server, which its questions are tied to.
+    pub running: Arc<Running>,
 }
 
 impl ClientHandler for Handler {
@@ -58,7 +62,7 @@ impl ClientHandler for Handler {
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         };
         let question = Question {
-            tool_call_id: None,
+            tool_call_id: self.running.only(),
             message: format!("The MCP server `{}` asks: {message}", self.server),
             schema: serde_json::to_value(&requested_schema).unwrap_or(Value::Null),
         };

@@ -47,6 +47,7 @@ mod connect;
 mod handler;
 mod names;
 mod prompts;
+mod running;
 mod spec;
 
 pub use blocks::block_text;

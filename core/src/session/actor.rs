@@ -94,8 +94,8 @@ pub async fn run(
     mut jobs: mpsc::UnboundedReceiver<Job>,
     initial: Option<SessionState>,
 ) {
-    let (state, history, interrupted) = match initial {
-        Some(state) => (state, History::default(), false),
+    let restored = match initial {
+        Some(state) => Restored::new(state),
         None => match restore(&ctx, &handle.id).await {
             Ok(Some(restored)) => restored,
             Ok(None) => return answer_rest(&ctx, &handle, jobs, Unavailable::NotFound).await,
@@ -107,6 +107,12 @@ pub async fn run(
     };
     // Read once, whichever way the session came up (new, load, resume, a restart): its
     // system prompt shows them for the session's life, its `task` tool its agent types.
+    let Restored {
+        state,
+        history,
+        interrupted,
+        spent,
+    } = restored;
     let project = Project::read(Path::new(&state.cwd), ctx.resolved());
     let delegates = ctx.config().subagent_limits().max_depth > 0;
     let agents = delegates.then(|| project.agents.clone());
@@ -122,6 +128,7 @@ pub async fn run(
         services,
         project,
     ));
+    session.spend(spent);
     if interrupted {
         super::recovery::close_interrupted_tool_calls(&session).await;
     }
@@ -150,29 +157,45 @@ pub async fn run(
     }
 }
 
-/// Reads the session's row and the model's context from its log, once every queued write is
-/// committed: its state, its context, and whether a turn was running when the engine last
-/// wrote it (it was interrupted).
-async fn restore(
-    ctx: &Arc<EngineContext>,
-    id: &Arc<str>,
-) -> Result<Option<(SessionState, History, bool)>, String> {
+/// A session as it comes up: new, or read back from the store.
+struct Restored {
+    state: SessionState,
+    history: History,
+    /// A turn was running when the engine last wrote the session.
+    interrupted: bool,
+    /// What it had spent (its running cost goes on from there).
+    spent: f64,
+}
+
+impl Restored {
+    fn new(state: SessionState) -> Self {
+        Restored {
+            state,
+            history: History::default(),
+            interrupted: false,
+            spent: 0.0,
+        }
+    }
+}
+
+/// Reads the session's row, the model's context and what it spent from its log, once every
+/// queued write is committed.
+async fn restore(ctx: &Arc<EngineContext>, id: &Arc<str>) -> Result<Option<Restored>, String> {
     let id = id.clone();
     let found = ctx
         .read(move |rows| {
             let Some(record) = rows.session(&id)? else {
                 return Ok(None);
             };
-            Ok(Some((record, rows.context_events(&id)?)))
+            Ok(Some((record, rows.context_events(&id)?, rows.spent(&id)?)))
         })
         .await
         .map_err(|e| e.0)?;
-    Ok(found.map(|(record, events)| {
-        (
-            SessionState::from_record(&record, ctx.resolved()),
-            History::rebuild(&events, ctx.log()),
-            record.turn_running,
-        )
+    Ok(found.map(|(record, events, spent)| Restored {
+        state: SessionState::from_record(&record, ctx.resolved()),
+        history: History::rebuild(&events, ctx.log()),
+        interrupted: record.turn_running,
+        spent: spent.unwrap_or(0.0),
     }))
 }
 

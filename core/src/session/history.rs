@@ -271,6 +271,10 @@ pub fn message_weight(message: &Message) -> usize {
             .map(|p| match p {
                 AssistantPart::Text { text } | AssistantPart::Thinking { text, .. } => text.len(),
                 AssistantPart::RedactedThinking { data } => data.len(),
+                AssistantPart::ServerBlock { block } => block.to_string().len(),
+                AssistantPart::CitedText { text, citations } => {
+                    text.len() + citations.iter().map(|c| c.to_string().len()).sum::<usize>()
+                }
                 AssistantPart::ToolCall {
                     name, arguments, ..
                 } => name.len() + arguments.len(),

@@ -59,7 +59,8 @@ impl SessionServices {
         }
     }
 
-    fn allows(&self, name: &str) -> bool {
+    /// Whether the session may use the tool `name` (a subagent's type narrows its tools).
+    pub fn allows(&self, name: &str) -> bool {
         self.allowed.as_ref().is_none_or(|allowed| allowed(name))
     }
 

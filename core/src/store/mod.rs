@@ -224,6 +224,11 @@ impl Reader<'_> {
         self.read(|conn| sessions::context_events(conn, id))
     }
 
+    /// What the session had spent when it last reported a cost (`sessions::spent`).
+    pub fn spent(&self, id: &str) -> Result<Option<f64>, StoreError> {
+        self.read(|conn| sessions::spent(conn, id))
+    }
+
     /// The session's `session/update` payloads as the client first saw them, oldest first,
     /// with streamed chunks folded back into messages: `events` without the model's part,
     /// and kept as stored JSON text, so replay builds no JSON tree but for the chunks.

@@ -144,6 +144,17 @@ pub fn context_events(conn: &Connection, id: &str) -> rusqlite::Result<Vec<Event
     stmt.query_map([id], event)?.collect()
 }
 
+/// What the session had spent by its last `usage_update` that said (the `cost` a priced model
+/// adds): where a session that comes up again continues its running cost from.
+pub fn spent(conn: &Connection, id: &str) -> rusqlite::Result<Option<f64>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT json_extract(update_json, '$.cost.amount') AS amount FROM events
+         WHERE session_id = ?1 AND kind = 'usage_update' AND amount IS NOT NULL
+         ORDER BY id DESC LIMIT 1",
+    )?;
+    stmt.query_row([id], |row| row.get(0)).optional()
+}
+
 /// The rows `session/load` replays, oldest first. Model-only rows are read too (as
 /// [`Stored::Hidden`]) because they separate chunks that must not fold together.
 pub fn stored_updates(conn: &Connection, id: &str) -> rusqlite::Result<Vec<Stored>> {

@@ -47,7 +47,7 @@ mod testing;
 mod todo;
 mod user;
 mod walk;
-mod web_search;
+pub mod web_search;
 mod write;
 
 pub use crate::access::{Access, Diff};
@@ -61,6 +61,7 @@ pub use report::CallReport;
 pub use skill::{NAME as SKILL, Shelf, SkillEntry};
 pub use task::builtin_agents;
 pub use user::{PlanVerdict, User};
+pub use web_search::NAME as WEB_SEARCH;
 
 /// ACP `ToolKind` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -23,6 +23,9 @@ pub enum PlanVerdict {
 }
 
 pub trait User: Send + Sync {
+    /// The client's id of the call this is bound to (an MCP server's question during it
+    /// names it).
+    fn call_id(&self) -> &str;
     /// The session's permission mode now.
     fn mode(&self) -> Mode;
     /// Asks the user `question` on behalf of this call.

@@ -6,7 +6,7 @@ use hyper::StatusCode;
 use serde_json::{Value, json};
 
 use crate::dialect::{Block, Dialect};
-use crate::script::{Finish, ToolCall, Usage};
+use crate::script::{CitedText, Finish, ServerSearch, ToolCall, Usage};
 
 const DEFAULT_SIGNATURE: &str = "mock-signature";
 
@@ -77,6 +77,24 @@ fn event(out: &mut String, name: &str, data: &Value) {
     let _ = write!(out, "event: {name}\ndata: {data}\n\n");
 }
 
+/// The `server_tool_use` block of a search, whole.
+fn search_call(search: &ServerSearch) -> Value {
+    json!({"type": "server_tool_use", "id": search.id, "name": "web_search", "input": {"query": search.query}})
+}
+
+/// The `web_search_tool_result` block of a search: its results, or its error.
+fn search_result(search: &ServerSearch) -> Value {
+    let content = match &search.error_code {
+        Some(code) => json!({"type": "web_search_tool_result_error", "error_code": code}),
+        None => json!(search.results),
+    };
+    json!({"type": "web_search_tool_result", "tool_use_id": search.id, "content": content})
+}
+
+fn cited_block(cited: &CitedText) -> Value {
+    json!({"type": "text", "text": cited.text, "citations": cited.citations})
+}
+
 fn tool_input(call: &ToolCall) -> Value {
     if call.arguments.is_empty() {
         return json!({});
@@ -103,20 +121,24 @@ impl Dialect for Anthropic {
     fn message(&self, blocks: &[Block], finish: Finish, usage: Option<Usage>) -> Value {
         let content: Vec<Value> = blocks
             .iter()
-            .map(|block| match block {
-                Block::Text(text) => json!({"type": "text", "text": text}),
-                Block::Thinking { text, signature } => json!({
+            .flat_map(|block| match block {
+                Block::Text(text) => vec![json!({"type": "text", "text": text})],
+                Block::Thinking { text, signature } => vec![json!({
                     "type": "thinking",
                     "thinking": text,
                     "signature": signature.unwrap_or(DEFAULT_SIGNATURE),
-                }),
-                Block::RedactedThinking(data) => json!({"type": "redacted_thinking", "data": data}),
-                Block::ToolCall(call) => json!({
+                })],
+                Block::RedactedThinking(data) => {
+                    vec![json!({"type": "redacted_thinking", "data": data})]
+                }
+                Block::ToolCall(call) => vec![json!({
                     "type": "tool_use",
                     "id": call.id,
                     "name": call.name,
                     "input": tool_input(call),
-                }),
+                })],
+                Block::ServerSearch(search) => vec![search_call(search), search_result(search)],
+                Block::CitedText(cited) => vec![cited_block(cited)],
             })
             .collect();
         let usage = usage.unwrap_or_default();
@@ -186,13 +208,45 @@ impl Dialect for Anthropic {
         self.stop_block(out);
     }
 
+    /// The call streams its input like a tool call; the result block is whole at its start.
+    fn server_search(&mut self, search: &ServerSearch, out: &mut String) {
+        let mut call = search_call(search);
+        let input = std::mem::replace(&mut call["input"], json!({}));
+        self.start_block(call, out);
+        let partial = input.to_string();
+        self.delta(
+            json!({"type": "input_json_delta", "partial_json": partial}),
+            out,
+        );
+        self.stop_block(out);
+        self.start_block(search_result(search), out);
+        self.stop_block(out);
+    }
+
+    /// A text block of its own: each citation as a `citations_delta`, then the text.
+    fn cited_text(&mut self, cited: &CitedText, out: &mut String) {
+        self.start_block(json!({"type": "text", "text": ""}), out);
+        for citation in &cited.citations {
+            self.delta(
+                json!({"type": "citations_delta", "citation": citation}),
+                out,
+            );
+        }
+        self.delta(json!({"type": "text_delta", "text": cited.text}), out);
+        self.stop_block(out);
+    }
+
     fn close(&mut self, finish: Finish, usage: Option<Usage>, out: &mut String) {
         self.close_block(out);
-        let delta = json!({
+        let usage = usage.unwrap_or_default();
+        let mut delta = json!({
             "type": "message_delta",
             "delta": {"stop_reason": finish.anthropic(), "stop_sequence": null},
-            "usage": {"output_tokens": usage.unwrap_or_default().output},
+            "usage": {"output_tokens": usage.output},
         });
+        if let Some(thoughts) = usage.thoughts {
+            delta["usage"]["output_tokens_details"] = json!({"thinking_tokens": thoughts});
+        }
         event(out, "message_delta", &delta);
         event(out, "message_stop", &json!({"type": "message_stop"}));
     }

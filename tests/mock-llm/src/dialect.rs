@@ -11,7 +11,7 @@ use hyper::StatusCode;
 use hyper::body::Frame;
 use serde_json::Value;
 
-use crate::script::{Event, Finish, Response, ToolCall, Usage};
+use crate::script::{CitedText, Event, Finish, Response, ServerSearch, ToolCall, Usage};
 
 /// The sending half of a response body.
 pub(crate) type BodySender = mpsc::Sender<io::Result<Frame<Bytes>>>;
@@ -30,6 +30,8 @@ pub(crate) trait Dialect: Send {
     fn reasoning(&mut self, text: &str, signature: Option<&str>, out: &mut String);
     fn redacted_thinking(&mut self, data: &str, out: &mut String);
     fn tool_call(&mut self, call: &ToolCall, index: u32, out: &mut String);
+    fn server_search(&mut self, search: &ServerSearch, out: &mut String);
+    fn cited_text(&mut self, cited: &CitedText, out: &mut String);
     fn close(&mut self, finish: Finish, usage: Option<Usage>, out: &mut String);
 }
 
@@ -42,6 +44,8 @@ pub(crate) enum Block<'a> {
     },
     RedactedThinking(&'a str),
     ToolCall(&'a ToolCall),
+    ServerSearch(&'a ServerSearch),
+    CitedText(&'a CitedText),
 }
 
 pub(crate) fn blocks(events: &[Event]) -> Vec<Block<'_>> {
@@ -69,6 +73,8 @@ pub(crate) fn blocks(events: &[Event]) -> Vec<Block<'_>> {
             },
             Event::RedactedThinking(data) => blocks.push(Block::RedactedThinking(data)),
             Event::ToolCall(call) => blocks.push(Block::ToolCall(call)),
+            Event::ServerSearch(search) => blocks.push(Block::ServerSearch(search)),
+            Event::CitedText(cited) => blocks.push(Block::CitedText(cited)),
             Event::Usage(_) | Event::StallMs(_) => {}
         }
     }
@@ -99,6 +105,8 @@ pub(crate) async fn stream(
                 dialect.reasoning(text, signature.as_deref(), &mut out)
             }
             Event::RedactedThinking(data) => dialect.redacted_thinking(data, &mut out),
+            Event::ServerSearch(search) => dialect.server_search(search, &mut out),
+            Event::CitedText(cited) => dialect.cited_text(cited, &mut out),
             Event::ToolCall(call) => {
                 dialect.tool_call(call, call.index.unwrap_or(tool_calls), &mut out);
                 tool_calls += 1;

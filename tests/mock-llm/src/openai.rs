@@ -6,7 +6,7 @@ use hyper::StatusCode;
 use serde_json::{Value, json};
 
 use crate::dialect::{Block, Dialect};
-use crate::script::{Finish, ToolCall, Usage};
+use crate::script::{CitedText, Finish, ServerSearch, ToolCall, Usage};
 
 pub(crate) struct OpenAi {
     id: String,
@@ -55,6 +55,9 @@ fn usage_json(usage: Usage) -> Value {
     if usage.cache_read > 0 {
         json["prompt_tokens_details"] = json!({ "cached_tokens": usage.cache_read });
     }
+    if let Some(thoughts) = usage.thoughts {
+        json["completion_tokens_details"] = json!({ "reasoning_tokens": thoughts });
+    }
     json
 }
 
@@ -77,6 +80,8 @@ impl Dialect for OpenAi {
         for block in blocks {
             match block {
                 Block::Text(text) => content.push_str(text),
+                Block::CitedText(cited) => content.push_str(&cited.text),
+                Block::ServerSearch(_) => {}
                 Block::Thinking { text, .. } => reasoning.push_str(text),
                 Block::RedactedThinking(_) => {}
                 Block::ToolCall(call) => tool_calls.push(json!({
@@ -122,6 +127,12 @@ impl Dialect for OpenAi {
     }
 
     fn redacted_thinking(&mut self, _data: &str, _out: &mut String) {}
+
+    fn server_search(&mut self, _search: &ServerSearch, _out: &mut String) {}
+
+    fn cited_text(&mut self, cited: &CitedText, out: &mut String) {
+        self.text(&cited.text, out);
+    }
 
     fn tool_call(&mut self, call: &ToolCall, index: u32, out: &mut String) {
         // Like OpenAI: the first delta names the call, the rest only extend its arguments.

@@ -161,6 +161,10 @@ pub enum Event {
     /// Anthropic only; the OpenAI dialect has nothing to carry it and skips it.
     RedactedThinking(String),
     ToolCall(ToolCall),
+    /// Anthropic only: a web search the API ran itself. The OpenAI dialect skips it.
+    ServerSearch(ServerSearch),
+    /// Text with citations (Anthropic); the OpenAI dialect sends the text alone.
+    CitedText(CitedText),
     Usage(Usage),
     /// Pause mid-stream after flushing what was already produced.
     StallMs(u64),
@@ -188,6 +192,28 @@ impl ToolCall {
     }
 }
 
+/// Anthropic's server-side search: a `server_tool_use` block calling `web_search` with
+/// `query`, then a `web_search_tool_result` block holding `results` as given (each a
+/// `web_search_result` object, `encrypted_content` and all), or the error `errorCode`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ServerSearch {
+    pub id: String,
+    pub query: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub results: Vec<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
+}
+
+/// A text block carrying `citations` (each as given, e.g. a `web_search_result_location`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CitedText {
+    pub text: String,
+    pub citations: Vec<serde_json::Value>,
+}
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Usage {
@@ -200,6 +226,9 @@ pub struct Usage {
     /// Prompt tokens written to the cache (Anthropic only).
     #[serde(default)]
     pub cache_write: u64,
+    /// The part of `output` spent reasoning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thoughts: Option<u64>,
 }
 
 /// `count` text deltas of `text`, produced lazily so benchmarks can ask for millions.
@@ -222,6 +251,9 @@ pub enum Finish {
     ToolCalls,
     #[serde(alias = "refusal")]
     ContentFilter,
+    /// Anthropic's `pause_turn` (a long turn of server tools, to be resumed); OpenAI `stop`.
+    #[serde(rename = "pause_turn")]
+    Paused,
 }
 
 impl Finish {
@@ -231,6 +263,7 @@ impl Finish {
             Finish::Length => "length",
             Finish::ToolCalls => "tool_calls",
             Finish::ContentFilter => "content_filter",
+            Finish::Paused => "stop",
         }
     }
 
@@ -240,6 +273,7 @@ impl Finish {
             Finish::Length => "max_tokens",
             Finish::ToolCalls => "tool_use",
             Finish::ContentFilter => "refusal",
+            Finish::Paused => "pause_turn",
         }
     }
 }
@@ -259,6 +293,10 @@ struct RawEvent {
     redacted_thinking: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_call: Option<ToolCall>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server_search: Option<ServerSearch>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cited_text: Option<CitedText>,
     #[serde(skip_serializing_if = "Option::is_none")]
     usage: Option<Usage>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -282,6 +320,8 @@ impl TryFrom<RawEvent> for Event {
         }));
         found.extend(raw.redacted_thinking.map(Event::RedactedThinking));
         found.extend(raw.tool_call.map(Event::ToolCall));
+        found.extend(raw.server_search.map(Event::ServerSearch));
+        found.extend(raw.cited_text.map(Event::CitedText));
         found.extend(raw.usage.map(Event::Usage));
         found.extend(raw.stall_ms.map(Event::StallMs));
         found.extend(raw.repeat.map(Event::Repeat));
@@ -289,7 +329,8 @@ impl TryFrom<RawEvent> for Event {
             (Some(event), true) => Ok(event),
             (None, _) => Err(
                 "an event needs one of `text`, `reasoning`, `redactedThinking`, \
-                              `toolCall`, `usage`, `stallMs`, `repeat`"
+                              `toolCall`, `serverSearch`, `citedText`, `usage`, `stallMs`, \
+                              `repeat`"
                     .into(),
             ),
             (Some(_), false) => Err("an event has exactly one key (plus `signature` with \
@@ -310,6 +351,8 @@ impl From<Event> for RawEvent {
             }
             Event::RedactedThinking(data) => raw.redacted_thinking = Some(data),
             Event::ToolCall(call) => raw.tool_call = Some(call),
+            Event::ServerSearch(search) => raw.server_search = Some(search),
+            Event::CitedText(cited) => raw.cited_text = Some(cited),
             Event::Usage(usage) => raw.usage = Some(usage),
             Event::StallMs(ms) => raw.stall_ms = Some(ms),
             Event::Repeat(repeat) => raw.repeat = Some(repeat),

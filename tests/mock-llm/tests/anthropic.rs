@@ -232,3 +232,59 @@ async fn rate_limit_and_overload_use_anthropic_error_bodies() {
     // With no scripted message the status's own wording is used.
     assert!(!body["error"]["message"].as_str().unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn server_searches_and_cited_text_render_as_anthropic_blocks() {
+    let result = json!({"type": "web_search_result", "url": "https://tokio.rs/", "title": "Tokio", "encrypted_content": "enc"});
+    let citation = json!({"type": "web_search_result_location", "url": "https://tokio.rs/", "encrypted_index": "idx"});
+    let script = json!({"responses": [{"events": [
+        {"serverSearch": {"id": "srvtoolu_1", "query": "tokio", "results": [result]}},
+        {"serverSearch": {"id": "srvtoolu_2", "query": "more", "errorCode": "max_uses_exceeded"}},
+        {"citedText": {"text": "A runtime.", "citations": [citation]}},
+    ], "finish": "pause_turn"}]});
+    let mock = MockLlm::start(common::script(script)).unwrap();
+    let reply = post(
+        &format!("{}/messages", mock.base_url()),
+        &json!({"model": "claude-test", "stream": true, "max_tokens": 100, "messages": []}),
+    )
+    .await;
+    let events: Vec<Value> = parse_sse(&reply.text().await.unwrap())
+        .iter()
+        .map(|e| e.json())
+        .collect();
+    let starts: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "content_block_start")
+        .map(|e| &e["content_block"])
+        .collect();
+    assert_eq!(
+        starts,
+        [
+            &json!({"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}),
+            &json!({"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": [result]}),
+            &json!({"type": "server_tool_use", "id": "srvtoolu_2", "name": "web_search", "input": {}}),
+            &json!({"type": "web_search_tool_result", "tool_use_id": "srvtoolu_2",
+                "content": {"type": "web_search_tool_result_error", "error_code": "max_uses_exceeded"}}),
+            &json!({"type": "text", "text": ""}),
+        ]
+    );
+    let deltas: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "content_block_delta")
+        .map(|e| &e["delta"])
+        .collect();
+    assert_eq!(deltas[0]["partial_json"], r#"{"query":"tokio"}"#);
+    assert_eq!(
+        deltas[2],
+        &json!({"type": "citations_delta", "citation": citation})
+    );
+    assert_eq!(
+        deltas[3],
+        &json!({"type": "text_delta", "text": "A runtime."})
+    );
+    let stop = events
+        .iter()
+        .find(|e| e["type"] == "message_delta")
+        .unwrap();
+    assert_eq!(stop["delta"]["stop_reason"], "pause_turn");
+}

@@ -30,7 +30,7 @@ pub fn report(session: &Session) -> String {
     lines.push(message_line(&messages));
     if let Some(cost) = crate::agent::stream::spent(session) {
         lines.push(format!(
-            "- Spent by this session since it started here: {:.4} {}",
+            "- Spent by this session: {:.4} {}",
             cost.amount, cost.currency
         ));
     }

@@ -60,6 +60,9 @@ impl McpTool {
         ctx: &Context,
     ) -> Result<CallToolResult, ToolError> {
         let params = CallToolRequestParams::new(self.info.name.clone()).with_arguments(arguments);
+        // While it runs, a question of the server's may name it (`mcp/running.rs`).
+        let running = self.server.running();
+        let _running = ctx.user.as_ref().map(|user| running.enter(user.call_id()));
         let handle = self
             .peer
             .send_cancellable_request(

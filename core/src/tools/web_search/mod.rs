@@ -19,12 +19,15 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use self::backends::{Hit, Query};
+pub use self::backends::Hit;
+use self::backends::Query;
 use super::ToolContent;
 use super::{About, Access, CallReport, Context, Kind, Output, Planned, Result, Tool, ToolError};
 use crate::config::WebSearchConfig;
 use crate::net::LazyClient;
 
+/// The tool's name, which Anthropic's server-side search shares (`llm/anthropic_search.rs`).
+pub const NAME: &str = "web_search";
 const DEFAULT_RESULTS: u32 = 5;
 const MAX_RESULTS: u32 = 10;
 /// Snippets longer than this are cut for the model (a backend may send whole pages).
@@ -94,7 +97,7 @@ impl Tool for WebSearch {
             blocked: domains(input.blocked_domains),
         };
         Ok(Planned::new(
-            format!("Searching the web: \"{}\"", plan.query),
+            title(&plan.query),
             Vec::new(),
             Access::Network(self.config.endpoint()),
             plan,
@@ -137,7 +140,7 @@ impl Tool for WebSearch {
     }
 
     fn about(&self) -> About {
-        About::new("web_search", Kind::Fetch, DESCRIPTION)
+        About::new(NAME, Kind::Fetch, DESCRIPTION)
     }
 }
 
@@ -170,6 +173,33 @@ fn admitted(url: &str, allowed: &[String], blocked: &[String]) -> bool {
     (allowed.is_empty() || allowed.iter().any(within)) && !blocked.iter().any(within)
 }
 
+/// The title of a search's call: this tool's, or a search the model's provider ran itself
+/// (`agent/hosted_search.rs`).
+pub fn title(query: &str) -> String {
+    format!("Searching the web: \"{query}\"")
+}
+
+/// What the client is shown of a search's results, this tool's or the provider's own: a
+/// `resource_link` per result, and the structured list for `rawOutput`.
+pub fn shown(query: &str, provider: &str, hits: &[Hit]) -> (Vec<ToolContent>, serde_json::Value) {
+    let content = hits
+        .iter()
+        .map(|hit| ToolContent::Link {
+            uri: hit.url.clone(),
+            name: hit.title.clone(),
+            description: Some(hit.snippet.clone()).filter(|s| !s.is_empty()),
+        })
+        .collect();
+    let results: Vec<_> = hits
+        .iter()
+        .map(|hit| {
+            json!({"title": hit.title, "url": hit.url, "snippet": hit.snippet, "published": hit.published})
+        })
+        .collect();
+    let raw = json!({ "query": query, "provider": provider, "results": results });
+    (content, raw)
+}
+
 /// The model's numbered list, the client's links and the structured results.
 fn output(query: &str, provider: &str, hits: &[Hit]) -> Output {
     let for_model = if hits.is_empty() {
@@ -196,24 +226,11 @@ fn output(query: &str, provider: &str, hits: &[Hit]) -> Output {
             .collect();
         format!("Results for \"{query}\":\n{}", lines.join("\n"))
     };
-    let content = hits
-        .iter()
-        .map(|hit| ToolContent::Link {
-            uri: hit.url.clone(),
-            name: hit.title.clone(),
-            description: Some(hit.snippet.clone()).filter(|s| !s.is_empty()),
-        })
-        .collect();
-    let results: Vec<_> = hits
-        .iter()
-        .map(|hit| {
-            json!({"title": hit.title, "url": hit.url, "snippet": hit.snippet, "published": hit.published})
-        })
-        .collect();
+    let (content, raw) = shown(query, provider, hits);
     Output {
         for_model,
         content,
-        raw_output: Some(json!({ "query": query, "provider": provider, "results": results })),
+        raw_output: Some(raw),
         ..Output::default()
     }
 }
