@@ -113,7 +113,7 @@ impl EngineContext {
         launcher: Arc<Launcher>,
     ) -> Self {
         let tool_deps = ToolDeps::create(&config, launcher, resolved.sandbox.clone());
-        let ctx = EngineContext {
+        EngineContext {
             providers: Providers::new(&resolved, config.stream_idle_timeout()),
             tool_limits: Limits::from(&config.tools),
             resolved,
@@ -129,8 +129,7 @@ impl EngineContext {
             sign_in: ports.sign_in,
             stored_keys_read: OnceLock::new(),
             closed: AtomicBool::new(false),
-        };
-        ctx
+        }
     }
 
     pub fn config(&self) -> &Config {

@@ -446,8 +446,14 @@ fn a_repeated_list_sees_every_commit_since_the_last() {
             .collect()
     };
     let first = client.new_session(&cwd);
-    assert_eq!(ids(client.call("session/list", json!({}))), [first.clone()]);
-    assert_eq!(ids(client.call("session/list", json!({}))), [first.clone()]);
+    assert_eq!(
+        ids(client.call("session/list", json!({}))),
+        std::slice::from_ref(&first)
+    );
+    assert_eq!(
+        ids(client.call("session/list", json!({}))),
+        std::slice::from_ref(&first)
+    );
     let elsewhere = other.new_session(&cwd);
     let listed = ids(client.call("session/list", json!({})));
     assert!(

@@ -68,7 +68,8 @@ pub fn report(runs: usize) {
     // The first start creates the store; an editor's every later start opens it.
     for subject in &mut subjects {
         subject.run_once();
-        (subject.times.clear(), subject.rss_kib.clear());
+        subject.times.clear();
+        subject.rss_kib.clear();
     }
     for round in 0..runs {
         let count = subjects.len();
