@@ -11,7 +11,8 @@
 # --quick runs each briefly, to prove the harness still works (CI); the numbers of a quick run
 # mean little. Benchmarks never assert timings: the machines are shared and noisy.
 # With HEARTH_BENCH_BASE (set by benches/compare.sh, see harness.sh), parts 1 and 2 also
-# measure that other build, and 3 and 4, which measure this tree's engine only, are skipped.
+# measure that other build, as does part 3's spawned `hearth acp` (its in-process figures are
+# this tree's); the rest, which measure this tree's engine only, are skipped.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -31,10 +32,10 @@ bash benches/roundtrip/run.sh "${quick[@]}" | sed -n '/^| host/,/^$/p'
 echo
 echo "## Frame throughput"
 bash benches/throughput/run.sh "${quick[@]}" | sed -n '/^| host/,/^$/p'
-[[ -z ${HEARTH_BENCH_BASE:-} ]] || exit 0
 echo
 echo "## Startup and memory"
 cargo bench -q -p hearth-core --bench startup -- "${quick[@]}"
+[[ -z ${HEARTH_BENCH_BASE:-} ]] || exit 0
 echo
 echo "## Turns"
 cargo bench -q -p hearth-core --bench turn -- "${quick[@]}"

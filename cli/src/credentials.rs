@@ -1,8 +1,9 @@
 //! Where `hearth auth` keeps a user's API key: the OS credential store (Keychain, Windows
 //! Credential Manager, Secret Service), else — no store reachable, e.g. no D-Bus session as
 //! in CI — `credentials.json` in the config dir, readable by its owner only. `SignIn` is how
-//! the engine reads it (its `TerminalSignIn` port): when `hearth acp` / `hearth run` start,
-//! and again at each `authenticate`, so a key stored while the agent runs is used without a
+//! the engine reads it (its `TerminalSignIn` port): when a turn first needs a provider (not
+//! at start: the first answer never waits on the credential store), and again at each
+//! `authenticate`, so a key stored while the agent runs is used without a
 //! restart.
 
 use std::collections::BTreeMap;

@@ -1,7 +1,8 @@
 //! `session/list` beside `initialize`, through the engine alone (a Rust `Host` that hands
 //! each frame to the timing thread): the round trip of the first page of a file store of 20
 //! sessions, and of one of 10,000 (spread over 100 working directories) without and with a
-//! `cwd` filter, against that of a request answered at once. The per-host figures (C, Node,
+//! `cwd` filter, and of an empty file store and an empty `:memory:` one (what the file costs a
+//! request that finds nothing), against that of a request answered at once. The per-host figures (C, Node,
 //! Python, stdio) are `benches/roundtrip`'s; this one isolates what the engine adds.
 //!
 //! Run: `cargo bench -p hearth-core --bench list` (`-- --quick` for a smoke run).
@@ -42,11 +43,11 @@ fn percentile(times: &mut [Duration], p: f64) -> f64 {
     times[at].as_secs_f64() * 1e6
 }
 
-/// An engine on a file store of `sessions` sessions, spread over 100 working directories,
-/// initialized; and the id its next request takes.
-fn engine_with(sessions: usize, dir: &std::path::Path) -> (Engine, Receiver<String>, u64) {
+/// An engine on a store of `sessions` sessions (`data_dir`: a directory, or `:memory:`),
+/// spread over 100 working directories, initialized; and the id its next request takes.
+fn engine_with(sessions: usize, data_dir: &str) -> (Engine, Receiver<String>, u64) {
     let config = format!(
-        r#"{{"dataDir":{dir:?},"providers":{{"openai":{{"baseUrl":"http://127.0.0.1:9/v1","apiKey":"bench"}}}}}}"#
+        r#"{{"dataDir":{data_dir:?},"providers":{{"openai":{{"baseUrl":"http://127.0.0.1:9/v1","apiKey":"bench"}}}}}}"#
     );
     let (tx, rx) = mpsc::channel();
     let engine = Engine::start(
@@ -64,10 +65,11 @@ fn engine_with(sessions: usize, dir: &std::path::Path) -> (Engine, Receiver<Stri
     (engine, rx, 2 + sessions as u64)
 }
 
-/// One kind of request timed: on which store, which method with which params.
+/// One kind of request timed: on which store (an index of `stores`), which method with
+/// which params.
 struct Case {
     name: &'static str,
-    on_big: bool,
+    store: usize,
     method: &'static str,
     params: &'static str,
 }
@@ -81,40 +83,46 @@ fn main() {
     } else {
         (5, 4000, 10_000)
     };
-    let (small_dir, large_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (small, small_rx, mut small_id) = engine_with(20, small_dir.path());
-    let (big, big_rx, mut big_id) = engine_with(large, large_dir.path());
+    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let dir = |i: usize| dirs[i].path().to_str().unwrap().to_string();
+    // 0: 20 sessions, 1: `large` sessions, 2: an empty file store, 3: an empty `:memory:` one:
+    // the last two tell what a file store costs a request that finds nothing.
+    let mut stores = vec![
+        engine_with(20, &dir(0)),
+        engine_with(large, &dir(1)),
+        engine_with(0, &dir(2)),
+        engine_with(0, ":memory:"),
+    ];
     let case =
-        |name: &'static str, on_big: bool, method: &'static str, params: &'static str| Case {
+        |name: &'static str, store: usize, method: &'static str, params: &'static str| Case {
             name,
-            on_big,
+            store,
             method,
             params,
         };
     let cases = [
-        case("initialize", false, "initialize", INIT),
-        case("session/list, 20 sessions", false, "session/list", "{}"),
-        case(
-            "session/list, first 50 of {large}",
-            true,
-            "session/list",
-            "{}",
-        ),
+        case("initialize", 0, "initialize", INIT),
+        case("session/list, 20 sessions", 0, "session/list", "{}"),
+        case("session/list, first 50 of {large}", 1, "session/list", "{}"),
         case(
             "session/list, first 50 of {large} with a `cwd` of 1 in 100",
-            true,
+            1,
             "session/list",
             r#"{"cwd":"/tmp/w7"}"#,
+        ),
+        case("session/list, empty file store", 2, "session/list", "{}"),
+        case(
+            "session/list, empty `:memory:` store",
+            3,
+            "session/list",
+            "{}",
         ),
     ];
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); cases.len()];
     // The cases take turns, round by round, so that a noisy moment hits them all.
     for _ in 0..rounds {
         for (i, case) in cases.iter().enumerate() {
-            let (engine, rx, id) = match case.on_big {
-                true => (&big, &big_rx, &mut big_id),
-                false => (&small, &small_rx, &mut small_id),
-            };
+            let (engine, rx, id) = &mut stores[case.store];
             for _ in 0..per_round {
                 *id += 1;
                 let started = Instant::now();
@@ -123,8 +131,9 @@ fn main() {
             }
         }
     }
-    small.close().unwrap();
-    big.close().unwrap();
+    for (engine, _, _) in &stores {
+        engine.close().unwrap();
+    }
     let n = rounds * per_round;
     println!(
         "| round trip through a Rust host, file stores ({n} each, {rounds} interleaved rounds) | median µs | p99 µs | ÷ 20 sessions |"

@@ -1,9 +1,17 @@
-//! Startup and memory figures of the engine, in-process, as a markdown table:
-//! `Engine::start` → `initialize` answered → `session/new` answered, RSS of an idle engine,
-//! and RSS with 1,000 idle sessions.
+//! Startup and memory figures of the engine, as markdown tables: spawn of `hearth acp` →
+//! `initialize` answered and its RSS then, beside the floor (`spawn_floor`, a Rust binary
+//! that reads one line and writes one), the two spawned alternately in one run (`spawn.rs`);
+//! and in-process `Engine::start` → `initialize` answered → `session/new` answered, RSS of an
+//! idle engine, and RSS with 1,000 idle sessions.
 //!
-//! Run: `cargo bench -p hearth-core --bench startup` (add `-- --quick` for a smoke run).
-//! Numbers, not assertions: the machines are shared and noisy.
+//! Run: `cargo bench -p hearth-core --bench startup` (add `-- --quick` for a smoke run); it
+//! builds `hearth` and `spawn_floor` in release first. Numbers, not assertions: the machines
+//! are shared and noisy.
+
+#[path = "startup/spawn.rs"]
+mod spawn;
+#[path = "common/spawned.rs"]
+mod spawned;
 
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
@@ -68,6 +76,9 @@ fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let runs = if quick { 5 } else { 200 };
     let (sessions, many) = if quick { (100, 1000) } else { (1000, 10_000) };
+
+    spawn::report(if quick { 10 } else { 200 });
+    println!();
 
     // Memory first, in a process that has not run an engine yet.
     let baseline = rss_kib();

@@ -6,7 +6,7 @@
 //! capabilities. Its fields are private: each use has a method that says what it is for.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -97,6 +97,8 @@ pub struct EngineContext {
     log: Arc<dyn LogFormat>,
     approver: Arc<dyn Approver>,
     sign_in: Option<Arc<dyn TerminalSignIn>>,
+    /// Set once the user's stored keys were first read (see `providers`).
+    stored_keys_read: OnceLock<()>,
     closed: AtomicBool,
 }
 
@@ -111,7 +113,7 @@ impl EngineContext {
         launcher: Arc<Launcher>,
     ) -> Self {
         let tool_deps = ToolDeps::create(&config, launcher, resolved.sandbox.clone());
-        let ctx = EngineContext {
+        EngineContext {
             providers: Providers::new(&resolved, config.stream_idle_timeout()),
             tool_limits: Limits::from(&config.tools),
             resolved,
@@ -125,10 +127,9 @@ impl EngineContext {
             log: ports.log,
             approver: ports.approver,
             sign_in: ports.sign_in,
+            stored_keys_read: OnceLock::new(),
             closed: AtomicBool::new(false),
-        };
-        ctx.refresh_stored_keys();
-        ctx
+        }
     }
 
     pub fn config(&self) -> &Config {
@@ -157,7 +158,24 @@ impl EngineContext {
         crate::config::model_sees(self.catalog(), model)
     }
 
+    /// The providers, with the user's stored keys read the first time: not at start, where
+    /// the OS credential store (a D-Bus round trip and a runtime of its own, on Linux) would
+    /// delay the first answer and cost memory an engine that never runs a turn doesn't need.
+    /// Only a turn and `authenticate` ask, both off the caller's thread.
     pub fn providers(&self) -> &Providers {
+        self.stored_keys_read.get_or_init(|| {
+            if self.sign_in.is_none() {
+                return;
+            }
+            // On a thread of its own: the credential store's D-Bus client blocks on a runtime
+            // of its own, which tokio refuses inside a turn's task.
+            std::thread::scope(|scope| {
+                let read = scope.spawn(|| self.read_stored_keys());
+                if read.join().is_err() {
+                    tracing::error!("reading the stored keys panicked");
+                }
+            });
+        });
         &self.providers
     }
 
@@ -169,6 +187,11 @@ impl EngineContext {
     /// Re-reads the user's stored keys, so a `hearth auth` run since start takes effect
     /// without a restart; nothing to read for a host without sign-in.
     pub fn refresh_stored_keys(&self) {
+        self.read_stored_keys();
+        let _ = self.stored_keys_read.set(());
+    }
+
+    fn read_stored_keys(&self) {
         if let Some(sign_in) = &self.sign_in {
             self.providers
                 .refresh_stored_keys(|p| sign_in.stored_key(p));
@@ -272,6 +295,12 @@ impl EngineContext {
             return None;
         }
         self.store.try_reader().map(|reader| read(&reader))
+    }
+
+    /// Resolves once the delivery thread has taken every frame queued before this call: a
+    /// long replay paces itself with it, so that what it has queued stays bounded.
+    pub async fn delivered(&self) {
+        self.outbox.flushed().await;
     }
 
     /// Stops the outbox thread once it has delivered what is queued.

@@ -49,8 +49,9 @@ pub struct HostPorts {
     /// Confines every child process the engine starts (commands, MCP and language servers):
     /// a sandbox.
     pub confinement: Option<Arc<dyn Confinement>>,
-    /// The host's `hearth auth` (the stdio binary has one): the keys the user stored, read at
-    /// start and at each `authenticate`, and the program a terminal runs to sign in.
+    /// The host's `hearth auth` (the stdio binary has one): the keys the user stored, read
+    /// when a turn first needs them and at each `authenticate`, and the program a terminal
+    /// runs to sign in.
     pub sign_in: Option<Arc<dyn TerminalSignIn>>,
 }
 

@@ -430,3 +430,41 @@ fn an_in_memory_store_works_and_keeps_nothing() {
         json!([])
     );
 }
+
+/// `session/list` answers a repeated request from the last answer only while nothing was
+/// committed: a session made by this engine, or by another engine on the same file (another
+/// `hearth acp` of the same user), shows in the next list.
+#[test]
+fn a_repeated_list_sees_every_commit_since_the_last() {
+    let setup = Setup::new(json!({"responses": []}));
+    let (mut client, mut other) = (setup.client(), setup.client());
+    let cwd = setup.cwd();
+    let ids = |listed: Value| -> Vec<String> {
+        let sessions = listed["sessions"].as_array().unwrap().iter();
+        sessions
+            .map(|s| s["sessionId"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let first = client.new_session(&cwd);
+    assert_eq!(
+        ids(client.call("session/list", json!({}))),
+        std::slice::from_ref(&first)
+    );
+    assert_eq!(
+        ids(client.call("session/list", json!({}))),
+        std::slice::from_ref(&first)
+    );
+    let elsewhere = other.new_session(&cwd);
+    let listed = ids(client.call("session/list", json!({})));
+    assert!(
+        listed.contains(&first) && listed.contains(&elsewhere),
+        "{listed:?}"
+    );
+    let own = client.new_session(&cwd);
+    assert_eq!(ids(client.call("session/list", json!({}))).len(), 3);
+    assert_eq!(
+        client.call("session/delete", json!({"sessionId": own})),
+        json!({})
+    );
+    assert_eq!(ids(client.call("session/list", json!({}))).len(), 2);
+}

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each bench uses a different part
 
+pub mod spawned;
+
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

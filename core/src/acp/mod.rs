@@ -17,6 +17,7 @@ mod errors;
 mod fork;
 mod images;
 mod initialize;
+mod list_cache;
 mod mcp;
 mod opening;
 mod prompt;
@@ -62,6 +63,8 @@ pub struct Edge {
     /// client sends, only on the host (`acp/initialize.rs`), and it is the request whose
     /// round trip embedders measure first.
     initialize_answer: OnceLock<Box<RawValue>>,
+    /// The last `session/list` answer and the store's version it was read at.
+    list_cache: list_cache::ListCache,
 }
 
 impl Edge {
@@ -73,6 +76,7 @@ impl Edge {
             client,
             initialized: AtomicBool::new(false),
             initialize_answer: OnceLock::new(),
+            list_cache: list_cache::ListCache::default(),
         }
     }
 

@@ -1,7 +1,9 @@
 //! The session lifecycle: `session/new`, `list`, `load`, `resume`, `close`, `delete` (a
 //! fork is born in `fork.rs`).
 
+use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::Arc;
 
 use agent_client_protocol_schema::v1::{
@@ -12,8 +14,10 @@ use agent_client_protocol_schema::v1::{
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
+use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
+use super::list_cache::ListKey;
 use super::opening::{after_answer, check_dirs, connect_servers, path_string, path_strings};
 use super::responder::{Responder, params};
 use super::system_prompt::appended_text;
@@ -26,7 +30,8 @@ use crate::rpc::envelope::Params;
 use crate::session::actor::{Job, LiveSession, Unavailable};
 use crate::session::{SessionState, Settings, registry};
 use crate::store::{
-    Cursor, ListPage, ListedSession, Reader, SessionRecord, StoreError, StoreOp, now,
+    Cursor, ListPage, ListedSession, LogPlace, Reader, SessionRecord, StoreError, StoreOp, Version,
+    now,
 };
 
 /// Sessions per `session/list` page.
@@ -97,7 +102,8 @@ pub fn new(responder: Responder, raw: Params<'_>) {
 /// Answered on the caller's thread when the store can be read at once (nothing pending, the
 /// read connection free); otherwise after the pending writes. Either way it sees every write
 /// queued before it, but not the effect of jobs still queued on a session (a `delete` not yet
-/// run): the list is not ordered with them, as it never was.
+/// run): the list is not ordered with them, as it never was. The same request with nothing
+/// committed since the last is answered with the last answer (`list_cache.rs`).
 pub fn list(responder: Responder, raw: Params<'_>) {
     let request: ListSessionsRequest = match params(raw) {
         Ok(r) => r,
@@ -112,8 +118,19 @@ pub fn list(responder: Responder, raw: Params<'_>) {
             ))));
         }
     };
-    let cwd = request.cwd.as_deref().map(path_string);
-    let page = move |reader: &Reader<'_>| reader.list(cwd.as_deref(), cursor.as_ref(), LIST_PAGE);
+    let key = ListKey {
+        cwd: request.cwd.as_deref().map(path_string),
+        cursor: request.cursor,
+    };
+    let edge = responder.edge().clone();
+    let page = move |reader: &Reader<'_>| -> Result<Listed, StoreError> {
+        let version = reader.version()?;
+        if let Some(answer) = edge.list_cache.get(&key, version) {
+            return Ok(Listed::Cached(answer));
+        }
+        let page = reader.list(key.cwd.as_deref(), cursor.as_ref(), LIST_PAGE)?;
+        Ok(Listed::Read(key.clone(), version, page))
+    };
     let ctx = responder.ctx().clone();
     if let Some(listed) = ctx.read_now(&page) {
         return answer_list(responder, listed);
@@ -124,13 +141,31 @@ pub fn list(responder: Responder, raw: Params<'_>) {
     });
 }
 
-fn answer_list(responder: Responder, listed: Result<ListPage, StoreError>) {
+/// A page of the list: the last answer again, or read from the store at a version.
+enum Listed {
+    Cached(Arc<RawValue>),
+    Read(ListKey, Version, ListPage),
+}
+
+fn answer_list(responder: Responder, listed: Result<Listed, StoreError>) {
     match listed {
-        Ok(page) => {
+        Ok(Listed::Cached(answer)) => responder.reply_raw(&answer),
+        Ok(Listed::Read(key, version, page)) => {
             let sessions = page.sessions.into_iter().map(info).collect();
-            responder.reply(Ok(
-                ListSessionsResponse::new(sessions).next_cursor(page.next_cursor)
-            ));
+            let response = ListSessionsResponse::new(sessions).next_cursor(page.next_cursor);
+            match serde_json::value::to_raw_value(&response) {
+                Ok(answer) => {
+                    let answer: Arc<RawValue> = Arc::from(answer);
+                    responder
+                        .edge()
+                        .list_cache
+                        .put(key, version, answer.clone());
+                    responder.reply_raw(&answer);
+                }
+                Err(e) => responder.respond(Err(RpcError::internal(format!(
+                    "cannot serialize the result: {e}"
+                )))),
+            }
         }
         Err(e) => responder.respond(Err(RpcError::internal(format!(
             "cannot read the session store: {e}"
@@ -188,18 +223,36 @@ pub fn load(responder: Responder, raw: Params<'_>) {
     });
 }
 
-/// Queues each stored update as soon as it is built, so the delivery thread hands the first
-/// ones to the host while the rest are still being made.
+/// Rows a `session/load` reads at a time. After each read it waits until the host has taken
+/// the frames of the read before (queued behind a mark), so what the replay has queued stays
+/// within about two reads' frames whatever the log's length (a 100,000-event log queued at
+/// once held about 100 MB), while the delivery thread always has the last read's to work on.
+const REPLAY_ROWS: usize = 1_000;
+
+/// Queues each stored update as soon as it is read and built, so the delivery thread hands
+/// the first ones to the host while the rest are still being read.
 async fn replay(ctx: &Arc<EngineContext>, id: &Arc<str>) -> Result<(), StoreError> {
-    let (sender, id, wire) = (ctx.clone(), id.clone(), ctx.wire());
-    ctx.read(move |log| {
-        let mut replay = wire.replay(&id);
-        for update in log.updates(&id)? {
-            replay.frames(&update, &mut |frame| sender.send_frame(frame));
+    let wire = ctx.wire();
+    let mut replay = wire.replay(id);
+    let mut place = LogPlace::default();
+    let mut previous: Option<Pin<Box<dyn Future<Output = ()> + Send + '_>>> = None;
+    while !place.is_done() {
+        ctx.read(|log| {
+            log.next_updates(id, &mut place, REPLAY_ROWS, |update| {
+                replay.frames(update, &mut |frame| ctx.send_frame(frame));
+            })
+        })
+        .await?;
+        if let Some(taken) = previous.take() {
+            taken.await;
         }
-        Ok(())
-    })
-    .await
+        // Its first poll queues the mark behind this read's frames.
+        let mut mark = Box::pin(ctx.delivered());
+        if futures::poll!(mark.as_mut()).is_pending() {
+            previous = Some(mark);
+        }
+    }
+    Ok(())
 }
 
 /// Reattaches to a stored session without replaying it.

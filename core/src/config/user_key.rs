@@ -16,7 +16,8 @@ pub trait TerminalSignIn: Send + Sync {
     fn program(&self) -> &Path;
 
     /// The key the user has stored for `provider`, read from the store now: the engine asks
-    /// at start and again at each `authenticate`, so a sign-in needs no restart.
+    /// when a turn first needs a provider and again at each `authenticate`, so a sign-in
+    /// needs no restart.
     fn stored_key(&self, provider: ProviderName) -> Option<Secret>;
 }
 

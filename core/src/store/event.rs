@@ -138,15 +138,41 @@ impl Merge for Stored {
 /// Merges adjacent chunks of the same message in place.
 pub fn coalesce<T: Merge>(entries: Vec<T>) -> Vec<T> {
     let mut out: Vec<T> = Vec::with_capacity(entries.len());
+    let mut fold = Fold::default();
     for entry in entries {
-        if let Some(last) = out.last_mut()
+        out.extend(fold.push(entry));
+    }
+    out.extend(fold.finish());
+    out
+}
+
+/// [`coalesce`] one entry at a time, for a log read row by row: it holds only the entry
+/// that the next one may still fold into, so a long log is never in memory at once.
+pub struct Fold<T> {
+    pending: Option<T>,
+}
+
+impl<T> Default for Fold<T> {
+    fn default() -> Self {
+        Fold { pending: None }
+    }
+}
+
+impl<T: Merge> Fold<T> {
+    /// Takes the next entry; returns the one before it once `entry` cannot fold into it.
+    pub fn push(&mut self, entry: T) -> Option<T> {
+        if let Some(last) = &mut self.pending
             && last.try_merge(&entry)
         {
-            continue;
+            return None;
         }
-        out.push(entry);
+        self.pending.replace(entry)
     }
-    out
+
+    /// The last entry, once the log has no more.
+    pub fn finish(self) -> Option<T> {
+        self.pending
+    }
 }
 
 #[cfg(test)]

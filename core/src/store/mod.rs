@@ -22,7 +22,7 @@ use serde_json::value::RawValue;
 use crate::config::StoreLocation;
 pub use checkpoints::{CheckpointOp, CheckpointRecord, CheckpointRow};
 pub use event::Event;
-use event::{Merge, Stored, coalesce};
+use event::{Fold, Merge, Stored, coalesce};
 pub use rules::RuleRow;
 pub use sessions::{Cursor, ListPage, ListedSession, SessionRecord, TitleSource};
 
@@ -200,6 +200,26 @@ impl Store {
     }
 }
 
+/// How far a replay has read a session's log (see [`Reader::next_updates`]): past which
+/// row, and the update the next rows may still fold into.
+#[derive(Default)]
+pub struct LogPlace {
+    after: i64,
+    fold: Fold<Stored>,
+    done: bool,
+}
+
+impl LogPlace {
+    /// Whether the whole log was handed over.
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+}
+
+/// A point in the store's history (see [`Reader::version`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Version(i64, u64);
+
 /// The read connection, held for as long as this lives.
 pub struct Reader<'a>(MutexGuard<'a, Option<Connection>>);
 
@@ -229,15 +249,35 @@ impl Reader<'_> {
         self.read(|conn| sessions::spent(conn, id))
     }
 
-    /// The session's `session/update` payloads as the client first saw them, oldest first,
-    /// with streamed chunks folded back into messages: `events` without the model's part,
-    /// and kept as stored JSON text, so replay builds no JSON tree but for the chunks.
-    pub fn updates(&self, id: &str) -> Result<Vec<Box<RawValue>>, StoreError> {
-        let rows = self.read(|conn| sessions::stored_updates(conn, id))?;
-        Ok(coalesce(rows)
-            .into_iter()
-            .filter_map(Stored::into_update)
-            .collect())
+    /// Hands `each` the session's next `session/update` payloads as the client first saw
+    /// them, oldest first, with streamed chunks folded back into messages: `events` without
+    /// the model's part, and kept as stored JSON text, so replay builds no JSON tree but for
+    /// the chunks. It reads at most `rows` rows past `place` and hands each update over as
+    /// soon as it is read (and folded), so a replay holds a few updates, never the whole log.
+    pub fn next_updates(
+        &self,
+        id: &str,
+        place: &mut LogPlace,
+        rows: usize,
+        mut each: impl FnMut(&RawValue),
+    ) -> Result<(), StoreError> {
+        let mut hand_over = |row: Option<Stored>| {
+            if let Some(update) = row.and_then(Stored::into_update) {
+                each(&update);
+            }
+        };
+        let fold = &mut place.fold;
+        let (read, last) = self.read(|conn| {
+            sessions::for_each_stored(conn, id, (place.after, rows), |row| {
+                hand_over(fold.push(row))
+            })
+        })?;
+        place.after = last;
+        if read < rows {
+            place.done = true;
+            hand_over(std::mem::take(&mut place.fold).finish());
+        }
+        Ok(())
     }
 
     /// The session's checkpoints, oldest first.
@@ -253,6 +293,20 @@ impl Reader<'_> {
     /// The "always" rules stored for `workspace`.
     pub fn rules(&self, workspace: &str) -> Result<Vec<RuleRow>, StoreError> {
         self.read(|conn| rules::read(conn, workspace))
+    }
+
+    /// Where the store is at: it changes with every commit, this engine's or another
+    /// process's on the same file — what a cached read is keyed by. One cheap statement:
+    /// `PRAGMA data_version` (commits by other connections, our writer's among them), and
+    /// this connection's own changes (the one connection of a `:memory:` store), which
+    /// `data_version` does not count.
+    pub fn version(&self) -> Result<Version, StoreError> {
+        self.read(|conn| {
+            let data_version = conn
+                .prepare_cached("PRAGMA data_version")?
+                .query_row([], |row| row.get(0))?;
+            Ok(Version(data_version, conn.total_changes()))
+        })
     }
 
     pub fn list(
@@ -362,6 +416,24 @@ mod tests {
         append(session, Some(update), None)
     }
 
+    /// A cached read is keyed by the version: it moves with every commit, on a file (seen by
+    /// the read connection) and in memory (one connection for both), and only then.
+    #[test]
+    fn the_version_moves_with_each_commit_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = StoreLocation::File(dir.path().join("hearth.db"));
+        for location in [StoreLocation::Memory, file] {
+            let store = Store::open(&location).unwrap();
+            let version = || store.reader().version().unwrap();
+            let before = version();
+            assert_eq!(version(), before, "{location:?}: no commit, same version");
+            store.apply(vec![create_session("sess_1")]).unwrap();
+            let after = version();
+            assert_ne!(after, before, "{location:?}");
+            assert_eq!(version(), after, "{location:?}");
+        }
+    }
+
     /// Replay reads the stored text instead of parsing every row; it must still send exactly
     /// what serializing the parsed, folded log sends.
     #[test]
@@ -401,13 +473,15 @@ mod tests {
         for batch in batches {
             store.apply(batch).unwrap();
         }
-        let replayed: Vec<String> = store
-            .reader()
-            .updates(&id)
-            .unwrap()
-            .iter()
-            .map(|u| u.get().to_string())
-            .collect();
+        // Two rows at a time: the chunks of one message fold across the reads too.
+        let mut replayed: Vec<String> = Vec::new();
+        let mut place = LogPlace::default();
+        while !place.is_done() {
+            store
+                .reader()
+                .next_updates(&id, &mut place, 2, |u| replayed.push(u.get().to_string()))
+                .unwrap();
+        }
         let expected: Vec<String> = store
             .reader()
             .events(&id)

@@ -155,20 +155,29 @@ pub fn spent(conn: &Connection, id: &str) -> rusqlite::Result<Option<f64>> {
     stmt.query_row([id], |row| row.get(0)).optional()
 }
 
-/// The rows `session/load` replays, oldest first. Model-only rows are read too (as
-/// [`Stored::Hidden`]) because they separate chunks that must not fold together.
-pub fn stored_updates(conn: &Connection, id: &str) -> rusqlite::Result<Vec<Stored>> {
+/// Up to `limit` of the rows `session/load` replays, those after the row `after`, oldest
+/// first, handed to `each` one at a time as they are read; how many there were, and the last
+/// one's id. Model-only rows are read too (as [`Stored::Hidden`]) because they separate
+/// chunks that must not fold together.
+pub fn for_each_stored(
+    conn: &Connection,
+    id: &str,
+    (after, limit): (i64, usize),
+    mut each: impl FnMut(Stored),
+) -> rusqlite::Result<(usize, i64)> {
     let mut stmt = conn.prepare_cached(
-        "SELECT kind, update_json, model_json IS NOT NULL FROM events WHERE session_id = ?1 ORDER BY id",
+        "SELECT id, kind, update_json, model_json IS NOT NULL FROM events
+         WHERE session_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
     )?;
-    let mut rows = stmt.query([id])?;
-    let mut stored = Vec::new();
+    let mut rows = stmt.query((id, after, limit as i64))?;
+    let (mut count, mut last) = (0, after);
     while let Some(row) = rows.next()? {
-        let kind = row.get_ref(0)?.as_str()?;
-        let update = row.get_ref(1)?.as_str_or_null()?;
-        stored.push(Stored::read(kind, update, row.get(2)?));
+        let kind = row.get_ref(1)?.as_str()?;
+        let update = row.get_ref(2)?.as_str_or_null()?;
+        each(Stored::read(kind, update, row.get(3)?));
+        (count, last) = (count + 1, row.get(0)?);
     }
-    Ok(stored)
+    Ok((count, last))
 }
 
 /// The query of a page of the list, one per shape of the request, so that an index serves
