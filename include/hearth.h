@@ -5,10 +5,14 @@
  * The API is the protocol: the host sends ACP JSON-RPC 2.0 frames (UTF-8 JSON text) with
  * hearth_engine_send and receives the engine's frames through its on_frame callback.
  *
- * Threads: each engine runs its own worker threads and one delivery thread, which calls
- * on_frame for every outbound frame, in order, never concurrently. hearth_engine_send may be
- * called from any thread, including from inside on_frame. hearth_engine_free must not be
- * called from inside on_frame for the same engine.
+ * Threads: each engine runs its own worker threads and one delivery thread. on_frame gets
+ * every outbound frame in order, never concurrently, either on the delivery thread or, for
+ * the answer to a request served at once with nothing queued ahead of it, on the thread
+ * calling hearth_engine_send, before that call returns (no thread hand-off: the fast path of
+ * a round trip). So never hold a lock around hearth_engine_send that on_frame takes too.
+ * hearth_engine_send may be called from any thread, including from inside on_frame (its
+ * answer is then queued, never delivered inside the running on_frame). hearth_engine_free
+ * must not be called from inside on_frame for the same engine: it fails and does nothing.
  *
  * Memory: frames are borrowed for the duration of a call, in both directions; copy what you
  * keep. user_data belongs to the engine from hearth_engine_new on, and free_user_data runs
@@ -104,10 +108,19 @@ typedef struct hearth_engine hearth_engine;
 
 /**
  * Receives one outbound frame: `frame` points to `len` bytes of UTF-8 JSON followed by a NUL
- * byte, borrowed for the duration of the call only (copy what you keep). Runs on the
- * engine's delivery thread, one frame at a time, in order, never concurrently. It may call
- * hearth_engine_send (on this or any engine) but not hearth_engine_free on its own engine.
- * It must return normally: no longjmp, no C++ exception escaping it.
+ * byte, borrowed for the duration of the call only (copy what you keep). One frame at a
+ * time, in order, never concurrently, on one of two threads:
+ * - the engine's delivery thread, for most frames (whatever a session streams, answers made
+ *   on the engine's own threads, any frame that announces a store write);
+ * - the thread calling hearth_engine_send, inside that call, before it returns: the answer
+ *   to a request served at once (`initialize`, most `session/list`s, errors for malformed
+ *   frames) when no other frame is queued ahead of it. This saves the answer two thread
+ *   hand-offs. So do not hold a lock around hearth_engine_send that on_frame takes too.
+ *
+ * It may call hearth_engine_send (on this or any engine); a frame that call answers is
+ * queued, never delivered inside the running on_frame. It must not call hearth_engine_free
+ * on its own engine (that call fails and does nothing, see hearth_engine_free). It must
+ * return normally: no longjmp, no C++ exception escaping it.
  */
 typedef void (*hearth_frame_fn)(void *user_data, const char *frame, size_t len);
 
@@ -166,7 +179,10 @@ int hearth_engine_new(const char *config_json,
 /**
  * Hands the engine one frame from the client: `len` bytes of UTF-8 JSON (no NUL needed),
  * borrowed for the duration of the call only. Never blocks; the answer, if any, arrives
- * through on_frame. May be called from any thread, including from inside on_frame.
+ * through on_frame: for a request served at once with nothing queued ahead of it, on this
+ * thread before this call returns, otherwise on the delivery thread (see hearth_frame_fn).
+ * May be called from any thread, including from inside on_frame (an answer made then is
+ * queued, never delivered inside the running on_frame).
  *
  * Returns HEARTH_OK (the frame was accepted; a malformed frame gets its JSON-RPC error
  * through on_frame), HEARTH_NULL_ARGUMENT, HEARTH_INVALID_UTF8 (nothing was sent),

@@ -76,7 +76,8 @@ export declare class Engine {
    *
    * @param config the config object, or its JSON text; omitted: all defaults.
    * @param onFrame receives every frame the engine sends, as JSON text, on the JS thread, in
-   *   order. If it throws, the error goes to `options.onError` and delivery goes on. Omit it
+   *   order, never from inside `send` (an answer made at once comes in the microtask after
+   *   `send` returns). If it throws, the error goes to `options.onError` and delivery goes on. Omit it
    *   (or pass null) to talk to the engine through `stream()` instead.
    * @throws Error with `code` `ERR_HEARTH_CONFIG` when the config is invalid.
    */

@@ -26,6 +26,8 @@ class Engine {
   #onError
   #closed // resolves once the engine's end marker has been delivered
   #closing = null
+  // Answers send() got back from the native engine, not yet handed to onFrame (see #answer).
+  #answers = []
 
   /**
    * @param {object | string} [config] the Hearth config (object or JSON text)
@@ -45,6 +47,9 @@ class Engine {
     // It must never throw: a throw inside a threadsafe-function call is an uncaught
     // exception, which kills the process.
     const receive = (frame) => {
+      // Whatever send() got back came before this frame: the engine returns an answer only
+      // when no frame is queued for this callback ahead of it.
+      this.#flushAnswers()
       if (frame === null) {
         this.#stream?.end()
         markClosed()
@@ -78,7 +83,24 @@ class Engine {
    */
   send(frame) {
     if (typeof frame !== 'string') throw new TypeError('frame must be a string of JSON-RPC text')
-    this.#native.send(frame)
+    const answer = this.#native.send(frame)
+    if (answer !== null) this.#answer(answer)
+  }
+
+  // The answer to a request the engine served at once comes back from the native send instead
+  // of through the engine's delivery thread and the event loop, which would cost two thread
+  // wake-ups. It is handed to onFrame in a microtask: after send() returns, as every frame
+  // is (so a caller may register what it waits for after sending), and before any later frame.
+  #answer(frame) {
+    this.#answers.push(frame)
+    if (this.#answers.length === 1) queueMicrotask(() => this.#flushAnswers())
+  }
+
+  #flushAnswers() {
+    if (this.#answers.length === 0) return
+    const answers = this.#answers
+    this.#answers = []
+    for (const frame of answers) this.#dispatch(frame)
   }
 
   /**

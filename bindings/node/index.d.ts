@@ -16,14 +16,17 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 export declare class NativeEngine {
   /**
    * Starts an engine. `onFrame` receives each outbound frame on the JS thread, in order,
-   * then `null` once the engine has closed. It must not throw.
+   * then `null` once the engine has closed — except the answers `send` returns. It must
+   * not throw.
    */
   constructor(configJson: string, onFrame: (frame: string | null) => void)
   /**
    * Hands the engine one client frame. Never blocks; throws `ERR_HEARTH_CLOSED` once the
-   * engine is closed.
+   * engine is closed. Returns the answer when the engine made it right here with nothing
+   * ahead of it (a request served at once): it never reaches `onFrame`, and the caller
+   * must deliver it before any later `onFrame` call. Otherwise `null`.
    */
-  send(frame: string): void
+  send(frame: string): string | null
   /**
    * Closes the engine: cancels running turns, flushes the store, joins the engine's
    * threads, then resolves. Idempotent.

@@ -1,8 +1,10 @@
 //! `Engine`: the runtime, the inbound path, the outbox thread, shutdown.
 //!
 //! `send` never blocks: it parses the frame on the caller's thread, answers what can be
-//! answered at once, and hands the rest to the engine's tokio runtime. Every frame out goes
-//! through the outbox thread (see `outbox.rs`).
+//! answered at once, and hands the rest to the engine's tokio runtime. Frames out go through
+//! the outbox thread (see `outbox/mod.rs`), except an answer made inside `send` with nothing
+//! ahead of it, which the host may take on the caller's thread before `send` returns
+//! (`Host::deliver_here`, `outbox/here.rs`).
 
 use std::sync::{Arc, Mutex};
 use std::thread::{JoinHandle, ThreadId};
@@ -36,6 +38,9 @@ struct Running {
     /// first has joined every thread.
     threads: Mutex<Option<Threads>>,
     delivery_thread: ThreadId,
+    /// For `send`'s scope of hand-overs on the caller's thread, and to know when `close` is
+    /// called from inside one.
+    outbox: Outbox,
 }
 
 /// The launcher of every child the engine starts: none sees the provider credentials.
@@ -119,7 +124,7 @@ impl Engine {
             config,
             resolved,
             store,
-            outbox,
+            outbox.clone(),
             runtime.handle().clone(),
             ports,
             launcher,
@@ -131,17 +136,20 @@ impl Engine {
                 edge,
                 threads: Mutex::new(Some(threads)),
                 delivery_thread,
+                outbox,
             }),
         })
     }
 
     /// Hands the engine one frame from the client. Never blocks; safe from any thread,
-    /// including from inside `Host::deliver`.
+    /// including from inside `Host::deliver` and `Host::deliver_here`. An answer made here
+    /// with nothing ahead of it is offered to `Host::deliver_here` before this returns.
     pub fn send(&self, frame: &str) -> Result<(), EngineError> {
         let edge = &self.running.edge;
         if edge.ctx().is_closed() {
             return Err(EngineError::Closed);
         }
+        let _here = self.running.outbox.caller_scope();
         match envelope::parse(frame) {
             Ok(inbound) => acp::dispatch(edge, inbound),
             Err(rejected) if rejected.answer => edge.respond(&rejected.id, Err(rejected.error)),
@@ -155,6 +163,7 @@ impl Engine {
         match std::str::from_utf8(frame) {
             Ok(text) => self.send(text),
             Err(e) if !self.running.edge.ctx().is_closed() => {
+                let _here = self.running.outbox.caller_scope();
                 let error = RpcError::parse_error(format!("the frame is not valid UTF-8: {e}"));
                 self.running.edge.respond(&Value::Null, Err(error));
                 Ok(())
@@ -165,15 +174,23 @@ impl Engine {
 
     /// Cancels every turn, answers what is in flight, flushes and closes the store and joins
     /// the engine's threads; when it returns, `Host::deliver` will not run again. Idempotent
-    /// and safe from several threads at once. Must not be called from inside `Host::deliver`.
+    /// and safe from several threads at once. Called from inside `Host::deliver` or
+    /// `Host::deliver_here` it does nothing and returns `CloseFromDeliver`: it would wait for
+    /// itself.
     pub fn close(&self) -> Result<(), EngineError> {
         self.running.close()
     }
 }
 
 impl Running {
+    /// Whether this thread is inside one of the host's callbacks, where closing would wait
+    /// for itself.
+    fn inside_host(&self) -> bool {
+        std::thread::current().id() == self.delivery_thread || self.outbox.is_handing_here()
+    }
+
     fn close(&self) -> Result<(), EngineError> {
-        if std::thread::current().id() == self.delivery_thread {
+        if self.inside_host() {
             return Err(EngineError::CloseFromDeliver);
         }
         let (edge, ctx) = (&self.edge, self.edge.ctx());

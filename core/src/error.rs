@@ -18,7 +18,8 @@ pub enum EngineError {
     Start(String),
     /// The engine is closed.
     Closed,
-    /// `close` was called from inside `Host::deliver`, which would wait on itself.
+    /// `close` was called from inside `Host::deliver` (or `Host::deliver_here`), which would
+    /// wait on itself.
     CloseFromDeliver,
 }
 

@@ -69,7 +69,10 @@ pub unsafe extern "C" fn hearth_engine_new(
 
 /// Hands the engine one frame from the client: `len` bytes of UTF-8 JSON (no NUL needed),
 /// borrowed for the duration of the call only. Never blocks; the answer, if any, arrives
-/// through on_frame. May be called from any thread, including from inside on_frame.
+/// through on_frame: for a request served at once with nothing queued ahead of it, on this
+/// thread before this call returns, otherwise on the delivery thread (see hearth_frame_fn).
+/// May be called from any thread, including from inside on_frame (an answer made then is
+/// queued, never delivered inside the running on_frame).
 ///
 /// Returns HEARTH_OK (the frame was accepted; a malformed frame gets its JSON-RPC error
 /// through on_frame), HEARTH_NULL_ARGUMENT, HEARTH_INVALID_UTF8 (nothing was sent),

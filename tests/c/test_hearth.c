@@ -260,13 +260,14 @@ static int session_id(const char *frame, char *out, size_t cap) {
     return 0;
 }
 
-/* The text of the agent_message_chunk frames before index `end`, concatenated. The scripted
- * text has no JSON escapes, so it is copied as is. */
-static void streamed_text(host *h, long end, char *out, size_t cap) {
+/* The text of the agent_message_chunk frames before index `end` (of `session` only, unless
+ * NULL), concatenated. The scripted text has no JSON escapes, so it is copied as is. */
+static void streamed_text(host *h, const char *session, long end, char *out, size_t cap) {
     size_t len = 0;
     out[0] = '\0';
     for (long i = 0; i < end; i++) {
         const char *frame = frame_at(h, i);
+        if (session && !contains(frame, session)) continue;
         const char *text = contains(frame, "\"agent_message_chunk\"") ? strstr(frame, "\"text\":\"") : NULL;
         if (!text) continue;
         text += strlen("\"text\":\"");
@@ -434,6 +435,8 @@ static void test_full_session(const char *base_url) {
     CHECK(start_engine(&h, config, &engine) == HEARTH_OK);
 
     CHECK(send_text(engine, INITIALIZE(1)) == HEARTH_OK);
+    /* Answered at once, with nothing queued ahead: on_frame ran on this thread, inside send. */
+    CHECK(contains(frame_at(&h, 0), RESPONSE_TO(1)));
     CHECK(contains(frame_at(&h, wait_for(&h, RESPONSE_TO(1))), "\"protocolVersion\":1"));
     CHECK(send_text(engine, SESSION_NEW(2)) == HEARTH_OK);
     CHECK(session_id(frame_at(&h, wait_for(&h, RESPONSE_TO(2))), id, sizeof id) == 0);
@@ -446,7 +449,7 @@ static void test_full_session(const char *base_url) {
     long answer = wait_for(&h, RESPONSE_TO(3));
     CHECK(contains(frame_at(&h, answer), "\"stopReason\":\"end_turn\""));
     /* The chunks precede the answer to the prompt that produced them. */
-    streamed_text(&h, answer, text, sizeof text);
+    streamed_text(&h, NULL, answer, text, sizeof text);
     CHECK(strcmp(text, "Hello world") == 0);
     if (strcmp(text, "Hello world") != 0) fprintf(stderr, "  streamed: \"%s\"\n", text);
 
@@ -490,6 +493,67 @@ static void test_send_while_closing(const char *base_url) {
     host_destroy(&h);
 }
 
+/* 100 sessions streaming at once into one host: each one's chunks arrive complete, in order,
+ * before its prompt's answer, and each prompt is answered once. */
+#define MANY_SESSIONS 100
+#define MANY_WORDS 20
+
+static void test_many_sessions(const char *base_url) {
+    puts("# 100 sessions streaming at once");
+    char config[512], frame[512], needle[64], expected[256] = "", text[256];
+    static char ids[MANY_SESSIONS][128];
+    for (int w = 0; w < MANY_WORDS; w++) snprintf(expected + strlen(expected), 8, "w%d ", w);
+    model_config(config, sizeof config, base_url);
+    host h;
+    hearth_engine *engine = NULL;
+    host_init(&h, RECORD);
+    CHECK(start_engine(&h, config, &engine) == HEARTH_OK);
+    CHECK(send_text(engine, INITIALIZE(1)) == HEARTH_OK);
+    for (int i = 0; i < MANY_SESSIONS; i++) {
+        snprintf(frame, sizeof frame,
+                 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"session/new\",\"params\":{\"cwd\":\"/tmp\",\"mcpServers\":[]}}",
+                 100 + i);
+        snprintf(needle, sizeof needle, "\"jsonrpc\":\"2.0\",\"id\":%d,", 100 + i);
+        CHECK(send_text(engine, frame) == HEARTH_OK);
+        CHECK(session_id(frame_at(&h, wait_for(&h, needle)), ids[i], sizeof ids[i]) == 0);
+    }
+    for (int i = 0; i < MANY_SESSIONS; i++) {
+        snprintf(frame, sizeof frame,
+                 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"%s\","
+                 "\"prompt\":[{\"type\":\"text\",\"text\":\"go\"}]}}",
+                 1000 + i, ids[i]);
+        CHECK(send_text(engine, frame) == HEARTH_OK);
+    }
+    int complete = 0;
+    for (int i = 0; i < MANY_SESSIONS; i++) {
+        snprintf(needle, sizeof needle, "\"jsonrpc\":\"2.0\",\"id\":%d,", 1000 + i);
+        long answer = wait_for(&h, needle);
+        if (!contains(frame_at(&h, answer), "\"stopReason\":\"end_turn\"")) continue;
+        streamed_text(&h, ids[i], answer, text, sizeof text);
+        complete += strcmp(text, expected) == 0;
+    }
+    CHECK(complete == MANY_SESSIONS);
+    hearth_engine_free(engine);
+    /* Nothing arrived after the answers that was not expected: one answer per request. */
+    long answers = 0;
+    for (size_t i = 0; i < h.count; i++) answers += contains(h.frames[i], "\"id\":1") && contains(h.frames[i], "\"stopReason\"");
+    CHECK(answers == MANY_SESSIONS);
+    host_destroy(&h);
+}
+
+/* The mock's script for test_many_sessions: one streamed answer per session. */
+static char *many_sessions_script(void) {
+    char words[512] = "";
+    for (int w = 0; w < MANY_WORDS; w++) snprintf(words + strlen(words), 32, "%s{\"text\":\"w%d \"}", w ? "," : "", w);
+    size_t cap = 32 + MANY_SESSIONS * (strlen(words) + 32);
+    char *script = malloc(cap);
+    strcpy(script, "{\"responses\":[");
+    for (int i = 0; i < MANY_SESSIONS; i++)
+        snprintf(script + strlen(script), cap - strlen(script), "%s{\"events\":[%s]}", i ? "," : "", words);
+    strcat(script, "]}");
+    return script;
+}
+
 static void with_mock(const char *binary, const char *script, void (*test)(const char *)) {
     mock_llm mock;
     int started = mock_start(&mock, binary, script) == 0;
@@ -518,6 +582,9 @@ int main(int argc, char **argv) {
               test_full_session);
     with_mock(mock_binary, "{\"responses\":[{\"events\":[{\"text\":\"Thinking\"},{\"stallMs\":600000}]}]}",
               test_send_while_closing);
+    char *script = many_sessions_script();
+    with_mock(mock_binary, script, test_many_sessions);
+    free(script);
 
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;

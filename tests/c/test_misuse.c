@@ -94,6 +94,7 @@ typedef struct {
     long chain_sent, chain_limit;
     int closing;
     long closed_sends, ok_sends, other_sends;
+    int holding, gate_open; /* SEND_WHILE_FREED: the answer to "gate" waits in on_frame */
 } host;
 
 static void host_init(host *h, reaction react) {
@@ -165,6 +166,11 @@ static void react(host *h, const char *frame) {
         break;
     case SEND_WHILE_FREED: {
         pthread_mutex_lock(&h->lock);
+        if (strstr(frame, "\"id\":\"gate\"")) {
+            h->holding = 1;
+            pthread_cond_broadcast(&h->changed);
+            while (!h->gate_open) pthread_cond_wait(&h->changed, &h->lock);
+        }
         int closing = h->closing;
         pthread_mutex_unlock(&h->lock);
         if (!closing) break;
@@ -488,12 +494,29 @@ static void test_cross_engine_send(void) {
     host_destroy(&b);
 }
 
+/* Sends "gate", whose answer on_frame holds: it is handed over on this thread, inside send. */
+static void *send_gate(void *arg) {
+    host *h = arg;
+    if (send_text(h->engine, "{\"jsonrpc\":\"2.0\",\"id\":\"gate\",\"method\":\"_x/none\"}") != HEARTH_OK)
+        h->other_sends++;
+    return NULL;
+}
+
 static void test_send_during_free(void) {
     puts("# hearth_engine_send from on_frame while hearth_engine_free runs (a backlog of 20,000 answers)");
     host h;
     hearth_engine *engine = NULL;
     host_init(&h, SEND_WHILE_FREED);
     CHECK(start(&h, &engine) == HEARTH_OK);
+    /* Answers made inside send with nothing ahead of them reach on_frame at once, on the
+     * sending thread. So the backlog forms behind one such answer that on_frame holds on
+     * another thread: every answer below is made while it is being handed over, so it is
+     * queued for the delivery thread. */
+    pthread_t gate;
+    CHECK(pthread_create(&gate, NULL, send_gate, &h) == 0);
+    pthread_mutex_lock(&h.lock);
+    while (!h.holding) pthread_cond_wait(&h.changed, &h.lock);
+    pthread_mutex_unlock(&h.lock);
     char frame[128];
     for (int i = 0; i < 20000; i++) {
         int n = snprintf(frame, sizeof frame, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"_x/none\"}", i);
@@ -504,7 +527,10 @@ static void test_send_during_free(void) {
     }
     pthread_mutex_lock(&h.lock);
     h.closing = 1;
+    h.gate_open = 1;
+    pthread_cond_broadcast(&h.changed);
     pthread_mutex_unlock(&h.lock);
+    CHECK(pthread_join(gate, NULL) == 0); /* no other thread may be in a call during the free */
     hearth_engine_free(engine);
     /* Whatever on_frame sent once the free had begun was refused or (before the engine
      * marked itself closed) accepted — never anything else, and nothing after the release. */

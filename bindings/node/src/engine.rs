@@ -8,7 +8,7 @@ use napi_derive::napi;
 
 use crate::close::CloseTask;
 use crate::error::{Result, to_js};
-use crate::host::JsHost;
+use crate::host::{Answer, JsHost};
 
 /// The engine, frames in and frames out. Use the `Engine` class of `hearth-acp` instead:
 /// this raw class does not guard against a throwing callback.
@@ -17,12 +17,15 @@ pub struct NativeEngine {
     // Shared with a pending `close()` task, which may still run after this object is
     // garbage-collected.
     engine: Arc<hearth_core::Engine>,
+    /// Where the engine's host leaves the answer `send` returns.
+    answer: Arc<Answer>,
 }
 
 #[napi]
 impl NativeEngine {
     /// Starts an engine. `onFrame` receives each outbound frame on the JS thread, in order,
-    /// then `null` once the engine has closed. It must not throw.
+    /// then `null` once the engine has closed — except the answers `send` returns. It must
+    /// not throw.
     #[napi(
         constructor,
         catch_unwind,
@@ -30,24 +33,23 @@ impl NativeEngine {
     )]
     pub fn new(config_json: String, on_frame: Function<Option<String>, ()>) -> Result<Self> {
         let config = Config::from_json(&config_json).map_err(|e| to_js(EngineError::from(e)))?;
-        let frames = on_frame
-            .build_threadsafe_function::<Option<String>>()
-            .weak::<false>()
-            .callee_handled::<false>()
-            .build()
-            .map_err(|e| Error::new(e.status.into(), e.reason))?;
-        let engine =
-            hearth_core::Engine::start(config, Arc::new(JsHost::new(frames))).map_err(to_js)?;
+        let (host, answer) =
+            JsHost::new(on_frame).map_err(|e| Error::new(e.status.into(), e.reason))?;
+        let engine = hearth_core::Engine::start(config, Arc::new(host)).map_err(to_js)?;
         Ok(NativeEngine {
             engine: Arc::new(engine),
+            answer,
         })
     }
 
     /// Hands the engine one client frame. Never blocks; throws `ERR_HEARTH_CLOSED` once the
-    /// engine is closed.
+    /// engine is closed. Returns the answer when the engine made it right here with nothing
+    /// ahead of it (a request served at once): it never reaches `onFrame`, and the caller
+    /// must deliver it before any later `onFrame` call. Otherwise `null`.
     #[napi(catch_unwind)]
-    pub fn send(&self, frame: String) -> Result<()> {
-        self.engine.send(&frame).map_err(to_js)
+    pub fn send(&self, frame: String) -> Result<Option<String>> {
+        self.engine.send(&frame).map_err(to_js)?;
+        Ok(self.answer.take())
     }
 
     /// Closes the engine: cancels running turns, flushes the store, joins the engine's

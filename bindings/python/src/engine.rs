@@ -15,7 +15,9 @@ use crate::errors::{self, HearthError};
 use crate::host::PythonHost;
 
 /// A running Hearth engine: ACP JSON-RPC frames in through `send`, frames out through
-/// `on_frame` (called on the engine's delivery thread, one at a time, in order).
+/// `on_frame`, one at a time, in order: on the engine's delivery thread, or — for the answer
+/// to a request served at once with nothing queued ahead of it — inside `send`, on the
+/// calling thread, before `send` returns.
 #[pyclass(frozen, module = "hearth")]
 pub struct Engine {
     /// `Some` for the object's whole life; `Drop` takes it to choose how it goes away.
@@ -48,7 +50,10 @@ impl Engine {
     }
 
     /// Hands the engine one client → agent frame (a JSON-RPC message as text). Never blocks;
-    /// may be called from any thread, including from inside `on_frame`.
+    /// may be called from any thread, including from inside `on_frame` (an answer made then
+    /// is queued, never delivered inside the running `on_frame`). The answer to a request
+    /// served at once may reach `on_frame` on this thread before `send` returns; the GIL
+    /// stays held for it, so the answer crosses no thread.
     fn send(&self, frame: &str) -> PyResult<()> {
         self.engine()?.send(frame).map_err(errors::to_py)
     }

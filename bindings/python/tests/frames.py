@@ -13,14 +13,15 @@ class Inbox:
 
     def __init__(self) -> None:
         self.frames: list[dict[str, Any]] = []
-        # OS thread ids: Python may hand a foreign thread a new Thread object on each call.
-        self.threads: set[int] = set()
+        # The OS thread id each frame arrived on (Python may hand a foreign thread a new
+        # Thread object on each call).
+        self.threads: list[int] = []
         self._arrived = threading.Condition()
 
     def on_frame(self, frame: str) -> None:
         with self._arrived:
             self.frames.append(json.loads(frame))
-            self.threads.add(threading.get_native_id())
+            self.threads.append(threading.get_native_id())
             self._arrived.notify_all()
 
     def expect(self, matches: Callable[[dict[str, Any]], bool], timeout: float = 10.0) -> dict[str, Any]:

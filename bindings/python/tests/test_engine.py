@@ -36,10 +36,15 @@ def test_raw_frames_round_trip_a_streamed_prompt(agent_config, tmp_path):
         engine.send(prompt(3, session_id, "say hello"))
         assert inbox.response(3)["result"] == {"stopReason": "end_turn"}
     assert inbox.chunks() == "Hello, frames"
-    # Every chunk came before the prompt's answer, and all of it on the one delivery thread.
+    # Every chunk came before the prompt's answer, and all of the turn on the one delivery
+    # thread; the initialize answer, made inside send with nothing ahead, on this thread (so
+    # may the session/new answer be, once its write is committed).
     ids = [f.get("id") for f in inbox.frames]
     assert ids.index(3) == len(ids) - 1
-    assert len(inbox.threads) == 1 and threading.get_native_id() not in inbox.threads
+    here = threading.get_native_id()
+    assert inbox.threads[ids.index(1)] == here
+    turn = {thread for thread, frame in zip(inbox.threads, inbox.frames) if frame.get("id") not in (1, 2)}
+    assert len(turn) == 1 and here not in turn
 
 
 def test_send_from_inside_on_frame(tmp_path):
@@ -235,7 +240,7 @@ def test_an_engine_dropped_inside_on_frame_is_still_closed_properly(agent_config
     assert hearth_threads() == []
 
 
-def test_on_frame_keeps_its_thread_state_from_frame_to_frame(tmp_path):
+def test_on_frame_keeps_its_thread_state_from_frame_to_frame(agent_config, tmp_path):
     # The delivery thread stays known to the interpreter between frames (one thread state,
     # not one per frame), so what a callback keeps in thread-local storage is still there.
     seen: list[int] = []
@@ -243,13 +248,19 @@ def test_on_frame_keeps_its_thread_state_from_frame_to_frame(tmp_path):
     inbox = Inbox()
 
     def on_frame(frame: str) -> None:
-        local.count = getattr(local, "count", 0) + 1
-        seen.append(local.count)
+        if threading.get_native_id() != main:  # answers made inside send come on this thread
+            local.count = getattr(local, "count", 0) + 1
+            seen.append(local.count)
         inbox.on_frame(frame)
 
-    with hearth.Engine(OFFLINE, on_frame) as engine:
-        start_session(engine, inbox, tmp_path)
-    assert len(seen) >= 2 and seen == list(range(1, len(seen) + 1))
+    main = threading.get_native_id()
+    # A prompt's chunks (apart in time, so not merged) come on the delivery thread.
+    config = agent_config([{"events": [{"text": "a"}, {"stallMs": 50}, {"text": "b"}]}])
+    with hearth.Engine(config, on_frame) as engine:
+        session_id = start_session(engine, inbox, tmp_path)
+        engine.send(prompt(3, session_id, "go"))
+        inbox.response(3)
+    assert len(seen) >= 3 and seen == list(range(1, len(seen) + 1))
 
 
 def test_the_interpreter_exits_cleanly_with_an_engine_left_open():

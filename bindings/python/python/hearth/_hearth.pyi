@@ -23,8 +23,10 @@ class Engine:
     ``config`` is the configuration object (a mapping, or its JSON text; ``""`` = defaults).
     An invalid config raises ``ValueError`` naming the key.
 
-    ``on_frame(frame)`` runs on the engine's delivery thread, one frame at a time, in order.
-    It may call ``send``; it must not call ``close``. An exception it raises is reported
+    ``on_frame(frame)`` gets every frame one at a time, in order: on the engine's delivery
+    thread, or — for the answer to a request served at once with nothing queued ahead of it —
+    on the thread calling ``send``, inside that call. It may call ``send`` (that answer is then
+    queued, never delivered inside the running ``on_frame``); it must not call ``close``. An exception it raises is reported
     through ``sys.unraisablehook`` and delivery goes on.
 
     The engine holds ``on_frame`` where Python's garbage collector can't see it: close the
@@ -35,6 +37,9 @@ class Engine:
     def __new__(cls, config: Mapping[str, Any] | str, on_frame: Callable[[str], object]) -> Self: ...
     def send(self, frame: str) -> None:
         """Hand the engine one client → agent frame. Never blocks.
+
+        An answer the engine makes at once may reach ``on_frame`` on this thread before this
+        returns.
 
         Raises ``ClosedError`` after ``close``, ``HearthError`` in a forked child.
         """

@@ -10,8 +10,14 @@
 //!
 //! The queue is a mutex-guarded deque and a condition variable rather than a channel: the
 //! thread takes a whole batch per lock, and a producer pays for a wake-up only when the
-//! thread is actually asleep. Both matter for the round trip of a small request, which is
-//! one push and one wake-up.
+//! thread is actually asleep.
+//!
+//! One exception skips the thread: a frame produced on the thread calling `Engine::send`,
+//! inside that call, with nothing queued ahead of it, is offered to the host right there
+//! (`Host::deliver_here`, see `here.rs`) — the answer to a cheap request then costs no
+//! thread hop at all.
+
+mod here;
 
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -21,10 +27,26 @@ use std::thread::{self, JoinHandle, ThreadId};
 
 use crate::store::{Store, StoreOp};
 
-/// What the engine's embedder implements: receives every outbound frame, one at a time, on
-/// the engine's delivery thread. It may call `Engine::send` from inside `deliver`.
+/// What the engine's embedder implements: receives every outbound frame, one at a time, in
+/// order, never two at once. It may call `Engine::send` from inside either method, and must
+/// not call `Engine::close` from inside them (that is an error, `CloseFromDeliver`).
 pub trait Host: Send + Sync + 'static {
+    /// A frame, on the engine's delivery thread, after the store writes it announces are
+    /// committed.
     fn deliver(&self, frame: &str);
+
+    /// A frame offered on the thread calling `Engine::send`, inside that call: produced
+    /// there (the answer to a request served at once, such as `initialize` or most
+    /// `session/list`s) with nothing ahead of it — no frame queued or being delivered, no
+    /// write uncommitted. `true` takes it: it is the host's next frame, in order, as if
+    /// `deliver` had run. `false` declines: it is queued and reaches `deliver` on the delivery
+    /// thread like any other frame. While this runs the delivery thread hands over nothing,
+    /// so frames still never overlap; `Engine::send` from inside it queues its own answers
+    /// (it never nests a second hand-over). The default declines, so a host that does not
+    /// implement it sees every frame on the delivery thread.
+    fn deliver_here(&self, _frame: &str) -> bool {
+        false
+    }
 }
 
 /// The most items committed and delivered as one batch: bounds the latency a large
@@ -43,7 +65,6 @@ pub struct Outbox {
     queue: Arc<Queue>,
 }
 
-#[derive(Default)]
 struct Queue {
     state: Mutex<State>,
     /// Signalled when an item arrives while the delivery thread sleeps.
@@ -56,11 +77,18 @@ struct Queue {
     pending_writes: AtomicUsize,
 }
 
-#[derive(Default)]
 struct State {
     items: VecDeque<Item>,
     /// The delivery thread is waiting on `arrived`.
     sleeping: bool,
+    /// The delivery thread holds a batch it has not finished committing and delivering.
+    busy: bool,
+    /// The thread handing the host a frame inside `Engine::send` (`here.rs`), if any; the
+    /// delivery thread takes no batch meanwhile.
+    handing_here: Option<ThreadId>,
+    /// The host, for hand-overs on the caller's thread; taken when the delivery thread ends,
+    /// so that the host is dropped on that thread, after its last frame.
+    host: Option<Arc<dyn Host>>,
     /// The delivery thread has ended: items pushed now are dropped at once (a barrier's
     /// sender with them, which tells its waiter that nothing more will be written).
     ended: bool,
@@ -72,7 +100,18 @@ impl Outbox {
         store: Arc<Store>,
         host: Arc<dyn Host>,
     ) -> std::io::Result<(Outbox, JoinHandle<()>, ThreadId)> {
-        let queue = Arc::new(Queue::default());
+        let queue = Arc::new(Queue {
+            state: Mutex::new(State {
+                items: VecDeque::new(),
+                sleeping: false,
+                busy: false,
+                handing_here: None,
+                host: Some(host.clone()),
+                ended: false,
+            }),
+            arrived: Condvar::new(),
+            pending_writes: AtomicUsize::new(0),
+        });
         let consumer = queue.clone();
         let handle = thread::Builder::new()
             .name("hearth-delivery".into())
@@ -81,9 +120,12 @@ impl Outbox {
         Ok((Outbox { queue }, handle, id))
     }
 
-    /// Queues a frame that carries nothing to persist.
+    /// Sends a frame that carries nothing to persist: queued, or handed to the host at once
+    /// when this thread is inside `Engine::send` and nothing is ahead of it (`here.rs`).
     pub fn frame(&self, frame: String) {
-        self.push(Item::Frame(frame));
+        if let Some(frame) = self.hand_here(frame) {
+            self.push(Item::Frame(frame));
+        }
     }
 
     /// Queues a store write, and the frame (if any) that must only be delivered once the
@@ -136,14 +178,17 @@ impl Queue {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Moves up to `MAX_BATCH` items into `batch`, sleeping until there is at least one.
+    /// Moves up to `MAX_BATCH` items into `batch`, sleeping until there is at least one and
+    /// no frame is being handed over on a caller's thread.
     fn take(&self, batch: &mut Vec<Item>) {
         let mut state = self.lock();
-        while state.items.is_empty() {
+        state.busy = false;
+        while state.items.is_empty() || state.handing_here.is_some() {
             state.sleeping = true;
             state = self.arrived.wait(state).unwrap_or_else(|p| p.into_inner());
         }
         state.sleeping = false;
+        state.busy = true;
         let n = state.items.len().min(MAX_BATCH);
         batch.extend(state.items.drain(..n));
     }
@@ -158,7 +203,7 @@ impl Drop for EndOnExit<'_> {
         let left = {
             let mut state = self.0.lock();
             state.ended = true;
-            std::mem::take(&mut state.items)
+            (std::mem::take(&mut state.items), state.host.take())
         };
         drop(left);
     }
@@ -209,8 +254,15 @@ fn flush(batch: &mut Vec<Item>, store: &Store, host: &dyn Host, pending: &Atomic
 }
 
 fn deliver(host: &dyn Host, frame: &str) {
-    // A panicking host callback must not take the delivery thread (and so the engine) down.
-    if catch_unwind(AssertUnwindSafe(|| host.deliver(frame))).is_err() {
+    deliver_with(|| host.deliver(frame));
+}
+
+/// Runs one of the host's callbacks: `None` if it panicked, which must not take the engine's
+/// thread (or the caller's `send`) down with it; the frame is dropped.
+fn deliver_with<T>(callback: impl FnOnce() -> T) -> Option<T> {
+    let outcome = catch_unwind(AssertUnwindSafe(callback));
+    if outcome.is_err() {
         tracing::error!("the host's deliver callback panicked; frame dropped");
     }
+    outcome.ok()
 }
