@@ -5,7 +5,8 @@
 
 use std::sync::Arc;
 
-use reqwest::{Url, header};
+use reqwest::dns::Resolve;
+use reqwest::{ClientBuilder, Url, header};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -91,10 +92,24 @@ impl Tool for Fetch {
 /// `guard`.
 pub fn http_client(guard: Arc<Guard>) -> LazyClient {
     LazyClient::new(move |builder| {
-        builder
-            .redirect(same_host_redirects(guard.clone()))
-            .dns_resolver(Arc::new(GuardedResolver::new(guard.clone())))
+        with_policy(
+            builder,
+            guard.clone(),
+            Arc::new(GuardedResolver::new(guard.clone())),
+        )
     })
+}
+
+/// `builder` with fetch's redirect policy and `resolver`, the guard's resolver: the one place
+/// the policy is set, so the tests drive the client the tool uses (with a stub lookup).
+fn with_policy(
+    builder: ClientBuilder,
+    guard: Arc<Guard>,
+    resolver: Arc<dyn Resolve>,
+) -> ClientBuilder {
+    builder
+        .redirect(same_host_redirects(guard))
+        .dns_resolver(resolver)
 }
 
 /// Up to 5 redirects, all on the approved host: permission was given for that host, and a
@@ -295,6 +310,7 @@ mod tests {
     use tokio::net::{TcpListener, TcpStream};
 
     use super::*;
+    use crate::tools::fetch_guard::stub::Stub;
     use crate::tools::testing::{call, context, prepare, workspace};
 
     /// The tool as configured for these tests: the local test server's host allowed.
@@ -356,7 +372,9 @@ mod tests {
             "/untyped" => ("200 OK", None, b"just text".to_vec()),
             "/untyped-binary" => ("200 OK", None, b"ab\0cd".to_vec()),
             "/old" => ("301 Moved Permanently", Some("text/plain"), Vec::new()),
-            "/elsewhere" | "/to-address" => ("302 Found", Some("text/plain"), b"moved".to_vec()),
+            "/elsewhere" | "/to-address" | "/to-metadata" => {
+                ("302 Found", Some("text/plain"), b"moved".to_vec())
+            }
             "/slow" => {
                 tokio::time::sleep(Duration::from_secs(3600)).await;
                 return;
@@ -392,9 +410,204 @@ mod tests {
             // Same server, another host name: the redirect must not be followed.
             head.push_str(&format!("Location: http://localhost:{port}/data.json\r\n"));
         }
+        if path == "/to-metadata" {
+            // A name the tests' stub DNS resolves to a metadata address.
+            head.push_str(&format!(
+                "Location: http://metadata.test:{port}/data.json\r\n"
+            ));
+        }
         head.push_str("\r\n");
         let _ = socket.write_all(head.as_bytes()).await;
         let _ = socket.write_all(&body).await;
+    }
+
+    /// Counts what the fetch client's connector did. The connector resolves the name too, so
+    /// a refused fetch reaches it (`attempts`); what must never happen is a connection that
+    /// completes (`completed`).
+    #[derive(Clone, Default)]
+    struct Connections {
+        attempts: Arc<AtomicUsize>,
+        completed: Arc<AtomicUsize>,
+    }
+
+    impl Connections {
+        fn attempts(&self) -> usize {
+            self.attempts.load(Ordering::SeqCst)
+        }
+
+        fn completed(&self) -> usize {
+            self.completed.load(Ordering::SeqCst)
+        }
+    }
+
+    impl<S> tower::Layer<S> for Connections {
+        type Service = Counted<S>;
+
+        fn layer(&self, inner: S) -> Counted<S> {
+            Counted {
+                inner,
+                connections: self.clone(),
+            }
+        }
+    }
+
+    /// The client's connector, counted.
+    #[derive(Clone)]
+    struct Counted<S> {
+        inner: S,
+        connections: Connections,
+    }
+
+    impl<S, R> tower::Service<R> for Counted<S>
+    where
+        S: tower::Service<R>,
+        S::Response: Send + 'static,
+        S::Error: Send + 'static,
+        S::Future: Send + 'static,
+    {
+        type Response = S::Response;
+        type Error = S::Error;
+        type Future = futures::future::BoxFuture<'static, Result<S::Response, S::Error>>;
+
+        fn poll_ready(
+            &mut self,
+            cx: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Result<(), S::Error>> {
+            self.inner.poll_ready(cx)
+        }
+
+        fn call(&mut self, destination: R) -> Self::Future {
+            self.connections.attempts.fetch_add(1, Ordering::SeqCst);
+            let completed = self.connections.completed.clone();
+            let connecting = self.inner.call(destination);
+            Box::pin(async move {
+                let connection = connecting.await;
+                if connection.is_ok() {
+                    completed.fetch_add(1, Ordering::SeqCst);
+                }
+                connection
+            })
+        }
+    }
+
+    /// Sits between the guard and the socket: should the guard ever let an address other than
+    /// loopback through, the connection fails here, before a packet is sent to it, and the
+    /// test fails on the message.
+    struct Tripwire(GuardedResolver);
+
+    impl Resolve for Tripwire {
+        fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+            let resolving = self.0.resolve(name);
+            Box::pin(async move {
+                let addresses: Vec<_> = resolving.await?.collect();
+                match addresses.iter().find(|a| !a.ip().is_loopback()) {
+                    Some(leaked) => Err(format!("the guard let {leaked} through").into()),
+                    None => Ok(Box::new(addresses.into_iter()) as reqwest::dns::Addrs),
+                }
+            })
+        }
+    }
+
+    /// The fetch tool on its real client, set up by `with_policy` as `http_client` does, except
+    /// that every name resolves to `addresses` and the connector is counted.
+    fn stubbed(addresses: &[&str], allow: &[&str]) -> (Fetch, Arc<Stub>, Connections) {
+        let guard = Arc::new(Guard::new(allow.iter().map(|a| a.to_string()).collect()));
+        let stub = Stub::new(addresses);
+        let connections = Connections::default();
+        let (on_guard, on_stub, on_connections) =
+            (guard.clone(), stub.clone(), connections.clone());
+        let client = LazyClient::new(move |builder| {
+            let resolver = GuardedResolver::with_lookup(on_guard.clone(), on_stub.clone());
+            with_policy(builder, on_guard.clone(), Arc::new(Tripwire(resolver)))
+                .connector_layer(on_connections.clone())
+        });
+        (Fetch::new(Arc::new(client), guard), stub, connections)
+    }
+
+    #[tokio::test]
+    async fn names_resolving_to_forbidden_addresses_are_refused_and_never_connected() {
+        let (base, accepted) = serve_counted().await;
+        let port = base.rsplit(':').next().unwrap();
+        let (_dir, ctx) = workspace();
+        for (address, why) in [
+            ("10.0.0.1", "a private address"),
+            (
+                "169.254.169.254",
+                "a link-local address (where clouds serve instance metadata)",
+            ),
+            ("fd00::1", "a private (unique local) address"),
+            ("127.0.0.1", "a loopback address"),
+        ] {
+            let (tool, stub, connections) = stubbed(&[address], &[]);
+            let url = format!("http://inner.test:{port}/data.json");
+            let error = call(&tool, json!({ "url": url }), &ctx)
+                .await
+                .unwrap_err()
+                .0;
+            assert_eq!(
+                error,
+                format!(
+                    "fetching {url} failed: fetch refuses inner.test: it resolves to {address}, \
+                     {why}, which fetch never reaches unless the user adds the host to \
+                     `tools.fetchAllowHosts`"
+                )
+            );
+            assert_eq!(*stub.asked.lock().unwrap(), ["inner.test"]);
+            assert_eq!(
+                connections.attempts(),
+                1,
+                "{address}: the layer is in the path"
+            );
+            assert_eq!(
+                connections.completed(),
+                0,
+                "{address}: a connection completed"
+            );
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 0);
+    }
+
+    /// The redirect names another host, so the same-host policy stops it before the guard
+    /// or the resolver is asked: the 302 comes back as the answer.
+    #[tokio::test]
+    async fn a_redirect_to_a_name_resolving_to_metadata_is_not_followed() {
+        let (base, accepted) = serve_counted().await;
+        let (_dir, ctx) = workspace();
+        let (tool, stub, connections) = stubbed(&["169.254.169.254"], &["127.0.0.1"]);
+        let url = format!("{base}/to-metadata");
+        let error = call(&tool, json!({ "url": url }), &ctx)
+            .await
+            .unwrap_err()
+            .0;
+        assert_eq!(error, format!("{url} answered HTTP 302 Found: moved"));
+        assert!(
+            stub.asked.lock().unwrap().is_empty(),
+            "metadata.test resolved"
+        );
+        assert_eq!(connections.completed(), 1, "only the loopback server's");
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn an_allowed_name_resolving_to_loopback_connects() {
+        let (base, accepted) = serve_counted().await;
+        let port = base.rsplit(':').next().unwrap();
+        let (_dir, ctx) = workspace();
+        let (tool, stub, connections) = stubbed(&["127.0.0.1"], &["docs.test"]);
+        let url = format!("http://docs.test:{port}/data.json");
+        let output = call(&tool, json!({ "url": url }), &ctx).await.unwrap();
+        assert!(
+            output.for_model.ends_with("{\"ok\":true}"),
+            "{}",
+            output.for_model
+        );
+        assert_eq!(*stub.asked.lock().unwrap(), ["docs.test"]);
+        assert_eq!(
+            connections.completed(),
+            1,
+            "the layer sees real connections"
+        );
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
     }
 
     /// What the model reads of a fetch of `url`, a result or an error.

@@ -171,16 +171,26 @@ impl Resolve for GuardedResolver {
     }
 }
 
+/// A stub DNS for the guard's tests and the fetch client's (`fetch.rs`).
 #[cfg(test)]
-mod tests {
+pub(super) mod stub {
     use std::sync::Mutex;
 
     use super::*;
 
     /// Answers every name with `addresses` and records the names it was asked.
-    struct Stub {
+    pub struct Stub {
         addresses: Vec<IpAddr>,
-        asked: Mutex<Vec<String>>,
+        pub asked: Mutex<Vec<String>>,
+    }
+
+    impl Stub {
+        pub fn new(addresses: &[&str]) -> Arc<Stub> {
+            Arc::new(Stub {
+                addresses: addresses.iter().map(|a| a.parse().unwrap()).collect(),
+                asked: Mutex::default(),
+            })
+        }
     }
 
     impl Lookup for Stub {
@@ -190,12 +200,15 @@ mod tests {
             Box::pin(async move { Ok(addresses) })
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stub::Stub;
+    use super::*;
 
     fn stubbed(addresses: &[&str], allow: &[&str]) -> (GuardedResolver, Arc<Stub>) {
-        let stub = Arc::new(Stub {
-            addresses: addresses.iter().map(|a| a.parse().unwrap()).collect(),
-            asked: Mutex::default(),
-        });
+        let stub = Stub::new(addresses);
         let guard = Arc::new(Guard::new(allow.iter().map(|a| a.to_string()).collect()));
         (GuardedResolver::with_lookup(guard, stub.clone()), stub)
     }
