@@ -1,14 +1,15 @@
 //! Turn figures, in-process, against the scripted mock LLM:
 //! - the engine's time per streamed model token (the mock streaming as fast as it can),
 //!   prompt → answer, beside its floor: the same stream fetched with reqwest and decoded into
-//!   SSE events by `eventsource-stream` (what the providers read it with), no engine — and the
+//!   SSE events by the providers' parser (`llm/event_source.rs`), no engine — and the
 //!   overhead over reading the stream raw off the socket;
 //! - cancel latency: `session/cancel` → `stopReason: cancelled` while `run_command` runs a
 //!   live `sleep` process tree;
 //! - engine time per model step in a session of ~100 messages and one of ~3,000, interleaved:
 //!   a tool call's reply, last byte in → the next request's first byte out, timed by a relay
-//!   between the engine and the mock (`turn/tap.rs`); and the heap the ~3,000-message session
-//!   keeps (a counting allocator, `turn/counting.rs`) against the bytes of its context;
+//!   between the engine and the mock (`turn/tap.rs`); and the heap the live ~3,000-message
+//!   session holds — what closing it frees, by a counting allocator (`turn/counting.rs`) —
+//!   against the bytes of its context (its last request);
 //! - how much of each request of a 30-step tool loop is a byte prefix of the next one (what
 //!   a provider's prompt cache can reuse);
 //! - one `/compact` after 20 reads of an 8 KB file: the request bytes before it, of the
@@ -30,8 +31,8 @@ mod counting;
 mod tap;
 
 use common::{Client, median, percentile};
-use eventsource_stream::Eventsource;
 use futures::StreamExt;
+use hearth_core::EventSource;
 use hearth_mock_llm::{MockLlm, Response, Script};
 use serde_json::{Value, json};
 
@@ -89,8 +90,8 @@ fn http_client() -> reqwest::Client {
 }
 
 /// The floor of a streamed answer: one scripted stream fetched and decoded into SSE events
-/// as the providers do (`llm/sse.rs`), with nothing done with them. Returns the time and the
-/// events decoded.
+/// by the parser the providers use (`llm/event_source.rs`), with nothing done with them.
+/// Returns the time and the events decoded.
 fn sse_floor(
     mock: &MockLlm,
     runtime: &tokio::runtime::Runtime,
@@ -105,11 +106,14 @@ fn sse_floor(
             .send()
             .await
             .unwrap();
-        let mut events = response.bytes_stream().eventsource();
+        let mut body = response.bytes_stream();
+        let mut source = EventSource::default();
         let mut decoded = 0;
-        while let Some(event) = events.next().await {
-            event.unwrap();
-            decoded += 1;
+        while let Some(read) = body.next().await {
+            source.feed(&read.unwrap());
+            while source.next_event().unwrap().is_some() {
+                decoded += 1;
+            }
         }
         (started.elapsed(), decoded)
     })
@@ -316,8 +320,7 @@ struct Flatness {
     /// The median over rounds of the long step's median over the short one's.
     ratio: f64,
     steps: usize,
-    /// Heap bytes left behind by building the long session, and the bytes of its last
-    /// request then.
+    /// Heap bytes closing the long session frees, and the bytes of its last request.
     kept: isize,
     context: usize,
 }
@@ -341,9 +344,6 @@ fn step_flatness(long_prompts: usize, rounds: usize) -> Flatness {
     let short = new(&mut client);
     prompt_steps(&mut client, &mock, &tap, &short, 31);
     let long = new(&mut client);
-    // What the mock holds of the short session's requests is freed before counting starts.
-    post(&mock, "/_mock/reset", "{}");
-    counting::start();
     let mut built = None;
     for _ in 0..long_prompts {
         built = Some(prompt_steps(
@@ -354,9 +354,12 @@ fn step_flatness(long_prompts: usize, rounds: usize) -> Flatness {
             STEPS_PER_PROMPT,
         ));
     }
-    post(&mock, "/_mock/reset", "{}");
-    let kept = counting::stop();
     let context = built.map_or(0, |b| b.bytes);
+    // What the live session holds is what closing it frees (the store's page cache, the
+    // engine's and the mock's buffers stay); the rounds below bring it back from its log.
+    counting::start();
+    client.call("session/close", json!({"sessionId": long}));
+    let kept = -counting::stop();
     let (mut short_gaps, mut long_gaps, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
     let (mut short_messages, mut long_messages) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
@@ -494,7 +497,7 @@ fn print_tokens(quick: bool) {
         t.turn_us, t.turn_ms
     );
     println!(
-        "|   floor: the same stream fetched and SSE-decoded alone (reqwest + eventsource-stream) | {:.2} µs ({:.1} ms) |",
+        "|   floor: the same stream fetched and SSE-decoded alone (reqwest + the providers' SSE parser) | {:.2} µs ({:.1} ms) |",
         t.floor_us, t.floor_ms
     );
     println!(
@@ -543,7 +546,7 @@ fn print_steps(quick: bool) {
         flat.ratio
     );
     println!(
-        "| Heap the long session keeps / the bytes of its context (its last request) | {:.2} MB / {:.2} MB = {:.2}× |",
+        "| Heap the live long session holds (freed by `session/close`) / the bytes of its context (its last request) | {:.2} MB / {:.2} MB = {:.2}× |",
         flat.kept as f64 / 1e6,
         flat.context as f64 / 1e6,
         flat.kept as f64 / flat.context as f64

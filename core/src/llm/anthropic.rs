@@ -5,16 +5,16 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
-use eventsource_stream::Event;
 use futures::future::BoxFuture;
 use reqwest::header::CONTENT_TYPE;
 use serde_json::{Value, json};
 
 use super::api_key::ApiKey;
 use super::error::Failure;
+use super::event_source::Event;
 use super::http::Transport;
 use super::sse::{self, Decode, Flow};
-use super::wire::{self, Encoded};
+use super::wire::{self, Encoded, WireCache};
 use super::{ChatRequest, EventStream, FinishReason, LlmError, Provider, StreamEvent, Usage};
 use crate::chat::{AssistantPart, Image, Message, ThoughtLevel, ToolResult, UserPart};
 use crate::config::{ANTHROPIC_API_KEY_ENV, Endpoint, ProviderName};
@@ -93,7 +93,8 @@ fn body(request: &ChatRequest) -> String {
         encode,
         |encoded| {
             let turns = turns(encoded);
-            wire::body_with_messages(&body, turns.iter().map(String::as_str))
+            let turns: Vec<&str> = turns.iter().map(String::as_str).collect();
+            wire::body_with_messages(&body, &turns)
         },
     )
 }
@@ -119,13 +120,12 @@ fn encode(message: &Message) -> Encoded {
 /// The conversation as Messages API turns, each as JSON text. The API wants user and
 /// assistant turns to alternate, so consecutive messages of one role (tool results then the
 /// next prompt, or two prompts around a turn that produced nothing) become one turn.
-fn turns(encoded: &[Encoded]) -> Vec<String> {
+fn turns(encoded: &WireCache) -> Vec<String> {
     let mut turns: Vec<(&str, Vec<&str>)> = Vec::new();
-    for message in encoded.iter().filter(|e| !e.parts.is_empty()) {
-        let blocks = message.parts.iter().map(String::as_str);
+    for (role, blocks) in encoded.messages().filter(|(_, blocks)| !blocks.is_empty()) {
         match turns.last_mut() {
-            Some((role, content)) if *role == message.role => content.extend(blocks),
-            _ => turns.push((message.role, blocks.collect())),
+            Some((last, content)) if *last == role => content.extend(blocks),
+            _ => turns.push((role, blocks)),
         }
     }
     // Breakpoints on the newest user turn (this request writes the cache up to there) and on

@@ -5,6 +5,7 @@ pub mod anthropic;
 mod api_key;
 pub mod category;
 mod error;
+pub mod event_source;
 mod http;
 pub mod openai;
 mod providers;

@@ -6,13 +6,13 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
-use eventsource_stream::Event;
 use futures::future::BoxFuture;
 use reqwest::header::CONTENT_TYPE;
 use serde_json::{Value, json};
 
 use super::api_key::ApiKey;
 use super::error::Failure;
+use super::event_source::Event;
 use super::http::Transport;
 use super::sse::{self, Decode, Flow};
 use super::wire::{self, Encoded};
@@ -73,12 +73,7 @@ impl OpenAi {
             "openai",
             &request.messages,
             encode,
-            |encoded| {
-                let parts = encoded
-                    .iter()
-                    .flat_map(|e| e.parts.iter().map(String::as_str));
-                wire::body_with_messages(&body, std::iter::once(system.as_str()).chain(parts))
-            },
+            |encoded| wire::body_with_messages(&body, &[&system, encoded.joined()]),
         )
     }
 }

@@ -1,15 +1,17 @@
 //! Server-sent events in, model events out: the loop both providers share. Each provider
 //! supplies a [`Decode`] for its dialect; this file owns the idle timeout and the rule that a
 //! stream which stops before the provider's own end marker is an error (the answer, or a tool
-//! call's arguments, would be incomplete).
+//! call's arguments, would be incomplete). The body's bytes become events in
+//! `event_source.rs`; the idle timeout runs from one event to the next, so a server that only
+//! sends comments still stalls.
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use eventsource_stream::{Event, EventStreamError, Eventsource};
-use futures::stream::{self, BoxStream, StreamExt};
+use futures::stream::{self, BoxStream, Stream, StreamExt};
 
 use super::error::Failure;
+use super::event_source::{Event, EventSource};
 use super::{LlmError, StreamEvent};
 
 /// Model events whose failures still say whether a retry may help (see `retry.rs`).
@@ -40,10 +42,10 @@ pub fn incomplete() -> Failure {
     ))
 }
 
-type Sse = BoxStream<'static, Result<Event, EventStreamError<reqwest::Error>>>;
-
-struct Decoding<D> {
-    sse: Sse,
+/// `B` is the body's stream of reads.
+struct Decoding<D, B> {
+    body: B,
+    source: EventSource,
     decoder: D,
     pending: VecDeque<StreamEvent>,
     done: bool,
@@ -58,7 +60,8 @@ pub fn decode<D: Decode>(
     idle_timeout: Duration,
 ) -> RawEvents {
     let decoding = Decoding {
-        sse: response.bytes_stream().eventsource().boxed(),
+        body: response.bytes_stream().boxed(),
+        source: EventSource::default(),
         decoder,
         pending: VecDeque::new(),
         done: false,
@@ -81,33 +84,56 @@ pub fn decode<D: Decode>(
     .boxed()
 }
 
-impl<D: Decode> Decoding<D> {
+impl<D, B, R> Decoding<D, B>
+where
+    D: Decode,
+    B: Stream<Item = Result<R, reqwest::Error>> + Unpin,
+    R: AsRef<[u8]>,
+{
     /// Reads and decodes the next SSE event.
     async fn step(&mut self) -> Result<(), Failure> {
-        let next = tokio::time::timeout(self.idle_timeout, self.sse.next())
-            .await
-            .map_err(|_| {
-                LlmError::new(format!(
-                    "the model stream stalled for {:?}",
-                    self.idle_timeout
-                ))
-            })?;
-        match next {
+        match self.next_event().await? {
             None => {
                 self.done = true;
                 self.decoder.end(&mut self.pending)
             }
-            Some(Err(EventStreamError::Transport(e))) => Err(Failure::retryable(LlmError::new(
-                format!("the model stream broke: {}", crate::net::root_cause(&e)),
-            ))),
-            Some(Err(e)) => {
-                Err(LlmError::new(format!("the model stream is malformed: {e}")).into())
-            }
-            Some(Ok(event)) => {
+            Some(event) => {
                 if self.decoder.event(&event, &mut self.pending)? == Flow::Done {
                     self.done = true;
                 }
                 Ok(())
+            }
+        }
+    }
+
+    /// The next SSE event, reading as much of the body as it takes; `None` at its end.
+    async fn next_event(&mut self) -> Result<Option<Event>, Failure> {
+        let deadline = tokio::time::Instant::now() + self.idle_timeout;
+        loop {
+            if let Some(event) = self
+                .source
+                .next_event()
+                .map_err(|_| LlmError::new("the model stream is malformed: it is not UTF-8"))?
+            {
+                return Ok(Some(event));
+            }
+            let read = tokio::time::timeout_at(deadline, self.body.next())
+                .await
+                .map_err(|_| {
+                    LlmError::new(format!(
+                        "the model stream stalled for {:?}",
+                        self.idle_timeout
+                    ))
+                })?;
+            match read {
+                None => return Ok(None),
+                Some(Err(e)) => {
+                    return Err(Failure::retryable(LlmError::new(format!(
+                        "the model stream broke: {}",
+                        crate::net::root_cause(&e)
+                    ))));
+                }
+                Some(Ok(bytes)) => self.source.feed(bytes.as_ref()),
             }
         }
     }

@@ -5,12 +5,12 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
-use eventsource_stream::Event;
 use futures::StreamExt;
 use hearth_mock_llm::{MockLlm, Script};
 use serde_json::Value;
 
 use super::error::Failure;
+use super::event_source::Event;
 use super::sse::{Decode, Flow};
 use super::{ChatRequest, LlmError, Provider, StreamEvent};
 use crate::chat::Message;
