@@ -463,8 +463,11 @@ fn compaction_sizes() -> (usize, usize, usize) {
     (sizes[20], sizes[21], sizes[22])
 }
 
+/// A part of the bench: measures and prints its rows (`true`: quick).
+type Part = fn(bool);
+
 /// The parts of the bench, by the name `--part NAME` runs alone (to profile one).
-const PARTS: [(&str, fn(bool)); 6] = [
+const PARTS: [(&str, Part); 6] = [
     ("tokens", print_tokens),
     ("cancel", print_cancel),
     ("replay", print_replay),

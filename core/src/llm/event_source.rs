@@ -66,7 +66,7 @@ impl EventSource {
     /// of the buffer waits for the next read, which may begin with its LF.
     fn next_line(&self) -> Option<(std::ops::Range<usize>, usize)> {
         let rest = &self.buffer[self.consumed..];
-        let end = rest.iter().position(|&b| b == b'\n' || b == b'\r')?;
+        let end = memchr::memchr2(b'\n', b'\r', rest)?;
         let after = match (rest[end], rest.get(end + 1)) {
             (b'\r', Some(b'\n')) => end + 2,
             (b'\r', None) => return None,

@@ -45,6 +45,12 @@ impl std::fmt::Debug for WireCache {
 impl WireCache {
     fn push(&mut self, encoded: Encoded) {
         self.messages.push((encoded.role, self.part_ends.len()));
+        let more: usize = encoded.parts.iter().map(|part| part.len() + 1).sum();
+        if self.text.capacity() - self.text.len() < more {
+            // A quarter more at a time: still amortized, where doubling could leave as many
+            // bytes unused as the context holds.
+            self.text.reserve_exact(more.max(self.text.len() / 4));
+        }
         for part in encoded.parts {
             if !self.text.is_empty() {
                 self.text.push(',');
