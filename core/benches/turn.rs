@@ -359,6 +359,8 @@ fn step_flatness(long_prompts: usize, rounds: usize) -> Flatness {
     // engine's and the mock's buffers stay); the rounds below bring it back from its log.
     counting::start();
     client.call("session/close", json!({"sessionId": long}));
+    // The session's task lets go of it once the answer is out.
+    std::thread::sleep(Duration::from_millis(500));
     let kept = -counting::stop();
     let (mut short_gaps, mut long_gaps, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
     let (mut short_messages, mut long_messages) = (Vec::new(), Vec::new());
