@@ -1,8 +1,9 @@
 //! Turn figures, in-process, against the scripted mock LLM:
 //! - the engine's time per streamed model token (the mock streaming as fast as it can),
 //!   prompt → answer, beside its floor: the same stream fetched with reqwest and decoded into
-//!   SSE events by the providers' parser (`llm/event_source.rs`), no engine — and the
-//!   overhead over reading the stream raw off the socket;
+//!   SSE events as the providers do (`llm/sse.rs` `events`: reads cut into lines, then
+//!   `eventsource-stream`), no engine — and the overhead over reading the stream raw off the
+//!   socket;
 //! - cancel latency: `session/cancel` → `stopReason: cancelled` while `run_command` runs a
 //!   live `sleep` process tree;
 //! - engine time per model step in a session of ~100 messages and one of ~3,000, interleaved:
@@ -32,7 +33,7 @@ mod tap;
 
 use common::{Client, median, percentile};
 use futures::StreamExt;
-use hearth_core::EventSource;
+use hearth_core::sse_events;
 use hearth_mock_llm::{MockLlm, Response, Script};
 use serde_json::{Value, json};
 
@@ -90,7 +91,7 @@ fn http_client() -> reqwest::Client {
 }
 
 /// The floor of a streamed answer: one scripted stream fetched and decoded into SSE events
-/// by the parser the providers use (`llm/event_source.rs`), with nothing done with them.
+/// as the providers decode them (`llm/sse.rs` `events`), with nothing done with them.
 /// Returns the time and the events decoded.
 fn sse_floor(
     mock: &MockLlm,
@@ -106,14 +107,11 @@ fn sse_floor(
             .send()
             .await
             .unwrap();
-        let mut body = response.bytes_stream();
-        let mut source = EventSource::default();
+        let mut events = std::pin::pin!(sse_events(response.bytes_stream()));
         let mut decoded = 0;
-        while let Some(read) = body.next().await {
-            source.feed(&read.unwrap());
-            while source.next_event().unwrap().is_some() {
-                decoded += 1;
-            }
+        while let Some(event) = events.next().await {
+            event.unwrap();
+            decoded += 1;
         }
         (started.elapsed(), decoded)
     })

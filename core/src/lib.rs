@@ -39,7 +39,7 @@ pub use io::process::{ChildKind, Confinement, Launch};
 pub use outbox::Host;
 pub use permissions::Mode;
 
-/// The parser the model providers read server-sent events with: the floor of a streamed
-/// token in `benches/turn.rs` is a stream decoded by it alone.
+/// How the model providers turn a response body into server-sent events: the floor of a
+/// streamed token in `benches/turn.rs` is a stream decoded by it alone.
 #[doc(hidden)]
-pub use llm::event_source::EventSource;
+pub use llm::sse::events as sse_events;

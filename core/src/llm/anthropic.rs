@@ -11,13 +11,13 @@ use serde_json::{Value, json};
 
 use super::api_key::ApiKey;
 use super::error::Failure;
-use super::event_source::Event;
 use super::http::Transport;
 use super::sse::{self, Decode, Flow};
 use super::wire::{self, Encoded, WireCache};
 use super::{ChatRequest, EventStream, FinishReason, LlmError, Provider, StreamEvent, Usage};
 use crate::chat::{AssistantPart, Image, Message, ThoughtLevel, ToolResult, UserPart};
 use crate::config::{ANTHROPIC_API_KEY_ENV, Endpoint, ProviderName};
+use eventsource_stream::Event;
 
 const API_VERSION: &str = "2023-06-01";
 /// Room for the visible answer. Thinking comes on top, since its budget counts against

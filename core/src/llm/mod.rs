@@ -5,13 +5,13 @@ pub mod anthropic;
 mod api_key;
 pub mod category;
 mod error;
-pub mod event_source;
 mod http;
 pub mod openai;
 mod providers;
 mod rate_reset;
 mod retry;
-mod sse;
+pub(crate) mod sse;
+mod sse_lines;
 #[cfg(test)]
 mod testing;
 pub mod wire;

@@ -12,13 +12,13 @@ use serde_json::{Value, json};
 
 use super::api_key::ApiKey;
 use super::error::Failure;
-use super::event_source::Event;
 use super::http::Transport;
 use super::sse::{self, Decode, Flow};
 use super::wire::{self, Encoded};
 use super::{ChatRequest, EventStream, FinishReason, LlmError, Provider, StreamEvent, Usage};
 use crate::chat::{AssistantPart, Image, Message, ThoughtLevel, ToolResult, UserPart};
 use crate::config::{Endpoint, OPENAI_API_KEY_ENV, ProviderName};
+use eventsource_stream::Event;
 
 pub struct OpenAi {
     transport: Transport,

@@ -10,11 +10,11 @@ use hearth_mock_llm::{MockLlm, Script};
 use serde_json::Value;
 
 use super::error::Failure;
-use super::event_source::Event;
 use super::sse::{Decode, Flow};
 use super::{ChatRequest, LlmError, Provider, StreamEvent};
 use crate::chat::Message;
 use crate::config::{Endpoint, Secret};
+use eventsource_stream::Event;
 
 /// Long enough for any test machine, short enough to keep a stall test quick.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(5);
