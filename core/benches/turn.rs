@@ -1,28 +1,44 @@
 //! Turn figures, in-process, against the scripted mock LLM:
-//! - engine overhead per streamed model token (the mock streaming as fast as it can), as
-//!   (prompt → answer) minus the time to read the same stream straight off the socket;
+//! - the engine's time per streamed model token (the mock streaming as fast as it can),
+//!   prompt → answer, beside its floor: the same stream fetched with reqwest and decoded into
+//!   SSE events as the providers do (`llm/sse.rs` `events`: reads cut into lines, then
+//!   `eventsource-stream`), no engine — and the overhead over reading the stream raw off the
+//!   socket;
 //! - cancel latency: `session/cancel` → `stopReason: cancelled` while `run_command` runs a
 //!   live `sleep` process tree;
-//! - engine time per model step in sessions of 100, 1,000 and 10,000 logged events: a
-//!   one-step turn (prompt → answer) minus the same reply read raw off the socket;
+//! - engine time per model step in a session of ~100 messages and one of ~3,000, interleaved:
+//!   a tool call's reply, last byte in → the next request's first byte out, timed by a relay
+//!   between the engine and the mock (`turn/tap.rs`); and the heap the live ~3,000-message
+//!   session holds — what closing it frees, by a counting allocator (`turn/counting.rs`) —
+//!   against the bytes of its context (its last request);
 //! - how much of each request of a 30-step tool loop is a byte prefix of the next one (what
 //!   a provider's prompt cache can reuse);
 //! - one `/compact` after 20 reads of an 8 KB file: the request bytes before it, of the
 //!   summary request, and of the first request after it.
 //!
-//! Run: `cargo bench -p hearth-core --bench turn` (`-- --quick` for a smoke run;
-//! `BENCH_DATA=:memory:` to take SQLite out of the figure).
+//! Run: `cargo bench -p hearth-core --bench turn` (`-- --quick` for a smoke run, `-- --part
+//! steps` for one part; `BENCH_DATA=:memory:` to take SQLite out of the figure).
 //! Numbers, not assertions: the machines are shared and noisy.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 mod common;
+#[path = "turn/counting.rs"]
+mod counting;
+#[path = "turn/tap.rs"]
+mod tap;
 
 use common::{Client, median, percentile};
+use futures::StreamExt;
+use hearth_core::sse_events;
 use hearth_mock_llm::{MockLlm, Response, Script};
 use serde_json::{Value, json};
+
+#[global_allocator]
+static ALLOCATOR: counting::Counting = counting::Counting;
 
 fn script(responses: Vec<Response>) -> Script {
     Script { responses }
@@ -33,56 +49,124 @@ fn repeat(count: u64) -> Response {
         .unwrap()
 }
 
-/// Reads one scripted stream straight off the socket: the cost of the server and the wire.
-fn raw_stream(mock: &MockLlm) -> Duration {
-    raw_request(
-        mock,
-        &json!({"model": "bench", "stream": true, "messages": []}).to_string(),
-    )
-}
-
-/// Sends `body` as a model request straight from a socket and reads the scripted stream:
-/// what the server and the wire cost for a request of that size.
-fn raw_request(mock: &MockLlm, body: &str) -> Duration {
-    let address = mock
-        .base_url()
+/// The mock's `host:port`.
+fn address(mock: &MockLlm) -> String {
+    mock.base_url()
         .trim_start_matches("http://")
         .trim_end_matches("/v1")
-        .to_string();
+        .to_string()
+}
+
+const STREAM_BODY: &str = r#"{"model":"bench","stream":true,"messages":[]}"#;
+
+/// Reads one scripted stream straight off the socket: the cost of the server and the wire.
+fn raw_stream(mock: &MockLlm) -> Duration {
     let started = Instant::now();
-    let mut socket = TcpStream::connect(&address).unwrap();
-    write!(socket, "POST /v1/chat/completions HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len()).unwrap();
-    let mut sink = Vec::new();
-    socket.read_to_end(&mut sink).unwrap();
+    post(mock, "/v1/chat/completions", STREAM_BODY);
     started.elapsed()
 }
 
-fn token_overhead(tokens: u64, runs: usize) -> (f64, f64, f64) {
-    let mut responses = Vec::new();
-    for _ in 0..runs {
-        responses.push(repeat(tokens));
-        responses.push(repeat(tokens));
-    }
+/// Sends `body` to the mock's `path` straight from a socket and reads the whole answer.
+fn post(mock: &MockLlm, path: &str, body: &str) {
+    let address = address(mock);
+    let mut socket = TcpStream::connect(&address).unwrap();
+    write!(socket, "POST {path} HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len()).unwrap();
+    let mut sink = Vec::new();
+    socket.read_to_end(&mut sink).unwrap();
+}
+
+/// An HTTP client as the providers' (reqwest on rustls with *ring*), for plain HTTP only.
+fn http_client() -> reqwest::Client {
+    let tls = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(rustls::RootCertStore::empty())
+    .with_no_client_auth();
+    reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .build()
+        .unwrap()
+}
+
+/// The floor of a streamed answer: one scripted stream fetched and decoded into SSE events
+/// as the providers decode them (`llm/sse.rs` `events`), with nothing done with them.
+/// Returns the time and the events decoded.
+fn sse_floor(
+    mock: &MockLlm,
+    runtime: &tokio::runtime::Runtime,
+    http: &reqwest::Client,
+) -> (Duration, usize) {
+    runtime.block_on(async {
+        let started = Instant::now();
+        let response = http
+            .post(format!("{}/chat/completions", mock.base_url()))
+            .header("content-type", "application/json")
+            .body(STREAM_BODY)
+            .send()
+            .await
+            .unwrap();
+        let mut events = std::pin::pin!(sse_events(response.bytes_stream()));
+        let mut decoded = 0;
+        while let Some(event) = events.next().await {
+            event.unwrap();
+            decoded += 1;
+        }
+        (started.elapsed(), decoded)
+    })
+}
+
+/// Per streamed token, medians over `runs`: the engine's time (prompt → answer), the floor,
+/// and the engine's overhead over the raw socket read.
+struct TokenCost {
+    turn_us: f64,
+    floor_us: f64,
+    overhead_us: f64,
+    turn_ms: f64,
+    floor_ms: f64,
+    raw_ms: f64,
+}
+
+fn token_cost(tokens: u64, runs: usize) -> TokenCost {
+    let responses = (0..3 * runs).map(|_| repeat(tokens)).collect();
     let mock = MockLlm::start(script(responses)).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut client = Client::start(&mock, dir.path());
-    let (mut per_token, mut turn_ms, mut raw_ms) = (Vec::new(), Vec::new(), Vec::new());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let http = http_client();
+    let (mut turns, mut floors, mut raws) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..runs {
-        let raw = raw_stream(&mock);
+        raws.push(raw_stream(&mock).as_secs_f64());
+        let (floor, decoded) = sse_floor(&mock, &runtime, &http);
+        assert!(
+            decoded as u64 > tokens,
+            "{decoded} events for {tokens} tokens"
+        );
+        floors.push(floor.as_secs_f64());
         let session = client.call("session/new", json!({"cwd": "/tmp", "mcpServers": []}))["result"]["sessionId"].clone();
         let started = Instant::now();
         let answer = client.call(
             "session/prompt",
             json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
         );
-        let turn = started.elapsed();
+        turns.push(started.elapsed().as_secs_f64());
         assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
-        per_token.push((turn.as_secs_f64() - raw.as_secs_f64()) * 1e6 / tokens as f64);
-        turn_ms.push(turn.as_secs_f64() * 1e3);
-        raw_ms.push(raw.as_secs_f64() * 1e3);
     }
     client.engine.close().unwrap();
-    (median(per_token), median(turn_ms), median(raw_ms))
+    let overheads = turns.iter().zip(&raws).map(|(t, r)| t - r).collect();
+    let per_token = |seconds: f64| seconds * 1e6 / tokens as f64;
+    TokenCost {
+        turn_us: per_token(median(turns.clone())),
+        floor_us: per_token(median(floors.clone())),
+        overhead_us: per_token(median(overheads)),
+        turn_ms: median(turns) * 1e3,
+        floor_ms: median(floors) * 1e3,
+        raw_ms: median(raws) * 1e3,
+    }
 }
 
 fn cancel_latency(runs: usize) -> (f64, f64) {
@@ -174,32 +258,130 @@ fn text_reply(text: &str) -> Response {
     serde_json::from_value(json!({"events": [{"text": text}]})).unwrap()
 }
 
-/// Engine time of one model step in a session of about `events` logged events: the median
-/// of `runs` one-step turns, each less the time a raw socket takes to send the same request
-/// body and read the same reply (the mock parsing a large body is not the engine's time).
-fn step_cost(events: usize, runs: usize) -> f64 {
-    let mut responses = vec![todo_calls(events), text_reply("done")];
-    // Each run: one reply for the raw read, one for the turn.
-    responses.extend((0..2 * runs).map(|_| text_reply("ok")));
-    let mock = MockLlm::start(script(responses)).unwrap();
+static CALLS: AtomicU64 = AtomicU64::new(0);
+
+/// A reply calling `todo`, the cheapest tool step (no file, no process): two messages, the
+/// call and its result.
+fn todo_step() -> Response {
+    let id = format!("s{}", CALLS.fetch_add(1, Ordering::Relaxed));
+    let todo = json!({"todos": [{"content": "step", "status": "pending"}]}).to_string();
+    serde_json::from_value(
+        json!({"events": [{"toolCall": {"id": id, "name": "todo", "arguments": todo}}]}),
+    )
+    .unwrap()
+}
+
+/// What one prompt of tool steps showed: the engine's time for each step (µs), and the
+/// messages and bytes of its last request.
+struct Stepped {
+    gaps: Vec<f64>,
+    messages: usize,
+    bytes: usize,
+}
+
+/// One prompt of `steps` todo steps, then a text, through the tap.
+fn prompt_steps(
+    client: &mut Client,
+    mock: &MockLlm,
+    tap: &tap::Tap,
+    session: &Value,
+    steps: usize,
+) -> Stepped {
+    // The mock keeps no request of an earlier prompt (a long session's would add up).
+    post(mock, "/_mock/reset", "{}");
+    for _ in 0..steps {
+        mock.push(todo_step());
+    }
+    mock.push(text_reply("done"));
+    tap.take_gaps();
+    let answer = client.call(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "step"}]}),
+    );
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let gaps = tap.take_gaps();
+    assert_eq!(gaps.len(), steps, "one gap per tool step");
+    let last = mock.requests().pop().unwrap();
+    Stepped {
+        gaps: gaps.iter().map(|g| g.as_secs_f64() * 1e6).collect(),
+        messages: last.body["messages"].as_array().unwrap().len(),
+        bytes: last.raw.len(),
+    }
+}
+
+/// Steps in a short and a long session, and what the long one keeps.
+struct Flatness {
+    short_messages: usize,
+    short_us: f64,
+    long_messages: usize,
+    long_us: f64,
+    /// The median over rounds of the long step's median over the short one's.
+    ratio: f64,
+    steps: usize,
+    /// Heap bytes closing the long session frees, and the bytes of its last request.
+    kept: isize,
+    context: usize,
+}
+
+/// Prompts of this many tool steps (the 50th request of a prompt is its text answer: the
+/// engine's default `maxTurnRequests`).
+const STEPS_PER_PROMPT: usize = 49;
+
+/// Engine time per step at ~100 messages and at ~`long_prompts` × 100, in `rounds` rounds
+/// of five steps in each session, alternately.
+fn step_flatness(long_prompts: usize, rounds: usize) -> Flatness {
+    let mock = MockLlm::start(script(Vec::new())).unwrap();
+    let tap = tap::Tap::start(address(&mock));
     let dir = tempfile::tempdir().unwrap();
-    let mut client = Client::start(&mock, dir.path());
-    let session = session_with_events(&mut client);
-    let mut costs = Vec::new();
-    for _ in 0..runs {
-        let started = Instant::now();
-        let answer = client.call(
-            "session/prompt",
-            json!({"sessionId": session, "prompt": [{"type": "text", "text": "step"}]}),
-        );
-        let turn = started.elapsed();
-        assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
-        let sent = mock.requests().pop().unwrap().raw;
-        let raw = raw_request(&mock, &sent);
-        costs.push((turn.as_secs_f64() - raw.as_secs_f64()) * 1e3);
+    let mut client = Client::start_at(&tap.base_url(), dir.path());
+    let new = |client: &mut Client| {
+        client.call("session/new", json!({"cwd": "/tmp", "mcpServers": []}))["result"]["sessionId"]
+            .clone()
+    };
+    // ~64 messages, so that the rounds measure it around 100.
+    let short = new(&mut client);
+    prompt_steps(&mut client, &mock, &tap, &short, 31);
+    let long = new(&mut client);
+    let mut built = None;
+    for _ in 0..long_prompts {
+        built = Some(prompt_steps(
+            &mut client,
+            &mock,
+            &tap,
+            &long,
+            STEPS_PER_PROMPT,
+        ));
+    }
+    let context = built.map_or(0, |b| b.bytes);
+    // What the live session holds is what closing it frees (the store's page cache, the
+    // engine's and the mock's buffers stay); the rounds below bring it back from its log.
+    counting::start();
+    client.call("session/close", json!({"sessionId": long}));
+    // The session's task lets go of it once the answer is out.
+    std::thread::sleep(Duration::from_millis(500));
+    let kept = -counting::stop();
+    let (mut short_gaps, mut long_gaps, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut short_messages, mut long_messages) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let s = prompt_steps(&mut client, &mock, &tap, &short, 5);
+        let l = prompt_steps(&mut client, &mock, &tap, &long, 5);
+        ratios.push(median(l.gaps.clone()) / median(s.gaps.clone()));
+        short_gaps.extend(s.gaps);
+        long_gaps.extend(l.gaps);
+        short_messages.push(s.messages as f64);
+        long_messages.push(l.messages as f64);
     }
     client.engine.close().unwrap();
-    median(costs)
+    Flatness {
+        short_messages: median(short_messages) as usize,
+        short_us: median(short_gaps.clone()),
+        long_messages: median(long_messages) as usize,
+        long_us: median(long_gaps),
+        ratio: median(ratios),
+        steps: short_gaps.len(),
+        kept,
+        context,
+    }
 }
 
 /// Over a 30-step tool loop: the share of each request's bytes (but its closing `]}`) that
@@ -281,47 +463,110 @@ fn compaction_sizes() -> (usize, usize, usize) {
     (sizes[20], sizes[21], sizes[22])
 }
 
+/// A part of the bench: measures and prints its rows (`true`: quick).
+type Part = fn(bool);
+
+/// The parts of the bench, by the name `--part NAME` runs alone (to profile one).
+const PARTS: [(&str, Part); 6] = [
+    ("tokens", print_tokens),
+    ("cancel", print_cancel),
+    ("replay", print_replay),
+    ("steps", print_steps),
+    ("prefix", print_prefix),
+    ("compaction", print_compaction),
+];
+
 fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
-    let (tokens, runs, cancels) = if quick {
-        (2_000, 2, 3)
-    } else {
-        (100_000, 5, 50)
-    };
-    let (per_token, turn_ms, raw_ms) = token_overhead(tokens, runs);
-    let (cancel_median, cancel_p99) = cancel_latency(cancels);
-    let (replay_ms, replayed) = replay(if quick { 400 } else { 10_000 }, if quick { 2 } else { 5 });
-    let step_runs = if quick { 3 } else { 30 };
-    let steps: Vec<(usize, f64)> = [100, 1_000, 10_000]
-        .into_iter()
-        .map(|events| (events, step_cost(events, step_runs)))
-        .collect();
-    let (share_mean, share_least) = prefix_share();
-    let (before, summary, after) = compaction_sizes();
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let only = args
+        .iter()
+        .position(|a| a == "--part")
+        .and_then(|i| args.get(i + 1));
     println!("| Figure (in-process, file store, mock LLM) | Value |");
     println!("|---|---|");
+    for (name, part) in PARTS {
+        if only.is_none_or(|only| only == name) {
+            part(quick);
+        }
+    }
+}
+
+fn print_tokens(quick: bool) {
+    let (tokens, runs) = if quick { (2_000, 2) } else { (100_000, 5) };
+    let t = token_cost(tokens, runs);
     println!(
-        "| Engine overhead per streamed token ({tokens} tokens, median of {runs}) | {per_token:.2} µs |"
+        "| Engine time per streamed token, prompt → answer ({tokens} tokens, median of {runs}) | {:.2} µs ({:.1} ms) |",
+        t.turn_us, t.turn_ms
     );
-    println!("|   turn: prompt → answer | {turn_ms:.1} ms |");
-    println!("|   the same stream read raw off the socket | {raw_ms:.1} ms |");
     println!(
-        "| `session/cancel` → `cancelled` with a live `sleep` tree (median of {cancels}) | {cancel_median:.2} ms |"
+        "|   floor: the same stream fetched and SSE-decoded alone (reqwest + the providers' SSE parser) | {:.2} µs ({:.1} ms) |",
+        t.floor_us, t.floor_ms
     );
-    println!("| … p99 | {cancel_p99:.2} ms |");
+    println!(
+        "|   ratio engine / floor | {:.2}× |",
+        t.turn_us / t.floor_us
+    );
+    println!(
+        "|   overhead over the stream read raw off the socket ({:.1} ms) | {:.2} µs |",
+        t.raw_ms, t.overhead_us
+    );
+}
+
+fn print_cancel(quick: bool) {
+    let cancels = if quick { 3 } else { 50 };
+    let (median, p99) = cancel_latency(cancels);
+    println!(
+        "| `session/cancel` → `cancelled` with a live `sleep` tree (median of {cancels}) | {median:.2} ms |"
+    );
+    println!("| … p99 | {p99:.2} ms |");
+}
+
+fn print_replay(quick: bool) {
+    let (replay_ms, replayed) = replay(if quick { 400 } else { 10_000 }, if quick { 2 } else { 5 });
     println!(
         "| `session/load` replaying {replayed} events (fresh engine, median of runs) | {replay_ms:.1} ms |"
     );
-    for (events, ms) in steps {
-        println!(
-            "| Engine time per model step, session of {events} logged events (median of {step_runs}) | {ms:.2} ms |"
-        );
-    }
+}
+
+fn print_steps(quick: bool) {
+    let flat = if quick {
+        step_flatness(3, 2)
+    } else {
+        step_flatness(30, 8)
+    };
+    let steps = flat.steps;
+    println!(
+        "| Engine time per model step (reply's last byte in → next request's first byte out), ~{} messages (median of {steps}) | {:.0} µs |",
+        flat.short_messages, flat.short_us
+    );
+    println!(
+        "|   the same, ~{} messages (median of {steps}, interleaved) | {:.0} µs |",
+        flat.long_messages, flat.long_us
+    );
+    println!(
+        "|   ratio long / short (median of the rounds' ratios) | {:.2}× |",
+        flat.ratio
+    );
+    println!(
+        "| Heap the live long session holds (freed by `session/close`) / the bytes of its context (its last request) | {:.2} MB / {:.2} MB = {:.2}× |",
+        flat.kept as f64 / 1e6,
+        flat.context as f64 / 1e6,
+        flat.kept as f64 / flat.context as f64
+    );
+}
+
+fn print_prefix(_quick: bool) {
+    let (mean, least) = prefix_share();
     println!(
         "| Share of a request the next one begins with, 30-step tool loop (mean / least) | {:.1}% / {:.1}% |",
-        share_mean * 100.0,
-        share_least * 100.0
+        mean * 100.0,
+        least * 100.0
     );
+}
+
+fn print_compaction(_quick: bool) {
+    let (before, summary, after) = compaction_sizes();
     println!(
         "| `/compact` after 20 reads of 8 KB: request bytes before / the summary request / after | {before} / {summary} / {after} |"
     );

@@ -38,3 +38,8 @@ pub use error::EngineError;
 pub use io::process::{ChildKind, Confinement, Launch};
 pub use outbox::Host;
 pub use permissions::Mode;
+
+/// How the model providers turn a response body into server-sent events: the floor of a
+/// streamed token in `benches/turn.rs` is a stream decoded by it alone.
+#[doc(hidden)]
+pub use llm::sse::events as sse_events;

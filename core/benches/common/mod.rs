@@ -29,8 +29,13 @@ pub struct Client {
 
 impl Client {
     pub fn start(mock: &MockLlm, dir: &std::path::Path) -> Client {
+        Client::start_at(&mock.base_url(), dir)
+    }
+
+    /// An engine whose OpenAI provider is at `base_url` (the mock, or a relay in front of it).
+    pub fn start_at(base_url: &str, dir: &std::path::Path) -> Client {
         let config = json!({"dataDir": std::env::var("BENCH_DATA").map(Value::from).unwrap_or(json!(dir)), "model": "bench", "permissionMode": "bypass",
-            "providers": {"openai": {"baseUrl": mock.base_url(), "apiKey": "bench", "maxRetries": 0}}});
+            "providers": {"openai": {"baseUrl": base_url, "apiKey": "bench", "maxRetries": 0}}});
         let (tx, frames) = mpsc::channel();
         let engine = Engine::start(
             Config::from_json(&config.to_string()).unwrap(),

@@ -8,7 +8,6 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
-use eventsource_stream::Event;
 use futures::future::BoxFuture;
 use reqwest::header::CONTENT_TYPE;
 use serde_json::{Value, json};
@@ -18,10 +17,11 @@ use super::api_key::ApiKey;
 use super::error::Failure;
 use super::http::Transport;
 use super::sse::{self, Decode, Flow};
-use super::wire::{self, Encoded};
+use super::wire::{self, Encoded, WireCache};
 use super::{ChatRequest, EventStream, FinishReason, LlmError, Provider, StreamEvent, Usage};
 use crate::chat::{AssistantPart, Image, Message, ThoughtLevel, ToolResult, UserPart};
 use crate::config::{ANTHROPIC_API_KEY_ENV, Endpoint, ProviderName};
+use eventsource_stream::Event;
 
 const API_VERSION: &str = "2023-06-01";
 /// Room for the visible answer. Thinking comes on top, since its budget counts against
@@ -98,7 +98,8 @@ fn body(request: &ChatRequest) -> String {
         encode,
         |encoded| {
             let turns = turns(encoded);
-            wire::body_with_messages(&body, turns.iter().map(String::as_str))
+            let turns: Vec<&str> = turns.iter().map(String::as_str).collect();
+            wire::body_with_messages(&body, &turns)
         },
     )
 }
@@ -126,15 +127,12 @@ fn encode(message: &Message) -> Encoded {
 /// become one turn. Consecutive answers (one paused by `pause_turn`, then the rest) stay
 /// apart — the API joins them itself — so the request that resumed the paused one is still a
 /// prefix of the next.
-fn turns(encoded: &[Encoded]) -> Vec<String> {
+fn turns(encoded: &WireCache) -> Vec<String> {
     let mut turns: Vec<(&str, Vec<&str>)> = Vec::new();
-    for message in encoded.iter().filter(|e| !e.parts.is_empty()) {
-        let blocks = message.parts.iter().map(String::as_str);
+    for (role, blocks) in encoded.messages().filter(|(_, blocks)| !blocks.is_empty()) {
         match turns.last_mut() {
-            Some((role, content)) if *role == message.role && *role == "user" => {
-                content.extend(blocks)
-            }
-            _ => turns.push((message.role, blocks.collect())),
+            Some((last, content)) if *last == role && role == "user" => content.extend(blocks),
+            _ => turns.push((role, blocks)),
         }
     }
     // Breakpoints on the newest user turn (this request writes the cache up to there) and on

@@ -11,7 +11,8 @@ pub mod openai;
 mod providers;
 mod rate_reset;
 mod retry;
-mod sse;
+pub(crate) mod sse;
+mod sse_lines;
 #[cfg(test)]
 mod testing;
 pub mod wire;

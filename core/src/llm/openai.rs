@@ -6,7 +6,6 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
-use eventsource_stream::Event;
 use futures::future::BoxFuture;
 use reqwest::header::CONTENT_TYPE;
 use serde_json::{Value, json};
@@ -19,6 +18,7 @@ use super::wire::{self, Encoded};
 use super::{ChatRequest, EventStream, FinishReason, LlmError, Provider, StreamEvent, Usage};
 use crate::chat::{AssistantPart, Image, Message, ThoughtLevel, ToolResult, UserPart};
 use crate::config::{Endpoint, OPENAI_API_KEY_ENV, ProviderName};
+use eventsource_stream::Event;
 
 pub struct OpenAi {
     transport: Transport,
@@ -73,12 +73,7 @@ impl OpenAi {
             "openai",
             &request.messages,
             encode,
-            |encoded| {
-                let parts = encoded
-                    .iter()
-                    .flat_map(|e| e.parts.iter().map(String::as_str));
-                wire::body_with_messages(&body, std::iter::once(system.as_str()).chain(parts))
-            },
+            |encoded| wire::body_with_messages(&body, &[&system, encoded.joined()]),
         )
     }
 }

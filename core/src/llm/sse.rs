@@ -1,15 +1,19 @@
 //! Server-sent events in, model events out: the loop both providers share. Each provider
 //! supplies a [`Decode`] for its dialect; this file owns the idle timeout and the rule that a
 //! stream which stops before the provider's own end marker is an error (the answer, or a tool
-//! call's arguments, would be incomplete).
+//! call's arguments, would be incomplete). The body's bytes become events in
+//! `eventsource-stream`, fed one line at a time ([`events`], `sse_lines.rs`); the idle timeout
+//! runs from one event to the next, so a server that only sends comments still stalls.
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use bytes::Bytes;
 use eventsource_stream::{Event, EventStreamError, Eventsource};
-use futures::stream::{self, BoxStream, StreamExt};
+use futures::stream::{self, BoxStream, Stream, StreamExt, TryStreamExt};
 
 use super::error::Failure;
+use super::sse_lines::Lines;
 use super::{LlmError, StreamEvent};
 
 /// Model events whose failures still say whether a retry may help (see `retry.rs`).
@@ -40,6 +44,18 @@ pub fn incomplete() -> Failure {
     ))
 }
 
+/// A body's server-sent events: its reads cut into lines (`sse_lines.rs`, which says why), then
+/// parsed by `eventsource-stream`.
+pub fn events<S, E>(body: S) -> impl Stream<Item = Result<Event, EventStreamError<E>>>
+where
+    S: Stream<Item = Result<Bytes, E>>,
+{
+    let mut lines = Lines::default();
+    body.map_ok(move |read| stream::iter(lines.cut(read).map(Ok)))
+        .try_flatten()
+        .eventsource()
+}
+
 type Sse = BoxStream<'static, Result<Event, EventStreamError<reqwest::Error>>>;
 
 struct Decoding<D> {
@@ -58,7 +74,7 @@ pub fn decode<D: Decode>(
     idle_timeout: Duration,
 ) -> RawEvents {
     let decoding = Decoding {
-        sse: response.bytes_stream().eventsource().boxed(),
+        sse: events(response.bytes_stream()).boxed(),
         decoder,
         pending: VecDeque::new(),
         done: false,
@@ -133,6 +149,8 @@ pub fn arguments(streamed: String) -> String {
 mod tests {
     use std::time::Duration;
 
+    use bytes::Bytes;
+    use futures::TryStreamExt;
     use serde_json::json;
 
     use crate::llm::StreamEvent;
@@ -141,6 +159,64 @@ mod tests {
     use crate::llm::testing;
 
     const SHORT: Duration = Duration::from_millis(300);
+
+    /// The events `events` makes of a body read in these pieces, as (type, data).
+    fn parsed(reads: &[&[u8]]) -> Result<Vec<(String, String)>, String> {
+        let body = futures::stream::iter(
+            reads
+                .iter()
+                .map(|read| Ok::<_, std::io::Error>(Bytes::copy_from_slice(read)))
+                .collect::<Vec<_>>(),
+        );
+        futures::executor::block_on(super::events(body).try_collect::<Vec<_>>())
+            .map(|events| events.into_iter().map(|e| (e.event, e.data)).collect())
+            .map_err(|e| e.to_string())
+    }
+
+    fn event(kind: &str, data: &str) -> (String, String) {
+        (kind.into(), data.into())
+    }
+
+    #[test]
+    fn events_end_at_an_empty_line_whatever_the_line_ends_and_wherever_a_read_ends() {
+        let stream =
+            b"data: a\n\nevent: ping\ndata: b\r\n\r\ndata:c\rdata: d\r\r: comment\nid: 7\n\n";
+        let expected = [
+            event("message", "a"),
+            event("ping", "b"),
+            event("message", "c\nd"),
+        ];
+        assert_eq!(parsed(&[stream]), Ok(expected.to_vec()));
+        // The same bytes cut anywhere, a CR LF split between reads included.
+        for cut in 1..stream.len() {
+            let (head, tail) = stream.split_at(cut);
+            assert_eq!(parsed(&[head, tail]), Ok(expected.to_vec()), "cut at {cut}");
+        }
+        // And one byte per read.
+        let bytes: Vec<&[u8]> = stream.chunks(1).collect();
+        assert_eq!(parsed(&bytes), Ok(expected.to_vec()));
+    }
+
+    #[test]
+    fn a_bom_however_split_is_dropped_and_an_event_without_data_is_not_dispatched() {
+        let stream = b"\xEF\xBB\xBFdata: x\n\nevent: empty\n\ndata\n\n";
+        let expected = Ok(vec![event("message", "x"), event("message", "")]);
+        for cut in 1..stream.len() {
+            let (head, tail) = stream.split_at(cut);
+            assert_eq!(parsed(&[head, tail]), expected, "cut at {cut}");
+        }
+        let bytes: Vec<&[u8]> = stream.chunks(1).collect();
+        assert_eq!(parsed(&bytes), expected);
+        // Bytes that began like a BOM and were not one still reach the parser.
+        assert!(parsed(&[b"\xEF\xBB", b"data: x\n\n"]).is_err());
+    }
+
+    #[test]
+    fn an_unfinished_event_is_dropped_and_bytes_not_utf8_are_an_error() {
+        assert_eq!(parsed(&[b"data: never ended\n"]), Ok(vec![]));
+        let error = parsed(&[b"data: \xFF\n\n"]).unwrap_err();
+        assert!(error.contains("UTF8"), "{error}");
+    }
 
     #[tokio::test]
     async fn a_stall_past_the_idle_timeout_fails_the_stream() {

@@ -5,7 +5,6 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
-use eventsource_stream::Event;
 use futures::StreamExt;
 use hearth_mock_llm::{MockLlm, Script};
 use serde_json::Value;
@@ -15,6 +14,7 @@ use super::sse::{Decode, Flow};
 use super::{ChatRequest, LlmError, Provider, StreamEvent};
 use crate::chat::Message;
 use crate::config::{Endpoint, Secret};
+use eventsource_stream::Event;
 
 /// Long enough for any test machine, short enough to keep a stall test quick.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(5);
