@@ -220,6 +220,14 @@ static int start_engine(host *h, const char *config, hearth_engine **engine) {
     return status;
 }
 
+/* An engine on a `:memory:` store whose model is the mock at `base_url`, reporting to `h`. */
+static int start_model_engine(host *h, reaction react, const char *base_url, hearth_engine **engine) {
+    char config[512];
+    model_config(config, sizeof config, base_url);
+    host_init(h, react);
+    return start_engine(h, config, engine);
+}
+
 static const char *frame_at(host *h, long index) {
     pthread_mutex_lock(&h->lock);
     const char *frame = index >= 0 && (size_t)index < h->count ? h->frames[index] : NULL;
@@ -427,12 +435,10 @@ static void test_free_from_on_frame(void) {
 
 static void test_full_session(const char *base_url) {
     puts("# a full session: initialize, session/new, a streamed prompt");
-    char config[512], prompt[512], id[128], text[256];
-    model_config(config, sizeof config, base_url);
+    char prompt[512], id[128], text[256];
     host h;
     hearth_engine *engine = NULL;
-    host_init(&h, RECORD);
-    CHECK(start_engine(&h, config, &engine) == HEARTH_OK);
+    CHECK(start_model_engine(&h, RECORD, base_url, &engine) == HEARTH_OK);
 
     CHECK(send_text(engine, INITIALIZE(1)) == HEARTH_OK);
     /* Answered at once, with nothing queued ahead: on_frame ran on this thread, inside send. */
@@ -463,12 +469,10 @@ static void test_full_session(const char *base_url) {
 
 static void test_send_while_closing(const char *base_url) {
     puts("# hearth_engine_send from on_frame while hearth_engine_free runs");
-    char config[512], prompt[512], id[128];
-    model_config(config, sizeof config, base_url);
+    char prompt[512], id[128];
     host h;
     hearth_engine *engine = NULL;
-    host_init(&h, SEND_WHILE_CLOSING);
-    CHECK(start_engine(&h, config, &engine) == HEARTH_OK);
+    CHECK(start_model_engine(&h, SEND_WHILE_CLOSING, base_url, &engine) == HEARTH_OK);
     CHECK(send_text(engine, INITIALIZE(1)) == HEARTH_OK);
     CHECK(send_text(engine, SESSION_NEW(2)) == HEARTH_OK);
     CHECK(session_id(frame_at(&h, wait_for(&h, RESPONSE_TO(2))), id, sizeof id) == 0);
@@ -500,14 +504,12 @@ static void test_send_while_closing(const char *base_url) {
 
 static void test_many_sessions(const char *base_url) {
     puts("# 100 sessions streaming at once");
-    char config[512], frame[512], needle[64], expected[256] = "", text[256];
+    char frame[512], needle[64], expected[256] = "", text[256];
     static char ids[MANY_SESSIONS][128];
     for (int w = 0; w < MANY_WORDS; w++) snprintf(expected + strlen(expected), 8, "w%d ", w);
-    model_config(config, sizeof config, base_url);
     host h;
     hearth_engine *engine = NULL;
-    host_init(&h, RECORD);
-    CHECK(start_engine(&h, config, &engine) == HEARTH_OK);
+    CHECK(start_model_engine(&h, RECORD, base_url, &engine) == HEARTH_OK);
     CHECK(send_text(engine, INITIALIZE(1)) == HEARTH_OK);
     for (int i = 0; i < MANY_SESSIONS; i++) {
         snprintf(frame, sizeof frame,

@@ -18,6 +18,13 @@ fn spawn(args: &[&str]) -> Child {
         .unwrap()
 }
 
+/// What a child's pipe carries until it closes.
+fn read_all(mut pipe: impl Read) -> String {
+    let mut text = String::new();
+    pipe.read_to_string(&mut text).unwrap();
+    text
+}
+
 fn wait_for_exit(child: &mut Child) -> std::process::ExitStatus {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
@@ -85,13 +92,7 @@ fn listens_on_the_requested_port() {
             .read_line(&mut url)
             .unwrap();
         if url.is_empty() {
-            let mut stderr = String::new();
-            child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut stderr)
-                .unwrap();
+            let stderr = read_all(child.stderr.take().unwrap());
             assert!(stderr.contains("in use"), "no URL, and: {stderr}");
             assert!(!wait_for_exit(&mut child).success());
             continue;
@@ -108,20 +109,8 @@ fn listens_on_the_requested_port() {
 fn a_bad_script_fails_with_a_message_naming_the_file() {
     let mut child = spawn(&["--script", "/nonexistent/script.json"]);
     assert!(!wait_for_exit(&mut child).success());
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    let stderr = read_all(child.stderr.take().unwrap());
     assert!(stderr.contains("/nonexistent/script.json"), "{stderr}");
-    let mut stdout = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut stdout)
-        .unwrap();
+    let stdout = read_all(child.stdout.take().unwrap());
     assert_eq!(stdout, "");
 }
