@@ -32,7 +32,11 @@ impl Api {
 fn engine(setup: &Setup, api: Api, window: u64, native: bool) -> AcpClient<InProcess> {
     let mut config: Value = serde_json::from_str(&setup.config()).unwrap();
     config["model"] = json!(api.model());
-    config["models"] = json!([{"id": api.model(), "contextWindow": window}]);
+    // Both models, so that a session may switch (the default is `api`'s).
+    config["models"] = json!(
+        [Api::OpenAi, Api::Anthropic]
+            .map(|api| { json!({"id": api.model(), "contextWindow": window}) })
+    );
     config["providers"]["anthropic"] =
         json!({"baseUrl": setup.mock.base_url(), "apiKey": "anthropic-test-key", "maxRetries": 0});
     let mut client = AcpClient::new(InProcess::start(&config.to_string()));
@@ -181,6 +185,62 @@ fn thirty_tool_steps_only_ever_append_on_both_providers() {
             }
         }
     }
+}
+
+/// A live session lets go of the messages its requests encoded and reads them back from
+/// its log when another provider needs them: its requests are those of a fork of it (whose
+/// context is rebuilt from the copied log, as a restart's is), on the same provider and
+/// after a switch to the other, byte for byte.
+#[test]
+fn requests_after_a_switch_of_provider_are_what_a_rebuilt_context_sends() {
+    let mut responses: Vec<Value> = (0..5)
+        .map(|i| call(&format!("call_{i}"), "read", json!({"path": "notes.txt"})))
+        .collect();
+    responses.extend([text(&["Read."]), text(&["Again."]), text(&["Again."])]);
+    responses.extend([text(&["Now."]), text(&["Now."])]);
+    let setup = Setup::new(json!({ "responses": responses }));
+    let cwd = workspace(&setup);
+    std::fs::write(cwd.join("notes.txt"), "line one\nline two\n").unwrap();
+    let mut client = engine(&setup, Api::OpenAi, 200_000, false);
+    let parent = new_session(&mut client, &cwd);
+    assert_eq!(stop_reason(&client.prompt(&parent, "read it")), "end_turn");
+    let fork = client.call(
+        "session/fork",
+        json!({"sessionId": parent, "cwd": cwd, "mcpServers": []}),
+    )["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let last_two = |client: &mut AcpClient<InProcess>, prompt: &str| {
+        for session in [&parent, &fork] {
+            assert_eq!(stop_reason(&client.prompt(session, prompt)), "end_turn");
+        }
+        let requests = setup.mock.requests();
+        let [.., live, rebuilt] = &requests[..] else {
+            panic!("two requests")
+        };
+        (live.raw.clone(), rebuilt.raw.clone())
+    };
+    let (live, rebuilt) = last_two(&mut client, "again");
+    assert_eq!(live, rebuilt, "the same provider");
+    assert!(live.contains("call_0"), "{live}");
+    for session in [&parent, &fork] {
+        client.call(
+            "session/set_config_option",
+            json!({"sessionId": session, "configId": "model", "value": Api::Anthropic.model()}),
+        );
+    }
+    let (live, rebuilt) = last_two(&mut client, "and now?");
+    assert_eq!(live, rebuilt, "after a switch to Anthropic");
+    let body: Value = serde_json::from_str(&live).unwrap();
+    assert!(
+        body["messages"][0].to_string().contains("read it"),
+        "{live}"
+    );
+    assert!(
+        live.contains("call_4") && live.contains("and now?"),
+        "{live}"
+    );
 }
 
 // ---- compaction ----------------------------------------------------------------------------

@@ -55,6 +55,7 @@ use crate::session::events::{
 };
 use crate::session::history::{BYTES_PER_TOKEN, Compaction, History, message_weight};
 use crate::session::notice::notify;
+use crate::store::StoreError;
 use crate::tools::Kind;
 
 /// What the model is asked, after the conversation.
@@ -152,7 +153,14 @@ pub async fn compact(
 ) -> Compacted {
     let id = new_id("cmp");
     let report = Report::start(sink, &id, trigger);
+    let failed = |outcome: Compacted| {
+        report.ended(&outcome);
+        outcome
+    };
     let (tokens_before, window) = pressure(session);
+    if let Err(e) = session.recall().await {
+        return failed(unreadable(e));
+    }
     let mut draft = session.history().clone();
     let pruned = prunable(session, &draft.messages());
     draft.apply(&Compaction {
@@ -181,10 +189,7 @@ pub async fn compact(
     } else {
         let summary = match summarise(session, &report, token, provider, &draft, focus).await {
             Ok(summary) => summary,
-            Err(outcome) => {
-                report.ended(&outcome);
-                return outcome;
-            }
+            Err(outcome) => return failed(outcome),
         };
         let keep_from = keep_from(&draft.messages(), window, trigger);
         let message = summary_message(&summary, &draft.messages()[..keep_from]);
@@ -197,7 +202,9 @@ pub async fn compact(
         (compaction, summary)
     };
     crate::session::project::instructions::reread(session);
-    session.compact(&compaction);
+    if let Err(e) = session.compact(&compaction).await {
+        return failed(unreadable(e));
+    }
     let tokens_after = session.history().estimate_tokens(|| fixed);
     report.completed(
         &shown,
@@ -210,6 +217,13 @@ pub async fn compact(
     let cost = super::stream::spent(session);
     super::stream::report_fill(sink, tokens_after, window, None, cost);
     Compacted::Done
+}
+
+/// A compaction that could not read the session's messages back from its log.
+fn unreadable(error: StoreError) -> Compacted {
+    Compacted::Failed(LlmError::new(format!(
+        "cannot read the conversation back from the session's log: {error}"
+    )))
 }
 
 /// The calls whose results may lose their bodies: those of tools that only read (a new call
@@ -255,7 +269,7 @@ async fn summarise(
     messages.push(Message::user_text(ask));
     // The same system prompt and tools as the session's requests: the provider's cache
     // still holds their prefix.
-    let request = request::build(session, Arc::new(messages), Default::default());
+    let request = request::build(session, (0, Arc::new(messages)), Default::default());
     let mut events = tokio::select! {
         biased;
         () = token.cancelled() => return Err(Compacted::Cancelled),

@@ -174,7 +174,7 @@ async fn converse(
                 return Ok(StopReason::Cancelled);
             }
         }
-        let (request, weight) = request::next(session);
+        let (request, weight) = request::next(session, provider.name()).await?;
         if token.is_cancelled() {
             return Ok(StopReason::Cancelled);
         }

@@ -20,24 +20,36 @@ use crate::config::{AnthropicSearch, ProviderName};
 use crate::llm::ChatRequest;
 use crate::llm::wire::SharedWire;
 use crate::session::Session;
+use crate::store::StoreError;
 use crate::tools::WEB_SEARCH;
 
 /// The model's window when the catalog does not say.
 const DEFAULT_WINDOW: u64 = 128_000;
 
-/// The turn's next request, and the weight of its messages (to match the provider's count
-/// of its prompt against).
-pub fn next(session: &Session) -> (ChatRequest, usize) {
-    let (messages, weight, wire) = {
+/// The turn's next request to `provider`, and the weight of its messages (to match the
+/// provider's count of its prompt against).
+pub async fn next(
+    session: &Session,
+    provider: ProviderName,
+) -> Result<(ChatRequest, usize), StoreError> {
+    if !session.history().encodes_for(provider) {
+        // Another provider's encoding: this one encodes every message anew.
+        session.recall().await?;
+    }
+    let (context, weight, wire) = {
         let history = session.history();
-        (history.messages(), history.weight(), history.wire())
+        (history.kept(), history.weight(), history.wire())
     };
-    (build(session, messages, wire), weight)
+    Ok((build(session, context, wire), weight))
 }
 
-/// A request of `messages` with the session's model, settings, system prompt and tools;
-/// `wire` holds the encoding of the messages `messages` extends, if any.
-pub fn build(session: &Session, messages: Arc<Vec<Message>>, wire: SharedWire) -> ChatRequest {
+/// A request with the session's model, settings, system prompt and tools, of a context whose
+/// first `earlier` messages `wire` holds the encoding of, then `messages`.
+pub fn build(
+    session: &Session,
+    (earlier, messages): (usize, Arc<Vec<Message>>),
+    wire: SharedWire,
+) -> ChatRequest {
     let settings = session.state().settings.clone();
     let thinks = session.ctx().model_thinks(&settings.model);
     let hosted_search = hosted_search(session, &settings.model);
@@ -45,6 +57,7 @@ pub fn build(session: &Session, messages: Arc<Vec<Message>>, wire: SharedWire) -
         thought_level: thinks.then_some(settings.thought_level),
         model: settings.model,
         system: system(session),
+        earlier,
         messages,
         tools: session.tool_specs(),
         hosted_search,

@@ -93,8 +93,8 @@ fn body(request: &ChatRequest) -> String {
     }
     wire::with_encoded(
         &request.wire,
-        "anthropic",
-        &request.messages,
+        ProviderName::Anthropic,
+        (request.earlier, &request.messages),
         encode,
         |encoded| {
             let turns = turns(encoded);

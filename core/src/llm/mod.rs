@@ -33,6 +33,9 @@ use crate::config::AnthropicSearch;
 pub struct ChatRequest {
     pub model: String,
     pub system: Arc<str>,
+    /// How many of the context's messages come before `messages`: their values are no
+    /// longer in memory, only their encoding in `wire` (and the session's log).
+    pub earlier: usize,
     pub messages: Arc<Vec<Message>>,
     pub tools: Vec<ToolSpec>,
     /// `None` when the model has no such setting.

@@ -70,8 +70,8 @@ impl OpenAi {
         };
         wire::with_encoded(
             &request.wire,
-            "openai",
-            &request.messages,
+            ProviderName::Openai,
+            (request.earlier, &request.messages),
             encode,
             |encoded| wire::body_with_messages(&body, &[&system, encoded.joined()]),
         )

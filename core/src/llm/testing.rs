@@ -39,6 +39,7 @@ pub fn request(messages: Vec<Message>) -> ChatRequest {
     ChatRequest {
         model: "test-model".into(),
         system: "Be brief.".into(),
+        earlier: 0,
         messages: Arc::new(messages),
         tools: Vec::new(),
         thought_level: None,

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 use crate::chat::Message;
+use crate::config::ProviderName;
 
 /// One message as its provider encodes it: the JSON texts of its wire messages (OpenAI) or
 /// content blocks (Anthropic), in order, and the role they go under.
@@ -24,7 +25,7 @@ pub struct Encoded {
 #[derive(Default)]
 pub struct WireCache {
     /// Whose encoding this is (a session may switch between providers).
-    dialect: &'static str,
+    dialect: Option<ProviderName>,
     text: String,
     /// Where each part ends in `text`.
     part_ends: Vec<usize>,
@@ -36,7 +37,7 @@ impl std::fmt::Debug for WireCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "WireCache({}: {} messages)",
+            "WireCache({:?}: {} messages)",
             self.dialect,
             self.messages.len()
         )
@@ -99,27 +100,43 @@ impl WireCache {
 /// A session's cache, shared by its requests.
 pub type SharedWire = Arc<Mutex<WireCache>>;
 
-/// Runs `assemble` on the encoding of every one of `messages`, encoding only those the cache
-/// has not seen. `messages` must extend what the cache was filled from (the session starts a
-/// new cache whenever its context is rewritten).
+/// Runs `assemble` on the encoding of a context whose first `earlier` messages the cache
+/// holds already (their values are kept nowhere else in memory) and whose next ones are
+/// `messages`, encoding only those the cache has not seen. The context must extend what the
+/// cache was filled from (the session starts a new cache whenever its context is rewritten);
+/// with `earlier` messages, the cache must hold them in `dialect` (`agent/request.rs` brings
+/// them back from the log otherwise).
 pub fn with_encoded<R>(
     wire: &SharedWire,
-    dialect: &'static str,
-    messages: &[Message],
+    dialect: ProviderName,
+    (earlier, messages): (usize, &[Message]),
     encode: impl Fn(&Message) -> Encoded,
     assemble: impl FnOnce(&WireCache) -> R,
 ) -> R {
     let mut cache = wire.lock().unwrap_or_else(|p| p.into_inner());
-    if cache.dialect != dialect || cache.messages.len() > messages.len() {
+    let known = cache.messages.len();
+    if cache.dialect != Some(dialect) || known > earlier + messages.len() {
+        assert_eq!(earlier, 0, "a context encoded anew must be whole");
         *cache = WireCache {
-            dialect,
+            dialect: Some(dialect),
             ..WireCache::default()
         };
     }
-    for message in &messages[cache.messages.len()..] {
+    let known = cache.messages.len();
+    assert!(
+        known >= earlier,
+        "the cache must hold what the context let go of"
+    );
+    for message in &messages[known - earlier..] {
         cache.push(encode(message));
     }
     assemble(&cache)
+}
+
+/// How many messages the cache holds the encoding of, and for which provider.
+pub fn encoded(wire: &SharedWire) -> (Option<ProviderName>, usize) {
+    let cache = wire.lock().unwrap_or_else(|p| p.into_inner());
+    (cache.dialect, cache.messages.len())
 }
 
 /// Drops the encodings of the messages from `from` on: they changed (a prompt's next block
@@ -188,13 +205,21 @@ mod tests {
         };
         let mut messages = vec![Message::user_text("one")];
         let count = |e: &WireCache| e.messages().count();
-        assert_eq!(with_encoded(&wire, "a", &messages, encode, count), 1);
+        let (a, b) = (ProviderName::Openai, ProviderName::Anthropic);
+        assert_eq!(with_encoded(&wire, a, (0, &messages), encode, count), 1);
         messages.push(Message::user_text("two"));
-        assert_eq!(with_encoded(&wire, "a", &messages, encode, count), 2);
+        assert_eq!(with_encoded(&wire, a, (0, &messages), encode, count), 2);
         assert_eq!(encodings.get(), 2);
+        // A context that let go of its encoded messages sends only what follows them.
+        messages.push(Message::user_text("three"));
+        assert_eq!(
+            with_encoded(&wire, a, (2, &messages[2..]), encode, count),
+            3
+        );
+        assert_eq!(encodings.get(), 3);
         // Another provider's request encodes all again.
-        assert_eq!(with_encoded(&wire, "b", &messages, encode, count), 2);
-        assert_eq!(encodings.get(), 4);
+        assert_eq!(with_encoded(&wire, b, (0, &messages), encode, count), 3);
+        assert_eq!(encodings.get(), 6);
     }
 
     #[test]
@@ -226,7 +251,8 @@ mod tests {
                 e.messages().map(|(_, p)| p.len()).collect::<Vec<_>>(),
             )
         };
-        let (joined, counts) = with_encoded(&wire, "a", &messages, encode, parts);
+        let a = ProviderName::Openai;
+        let (joined, counts) = with_encoded(&wire, a, (0, &messages), encode, parts);
         let block = |t: &str| json!(t).to_string();
         assert_eq!(
             joined,
@@ -234,7 +260,7 @@ mod tests {
         );
         assert_eq!(counts, [1, 2, 1]);
         forget(&wire, 1);
-        let (joined, counts) = with_encoded(&wire, "a", &messages[..1], encode, parts);
+        let (joined, counts) = with_encoded(&wire, a, (0, &messages[..1]), encode, parts);
         assert_eq!((joined, counts), (block("a"), vec![1]));
     }
 }

@@ -171,7 +171,7 @@ impl Restored {
     fn new(state: SessionState) -> Self {
         Restored {
             state,
-            history: History::default(),
+            history: History::default().logged(),
             interrupted: false,
             spent: 0.0,
         }
@@ -193,7 +193,7 @@ async fn restore(ctx: &Arc<EngineContext>, id: &Arc<str>) -> Result<Option<Resto
         .map_err(|e| e.0)?;
     Ok(found.map(|(record, events, spent)| Restored {
         state: SessionState::from_record(&record, ctx.resolved()),
-        history: History::rebuild(&events, ctx.log()),
+        history: History::rebuild(&events, ctx.log()).logged(),
         interrupted: record.turn_running,
         spent: spent.unwrap_or(0.0),
     }))

@@ -13,6 +13,14 @@
 //! from SQLite. Calls left without results (a cancel, a crash) get a "not run" result before
 //! anything else joins the context, live and rebuilt alike. A compaction's rewrite is a logged
 //! row that `History::apply` replays.
+//!
+//! Once a request has encoded a message (`llm/wire.rs`), a session's history lets go of its
+//! value (`History::settle`): the encoding is what the next requests copy, and the log still
+//! has the message. So a long session holds its context about once, as the provider reads
+//! it, not twice. What needs the values of them all — a compaction, `/context`, a request to
+//! another provider, which encodes every message anew — first reads them back from the log
+//! (`Session::recall`, through the same `observe` a restart runs). A subagent's messages are
+//! not logged, and its history keeps them all.
 
 use std::sync::Arc;
 
@@ -21,6 +29,7 @@ use serde_json::{Value, json};
 
 use super::events::Recorded;
 use crate::chat::{AssistantPart, Message, ToolResult, UserPart};
+use crate::config::ProviderName;
 use crate::context::LogFormat;
 use crate::llm::wire::{self, SharedWire};
 use crate::store::Event;
@@ -60,8 +69,15 @@ impl Compaction {
 
 #[derive(Default, Clone)]
 pub struct History {
-    /// Shared with the request in flight; appending clones only if one still holds it.
+    /// The newest messages: every one no request has encoded yet, and the last one (a
+    /// prompt's next block joins it, its calls' results follow it). All of them until the
+    /// history lets go of the encoded ones (`logged`). Shared with the request in flight;
+    /// appending clones only if one still holds it.
     messages: Arc<Vec<Message>>,
+    /// How many messages come before `messages`: encoded in `wire`, kept in the log.
+    earlier: usize,
+    /// The session logs its messages, so the history may let go of those encoded.
+    logged: bool,
     /// The prompt the user blocks being received belong to (its blocks join one message).
     open_prompt: Option<String>,
     /// The system prompt the session's requests carry: fixed at the first request, and
@@ -78,13 +94,28 @@ pub struct History {
 impl History {
     /// The context of a session whose log is `events` (oldest first).
     pub fn rebuild(events: &[Event], format: &dyn LogFormat) -> History {
+        let mut history = History::replay(events, format);
+        // A turn a crash or a shutdown cut short may have left calls without results.
+        history.close_open_calls();
+        history
+    }
+
+    /// The context `events` make, as the live session made it from them.
+    pub fn replay(events: &[Event], format: &dyn LogFormat) -> History {
         let mut history = History::default();
         for event in events {
             history.observe(event, format);
         }
-        // A turn a crash or a shutdown cut short may have left calls without results.
-        history.close_open_calls();
         history
+    }
+
+    /// The history of a session that logs its messages: it lets go of those a request has
+    /// encoded, which `Session::recall` reads back when needed.
+    pub fn logged(self) -> History {
+        History {
+            logged: true,
+            ..self
+        }
     }
 
     /// Takes in one logged row: a prompt block, a model message or a compaction. Other rows
@@ -108,8 +139,46 @@ impl History {
         }
     }
 
+    /// Every message of the context; the history must be whole (`Session::recall`).
     pub fn messages(&self) -> Arc<Vec<Message>> {
+        debug_assert!(self.is_whole(), "the context's messages were let go of");
         self.messages.clone()
+    }
+
+    /// The messages in memory, and how many come before them (see `earlier`).
+    pub fn kept(&self) -> (usize, Arc<Vec<Message>>) {
+        (self.earlier, self.messages.clone())
+    }
+
+    /// Whether every message's value is in memory.
+    pub fn is_whole(&self) -> bool {
+        self.earlier == 0
+    }
+
+    /// Whether a request to `provider` can be built from what is in memory: every message,
+    /// or the encoding in that provider's terms of those let go of.
+    pub fn encodes_for(&self, provider: ProviderName) -> bool {
+        let (dialect, encoded) = wire::encoded(&self.wire);
+        self.is_whole() || (dialect == Some(provider) && encoded >= self.earlier)
+    }
+
+    /// Takes back the messages it let go of from `whole`, the same context read back from
+    /// the log, where every one of them was logged before a request encoded it.
+    pub fn take_back(&mut self, whole: History) {
+        let mut messages = Arc::unwrap_or_clone(whole.messages);
+        if messages.len() < self.earlier {
+            tracing::error!(
+                logged = messages.len(),
+                expected = self.earlier,
+                "the log holds fewer messages than the context let go of"
+            );
+            // What the request will send is what there is, encoded anew.
+            self.wire = SharedWire::default();
+        }
+        messages.truncate(self.earlier);
+        messages.extend(self.messages.iter().cloned());
+        self.messages = Arc::new(messages);
+        self.earlier = 0;
     }
 
     /// The encoded messages of this context's requests (a rewrite starts anew).
@@ -166,7 +235,7 @@ impl History {
     fn push_user_part(&mut self, message_id: Option<String>, part: UserPart) {
         let same_prompt = message_id.is_some() && message_id == self.open_prompt;
         let weight = part_weight(&part);
-        let last = self.messages.len().saturating_sub(1);
+        let last = self.len().saturating_sub(1);
         if same_prompt && let Some(Message::User { content }) = self.last_mut() {
             content.push(part);
             self.weight += weight;
@@ -220,6 +289,7 @@ impl History {
     /// Rewrites the context as `compaction` says; the next request re-reads the system
     /// prompt and the provider's count starts over.
     pub fn apply(&mut self, compaction: &Compaction) {
+        debug_assert!(self.is_whole(), "a rewrite needs every message");
         self.close_open_calls();
         self.open_prompt = None;
         let messages = Arc::make_mut(&mut self.messages);
@@ -246,6 +316,28 @@ impl History {
     fn append(&mut self, message: Message) {
         self.weight += message_weight(&message);
         Arc::make_mut(&mut self.messages).push(message);
+        self.settle();
+    }
+
+    /// How many messages the context holds.
+    fn len(&self) -> usize {
+        self.earlier + self.messages.len()
+    }
+
+    /// Lets go of the messages a request encoded, but the newest: the log keeps them, and
+    /// the wire their encoding, which is all the next request needs of them.
+    fn settle(&mut self) {
+        if !self.logged {
+            return;
+        }
+        let (_, encoded) = wire::encoded(&self.wire);
+        let settled = encoded
+            .saturating_sub(self.earlier)
+            .min(self.messages.len().saturating_sub(1));
+        if settled > 0 {
+            self.messages = Arc::new(self.messages[settled..].to_vec());
+            self.earlier += settled;
+        }
     }
 
     fn last_mut(&mut self) -> Option<&mut Message> {

@@ -32,7 +32,7 @@ use crate::chat::{Message, ThoughtLevel};
 use crate::config::Resolved;
 use crate::context::EngineContext;
 use crate::permissions::{Mode, Rule};
-use crate::store::{Event, RuleRow, SessionRecord, StoreOp, TitleSource, now};
+use crate::store::{Event, RuleRow, SessionRecord, StoreError, StoreOp, TitleSource, now};
 
 /// The session's config values (the `configOptions` the client sees), stored as the
 /// session row's `config` JSON.
@@ -259,9 +259,26 @@ impl Session {
     }
 
     /// Logs a rewrite of the model's context and applies it (a restart applies it again).
-    pub fn compact(&self, compaction: &Compaction) {
+    pub async fn compact(&self, compaction: &Compaction) -> Result<(), StoreError> {
+        self.recall().await?;
         self.history().apply(compaction);
         self.log_for_model(compaction.to_model());
+        Ok(())
+    }
+
+    /// Brings back into memory the messages of the context that only the log and their
+    /// encoding kept (`History::settle`), for what reads them all: a compaction, `/context`,
+    /// a request to a provider whose encoding the session does not hold. Read as a restart
+    /// reads them, after every queued write.
+    pub async fn recall(&self) -> Result<(), StoreError> {
+        if self.history().is_whole() {
+            return Ok(());
+        }
+        let id = self.id.clone();
+        let events = self.ctx.read(move |rows| rows.context_events(&id)).await?;
+        let whole = History::replay(&events, self.ctx.log());
+        self.history().take_back(whole);
+        Ok(())
     }
 
     /// Logs what only the model needs (`History::observe` reads it back on a restart).

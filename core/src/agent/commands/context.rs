@@ -10,7 +10,11 @@ use crate::session::Session;
 use crate::session::history::BYTES_PER_TOKEN;
 
 /// The answer to `/context`.
-pub fn report(session: &Session) -> String {
+pub async fn report(session: &Session) -> String {
+    // The parts and the preview read every message.
+    if let Err(e) = session.recall().await {
+        return format!("Cannot read the conversation back from the session's log: {e}");
+    }
     let (used, window) = compaction::pressure(session);
     let model = session.state().settings.model.clone();
     let system = request::system(session).len();

@@ -165,7 +165,7 @@ pub async fn run(
         Command::Context => {
             // The tools and the system prompt are the servers' too.
             session.services().mcp_ready().await;
-            context::report(session)
+            context::report(session).await
         }
         Command::Compact { focus } => {
             return Ran::Answered(compact(session, sink, token, focus).await);

@@ -233,3 +233,68 @@ fn appending_shares_the_messages_with_no_one() {
     history.push(Message::user_text("three"));
     assert_eq!(Arc::as_ptr(&history.messages), before);
 }
+
+/// What a request does to the wire: encodes the messages it was given that the cache lacks.
+fn send(history: &History) {
+    let (earlier, messages) = history.kept();
+    let encode = |m: &Message| wire::Encoded {
+        role: "",
+        parts: vec![serde_json::to_string(m).unwrap()],
+    };
+    let provider = ProviderName::Openai;
+    wire::with_encoded(
+        &history.wire,
+        provider,
+        (earlier, &messages),
+        encode,
+        |_| (),
+    );
+}
+
+/// A logged history keeps only what no request encoded yet (and the newest message); taking
+/// the rest back from its log gives the context a history that kept everything has.
+#[test]
+fn a_logged_history_lets_go_of_what_was_sent_and_takes_it_back_from_the_log() {
+    let mut log = vec![
+        chunk("user_message_chunk", "u1", "go"),
+        model(Message::Assistant {
+            parts: vec![call("a")],
+        }),
+    ];
+    // A restart answers the interrupted call with a result the log does not hold.
+    let mut live = History::rebuild(&log, &Format).logged();
+    let mut kept_all = History::rebuild(&log, &Format);
+    let mut step = |message: Message, log: &mut Vec<Event>| {
+        log.push(model(message.clone()));
+        send(&live);
+        live.push(message.clone());
+        kept_all.push(message);
+    };
+    step(Message::user_text("again"), &mut log);
+    for id in ["b", "c"] {
+        step(
+            Message::Assistant {
+                parts: vec![call(id)],
+            },
+            &mut log,
+        );
+        step(
+            Message::ToolResults {
+                results: vec![result(id, "ok")],
+            },
+            &mut log,
+        );
+    }
+    let (earlier, kept) = live.kept();
+    assert_eq!(
+        (earlier, kept.len()),
+        (7, 1),
+        "only the unsent newest is kept"
+    );
+    assert!(live.encodes_for(ProviderName::Openai));
+    assert!(!live.encodes_for(ProviderName::Anthropic));
+    assert_eq!(live.weight(), kept_all.weight());
+    live.take_back(History::replay(&log, &Format));
+    assert!(live.is_whole());
+    assert_eq!(live.messages(), kept_all.messages());
+}
