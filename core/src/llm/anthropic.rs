@@ -8,16 +8,18 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use futures::future::BoxFuture;
 use reqwest::header::CONTENT_TYPE;
 use serde_json::{Value, json};
 
 use super::anthropic_search;
 use super::api_key::ApiKey;
+use super::body::Body;
 use super::error::Failure;
 use super::http::Transport;
 use super::sse::{self, Decode, Flow};
-use super::wire::{self, Encoded, WireCache};
+use super::wire::{self, Encoded, Role, WireCache};
 use super::{ChatRequest, EventStream, FinishReason, LlmError, Provider, StreamEvent, Usage};
 use crate::chat::{AssistantPart, Image, Message, ThoughtLevel, ToolResult, UserPart};
 use crate::config::{ANTHROPIC_API_KEY_ENV, Endpoint, ProviderName};
@@ -68,7 +70,7 @@ fn cached(mut block: Value) -> Value {
 
 /// The body's JSON text, the conversation last (see `openai.rs`); only the messages added
 /// since the session's previous request are encoded (`wire.rs`).
-fn body(request: &ChatRequest) -> String {
+fn body(request: &ChatRequest) -> Body {
     let budget = request.thought_level.and_then(thinking_budget);
     let mut body = json!({
         "model": request.model,
@@ -97,23 +99,22 @@ fn body(request: &ChatRequest) -> String {
         (request.earlier, &request.messages),
         encode,
         |encoded| {
-            let turns = turns(encoded);
-            let turns: Vec<&str> = turns.iter().map(String::as_str).collect();
-            wire::body_with_messages(&body, &turns)
+            let turns = turns(encoded).into_iter();
+            wire::body_with_messages(&body, turns.map(|t| vec![Bytes::from(t)]).collect())
         },
     )
 }
 
 /// A message's content blocks, each as JSON text.
 fn encode(message: &Message) -> Encoded {
-    let (role, blocks): (&'static str, Vec<Value>) = match message {
-        Message::User { content } => ("user", content.iter().filter_map(user_block).collect()),
+    let (role, blocks): (Role, Vec<Value>) = match message {
+        Message::User { content } => (Role::User, content.iter().filter_map(user_block).collect()),
         Message::Assistant { parts } => (
-            "assistant",
+            Role::Assistant,
             parts.iter().filter_map(assistant_block).collect(),
         ),
         Message::ToolResults { results } => {
-            ("user", results.iter().map(tool_result_block).collect())
+            (Role::User, results.iter().map(tool_result_block).collect())
         }
     };
     Encoded {
@@ -128,10 +129,10 @@ fn encode(message: &Message) -> Encoded {
 /// apart — the API joins them itself — so the request that resumed the paused one is still a
 /// prefix of the next.
 fn turns(encoded: &WireCache) -> Vec<String> {
-    let mut turns: Vec<(&str, Vec<&str>)> = Vec::new();
+    let mut turns: Vec<(Role, Vec<&str>)> = Vec::new();
     for (role, blocks) in encoded.messages().filter(|(_, blocks)| !blocks.is_empty()) {
         match turns.last_mut() {
-            Some((last, content)) if *last == role && role == "user" => content.extend(blocks),
+            Some((last, content)) if *last == role && role == Role::User => content.extend(blocks),
             _ => turns.push((role, blocks)),
         }
     }
@@ -143,7 +144,7 @@ fn turns(encoded: &WireCache) -> Vec<String> {
         .iter()
         .enumerate()
         .rev()
-        .filter(|(_, (role, _))| *role == "user")
+        .filter(|(_, (role, _))| *role == Role::User)
         .take(2)
         .map(|(i, _)| i)
         .collect();
@@ -157,6 +158,7 @@ fn turns(encoded: &WireCache) -> Vec<String> {
                 content.pop();
                 content.push_str(r#","cache_control":{"type":"ephemeral"}}"#);
             }
+            let role = role.as_str();
             format!(r#"{{"role":"{role}","content":[{content}]}}"#)
         })
         .collect()
@@ -247,17 +249,17 @@ impl Provider for Anthropic {
         let url = format!("{}/messages", self.endpoint.base_url.trim_end_matches('/'));
         let body = body(&request);
         let key = self.key.current();
-        self.transport.stream::<Decoder>(|client| {
+        let build = |client: &reqwest::Client| {
             let call = client
                 .post(url)
                 .header("anthropic-version", API_VERSION)
-                .header(CONTENT_TYPE, "application/json")
-                .body(body);
+                .header(CONTENT_TYPE, "application/json");
             match &key {
                 Some(key) => call.header("x-api-key", key.expose()),
                 None => call,
             }
-        })
+        };
+        self.transport.stream::<Decoder>(build, body)
     }
 }
 
@@ -628,7 +630,7 @@ mod tests {
 
     /// The `messages` of the body of a request of `messages`.
     fn wire_messages(messages: Vec<Message>) -> Value {
-        let body: Value = serde_json::from_str(&body(&testing::request(messages))).unwrap();
+        let body: Value = serde_json::from_str(&body(&testing::request(messages)).text()).unwrap();
         body["messages"].clone()
     }
 
@@ -697,7 +699,7 @@ mod tests {
             });
         }
         messages.push(Message::user_text("last"));
-        let text = body(&testing::request(messages));
+        let text = body(&testing::request(messages)).text();
         assert_eq!(text.matches("cache_control").count(), 3, "{text}");
         let body: Value = serde_json::from_str(&text).unwrap();
         let turns = body["messages"].as_array().unwrap();
@@ -711,7 +713,7 @@ mod tests {
         let body_for = |level| {
             let mut request = testing::request(testing::prompt("hi"));
             request.thought_level = level;
-            serde_json::from_str::<Value>(&body(&request)).unwrap()
+            serde_json::from_str::<Value>(&body(&request).text()).unwrap()
         };
         for (level, budget) in [
             (ThoughtLevel::Low, 1024),

@@ -7,6 +7,7 @@ use futures::future::BoxFuture;
 use reqwest::{Client, RequestBuilder, Response};
 use serde_json::Value;
 
+use super::body::Body;
 use super::error::Failure;
 use super::sse::{self, Decode};
 use super::{EventStream, LlmError};
@@ -38,11 +39,12 @@ impl Transport {
         self.client.get().map_err(LlmError::new)
     }
 
-    /// Sends the request `build` makes (again on each retry) and decodes its event stream
-    /// with a fresh `D`.
+    /// Sends the request `build` makes with `body` (again on each retry) and decodes its
+    /// event stream with a fresh `D`.
     pub fn stream<D: Decode + Default>(
         &self,
         build: impl FnOnce(&Client) -> RequestBuilder,
+        body: Body,
     ) -> BoxFuture<'static, Result<EventStream, LlmError>> {
         let request = match self.client() {
             Ok(client) => build(client),
@@ -50,8 +52,8 @@ impl Transport {
         };
         let idle_timeout = self.idle_timeout;
         Box::pin(retry::with_retries(self.max_retries, move || {
-            // A JSON body is plain bytes, so the request can always be cloned.
-            let request = request.try_clone();
+            // Without its body, the request can always be cloned.
+            let request = request.try_clone().map(|request| body.attach(request));
             async move {
                 let request = request.ok_or_else(|| LlmError::new("cannot repeat the request"))?;
                 let response = send(request, idle_timeout).await?;

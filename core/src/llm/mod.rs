@@ -4,6 +4,7 @@
 pub mod anthropic;
 mod anthropic_search;
 mod api_key;
+mod body;
 pub mod category;
 mod error;
 mod http;

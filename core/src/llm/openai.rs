@@ -6,15 +6,17 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use futures::future::BoxFuture;
 use reqwest::header::CONTENT_TYPE;
 use serde_json::{Value, json};
 
 use super::api_key::ApiKey;
+use super::body::Body;
 use super::error::Failure;
 use super::http::Transport;
 use super::sse::{self, Decode, Flow};
-use super::wire::{self, Encoded};
+use super::wire::{self, Encoded, Role};
 use super::{ChatRequest, EventStream, FinishReason, LlmError, Provider, StreamEvent, Usage};
 use crate::chat::{AssistantPart, Image, Message, ThoughtLevel, ToolResult, UserPart};
 use crate::config::{Endpoint, OPENAI_API_KEY_ENV, ProviderName};
@@ -44,7 +46,7 @@ impl OpenAi {
     /// within a session, so that each request of a session is the previous one with messages
     /// appended, byte for byte (the provider's prompt cache matches on that prefix); only
     /// the messages added since the previous request are encoded (`wire.rs`).
-    fn body(request: &ChatRequest) -> String {
+    fn body(request: &ChatRequest) -> Body {
         let mut body = json!({
             "model": request.model,
             "stream": true,
@@ -61,8 +63,9 @@ impl OpenAi {
             body["tools"] = Value::Array(tools);
         }
         let system = json!({ "role": "system", "content": &*request.system }).to_string();
+        let system = Bytes::from(system);
         let encode = |message: &Message| Encoded {
-            role: "",
+            role: Role::Own,
             parts: wire_messages(message)
                 .iter()
                 .map(Value::to_string)
@@ -73,7 +76,9 @@ impl OpenAi {
             ProviderName::Openai,
             (request.earlier, &request.messages),
             encode,
-            |encoded| wire::body_with_messages(&body, &[&system, encoded.joined()]),
+            |encoded| {
+                wire::body_with_messages(&body, vec![vec![system], encoded.pieces().to_vec()])
+            },
         )
     }
 }
@@ -192,16 +197,14 @@ impl Provider for OpenAi {
         );
         let body = Self::body(&request);
         let key = self.key.current();
-        self.transport.stream::<Decoder>(|client| {
-            let call = client
-                .post(url)
-                .header(CONTENT_TYPE, "application/json")
-                .body(body);
+        let build = |client: &reqwest::Client| {
+            let call = client.post(url).header(CONTENT_TYPE, "application/json");
             match &key {
                 Some(key) => call.bearer_auth(key.expose()),
                 None => call,
             }
-        })
+        };
+        self.transport.stream::<Decoder>(build, body)
     }
 }
 
@@ -659,6 +662,9 @@ mod tests {
         let sent = &mock.requests()[0];
         assert_eq!(sent.path, "/v1/chat/completions");
         assert_eq!(sent.headers["authorization"], "Bearer test-key");
+        // The body's pieces go out as one body of known length, not chunked.
+        assert_eq!(sent.headers["content-length"], sent.raw.len().to_string());
+        assert!(!sent.headers.contains_key("transfer-encoding"));
         let body = &sent.body;
         assert_eq!(body["reasoning_effort"], "high");
         assert_eq!(body["stream"], true);
@@ -687,7 +693,7 @@ mod tests {
     fn no_reasoning_effort_when_thinking_is_off() {
         let mut request = testing::request(testing::prompt("hi"));
         request.thought_level = Some(ThoughtLevel::Off);
-        let body: Value = serde_json::from_str(&OpenAi::body(&request)).unwrap();
+        let body: Value = serde_json::from_str(&OpenAi::body(&request).text()).unwrap();
         assert!(body.get("reasoning_effort").is_none());
         assert!(body.get("tools").is_none());
     }

@@ -238,7 +238,7 @@ fn appending_shares_the_messages_with_no_one() {
 fn send(history: &History) {
     let (earlier, messages) = history.kept();
     let encode = |m: &Message| wire::Encoded {
-        role: "",
+        role: wire::Role::Own,
         parts: vec![serde_json::to_string(m).unwrap()],
     };
     let provider = ProviderName::Openai;
