@@ -2,9 +2,11 @@
 //! rewritten), its tools, and its context in memory — so that each request of a session
 //! begins with exactly the previous one, and building it copies no conversation.
 //!
-//! The messages are the history's `Arc`, not a copy; the system prompt is rendered at the
-//! session's first request and kept (`History::system`) until its inputs change (the client's
-//! `systemPrompt`, the roots on `load`/`resume`) or a compaction. Both providers put `messages`
+//! The messages are the history's `Arc`, not a copy — those not yet encoded: the older ones
+//! the request finds encoded in the session's wire cache, unless it goes to another provider,
+//! which first reads them back from the log (`Session::recall`). The system prompt is
+//! rendered at the session's first request and kept (`History::system`) until its inputs
+//! change (the client's `systemPrompt`, the roots on `load`/`resume`) or a compaction. Both providers put `messages`
 //! last in the body, so request n+1 is request n with messages appended, byte for byte, and
 //! `llm/wire.rs` encodes only what is new (the engine's time per step at ~100 and ~3,000
 //! messages: `benches/README.md`). Anthropic requests carry three cache breakpoints
