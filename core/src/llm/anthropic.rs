@@ -4,6 +4,7 @@
 //! `pause_turn` stop is `FinishReason::Paused`: the turn sends the conversation back and the
 //! model goes on from where it paused.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
@@ -285,6 +286,28 @@ enum Block {
     Other,
 }
 
+/// The event of nearly every streamed token — a text or thinking delta — read without
+/// building a JSON tree: the hot path. Another event, a delta of another type or a field not
+/// as expected fails to parse or is not handled there, and takes the general path. The floor
+/// of a streamed token in `benches/turn.rs` parses into it.
+#[derive(serde::Deserialize)]
+pub struct TextDeltaEvent<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    #[serde(borrow)]
+    delta: Option<TextDelta<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct TextDelta<'a> {
+    #[serde(rename = "type")]
+    kind: Option<&'a str>,
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    thinking: Option<Cow<'a, str>>,
+}
+
 /// Messages stream events to model events. Usage and the stop reason are handed on at
 /// `message_stop`, the only sign that the answer is complete.
 #[derive(Default)]
@@ -296,6 +319,19 @@ struct Decoder {
 
 impl Decode for Decoder {
     fn event(&mut self, event: &Event, out: &mut VecDeque<StreamEvent>) -> Result<Flow, Failure> {
+        if let Ok(TextDeltaEvent {
+            kind: "content_block_delta",
+            delta: Some(delta),
+        }) = serde_json::from_str(&event.data)
+        {
+            let (text, thinking) = (
+                delta.text.unwrap_or_default(),
+                delta.thinking.unwrap_or_default(),
+            );
+            if self.streamed(delta.kind.unwrap_or_default(), &text, &thinking, out) {
+                return Ok(Flow::More);
+            }
+        }
         let data = sse::json(event)?;
         match data["type"].as_str().unwrap_or_default() {
             "message_start" => self.read_usage(&data["message"]["usage"]),
@@ -390,18 +426,13 @@ impl Decoder {
 
     fn delta(&mut self, delta: &Value, out: &mut VecDeque<StreamEvent>) {
         let text = |name: &str| delta[name].as_str().unwrap_or_default();
-        match (delta["type"].as_str().unwrap_or_default(), &mut self.block) {
-            ("text_delta", block) => {
-                if let Some(Block::Text { text: kept, .. }) = block {
-                    kept.push_str(text("text"));
-                }
-                push_text(out, StreamEvent::Text(text("text").to_string()))
-            }
+        let kind = delta["type"].as_str().unwrap_or_default();
+        if self.streamed(kind, text("text"), text("thinking"), out) {
+            return;
+        }
+        match (kind, &mut self.block) {
             ("citations_delta", Some(Block::Text { citations, .. })) => {
                 citations.push(delta["citation"].clone())
-            }
-            ("thinking_delta", _) => {
-                push_text(out, StreamEvent::Reasoning(text("thinking").to_string()))
             }
             ("signature_delta", Some(Block::Thinking { signature })) => {
                 signature.push_str(text("signature"))
@@ -412,6 +443,29 @@ impl Decoder {
             }
             _ => {}
         }
+    }
+
+    /// A text or thinking delta of `kind` (its `text` or `thinking` field): false for any
+    /// other kind of delta, which the caller handles.
+    fn streamed(
+        &mut self,
+        kind: &str,
+        text: &str,
+        thinking: &str,
+        out: &mut VecDeque<StreamEvent>,
+    ) -> bool {
+        match kind {
+            "text_delta" => {
+                // The block's text is kept for the citations that may come with it.
+                if let Some(Block::Text { text: kept, .. }) = &mut self.block {
+                    kept.push_str(text);
+                }
+                push_text(out, StreamEvent::Text(text.to_string()));
+            }
+            "thinking_delta" => push_text(out, StreamEvent::Reasoning(thinking.to_string())),
+            _ => return false,
+        }
+        true
     }
 
     /// A thinking block closes with its signature; a tool call is whole once its block stops,

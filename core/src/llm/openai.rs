@@ -251,11 +251,14 @@ impl Decode for Decoder {
 }
 
 /// The common chunk — one text or reasoning delta and nothing else — read without building
-/// a JSON tree: the hot path of every streamed token. Anything else takes the general path.
+/// a JSON tree or allocating: the hot path of every streamed token. Anything else (no choice
+/// or several, usage, an error, a finish, tool calls) fails to parse or is not plain, and
+/// takes the general path. The floor of a streamed token in `benches/turn.rs` parses into it.
 #[derive(serde::Deserialize)]
-struct TextChunk<'a> {
-    #[serde(borrow, default)]
-    choices: Vec<TextChoice<'a>>,
+pub struct TextChunk<'a> {
+    /// Exactly one: a list of any other length is not this chunk (and costs no `Vec`).
+    #[serde(borrow)]
+    choices: [TextChoice<'a>; 1],
     #[serde(default)]
     usage: Option<serde::de::IgnoredAny>,
     #[serde(default)]
@@ -281,11 +284,9 @@ struct TextDelta<'a> {
 }
 
 impl TextChunk<'_> {
-    /// One choice whose delta holds only text, with no usage, error, finish or tool call.
+    /// A choice whose delta holds only text, with no usage, error, finish or tool call.
     fn is_plain(&self) -> bool {
-        let [choice] = self.choices.as_slice() else {
-            return false;
-        };
+        let [choice] = &self.choices;
         self.usage.is_none()
             && self.error.is_none()
             && choice.finish_reason.is_none()
@@ -296,7 +297,12 @@ impl TextChunk<'_> {
     }
 
     fn emit(self, out: &mut VecDeque<StreamEvent>) {
-        let Some(delta) = self.choices.into_iter().next().and_then(|c| c.delta) else {
+        let [
+            TextChoice {
+                delta: Some(delta), ..
+            },
+        ] = self.choices
+        else {
             return;
         };
         if let Some(reasoning) = delta

@@ -6,11 +6,15 @@
 //! runs from one event to the next, so a server that only sends comments still stalls.
 
 use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
 use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures::stream::{self, BoxStream, Stream, StreamExt, TryStreamExt};
+use tokio::time::{Instant, Sleep};
 
 use super::error::Failure;
 use super::sse_lines::Lines;
@@ -28,7 +32,7 @@ pub enum Flow {
 }
 
 /// One provider's stream dialect.
-pub trait Decode: Send + 'static {
+pub trait Decode: Send + Unpin + 'static {
     /// Decodes one SSE event, pushing the model events it completes onto `out`.
     fn event(&mut self, event: &Event, out: &mut VecDeque<StreamEvent>) -> Result<Flow, Failure>;
 
@@ -58,12 +62,19 @@ where
 
 type Sse = BoxStream<'static, Result<Event, EventStreamError<reqwest::Error>>>;
 
+/// A body's SSE events being decoded into model events. A `Stream` of its own rather than a
+/// loop of futures: a fast model sends hundreds of events per read, and each went through
+/// building a future and a timeout, which cost more than the `Decode` of a text delta.
 struct Decoding<D> {
     sse: Sse,
     decoder: D,
     pending: VecDeque<StreamEvent>,
     done: bool,
     idle_timeout: Duration,
+    /// Fires when the wait for the next event has lasted `idle_timeout`. Armed only when an
+    /// event is not there at once (the wait starts then): events already read cost no timer.
+    stall: Pin<Box<Sleep>>,
+    waiting: bool,
 }
 
 /// Decodes a streamed response body. Waiting longer than `idle_timeout` for the next SSE
@@ -73,41 +84,49 @@ pub fn decode<D: Decode>(
     decoder: D,
     idle_timeout: Duration,
 ) -> RawEvents {
-    let decoding = Decoding {
+    Decoding {
         sse: events(response.bytes_stream()).boxed(),
         decoder,
         pending: VecDeque::new(),
         done: false,
         idle_timeout,
-    };
-    stream::unfold(decoding, |mut d| async move {
-        loop {
-            if let Some(event) = d.pending.pop_front() {
-                return Some((Ok(event), d));
-            }
-            if d.done {
-                return None;
-            }
-            if let Err(failure) = d.step().await {
-                d.done = true;
-                return Some((Err(failure), d));
-            }
-        }
-    })
+        stall: Box::pin(tokio::time::sleep(Duration::ZERO)),
+        waiting: false,
+    }
     .boxed()
 }
 
+impl<D: Decode> Stream for Decoding<D> {
+    type Item = Result<StreamEvent, Failure>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        loop {
+            if let Some(event) = this.pending.pop_front() {
+                return Poll::Ready(Some(Ok(event)));
+            }
+            if this.done {
+                return Poll::Ready(None);
+            }
+            let next = match this.sse.poll_next_unpin(cx) {
+                Poll::Ready(next) => next,
+                Poll::Pending => return this.poll_stall(cx),
+            };
+            this.waiting = false;
+            if let Err(failure) = this.step(next) {
+                this.done = true;
+                return Poll::Ready(Some(Err(failure)));
+            }
+        }
+    }
+}
+
 impl<D: Decode> Decoding<D> {
-    /// Reads and decodes the next SSE event.
-    async fn step(&mut self) -> Result<(), Failure> {
-        let next = tokio::time::timeout(self.idle_timeout, self.sse.next())
-            .await
-            .map_err(|_| {
-                LlmError::new(format!(
-                    "the model stream stalled for {:?}",
-                    self.idle_timeout
-                ))
-            })?;
+    /// Decodes what the SSE stream gave next: an event, its end, or its failure.
+    fn step(
+        &mut self,
+        next: Option<Result<Event, EventStreamError<reqwest::Error>>>,
+    ) -> Result<(), Failure> {
         match next {
             None => {
                 self.done = true;
@@ -126,6 +145,28 @@ impl<D: Decode> Decoding<D> {
                 Ok(())
             }
         }
+    }
+
+    /// The next event is not there yet: starts the idle timer if this wait just began, and
+    /// fails the stream once it fires.
+    fn poll_stall(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<StreamEvent, Failure>>> {
+        if !self.waiting {
+            self.waiting = true;
+            // A timeout too long to add to now never fires, as with `tokio::time::timeout`.
+            match Instant::now().checked_add(self.idle_timeout) {
+                Some(deadline) => self.stall.as_mut().reset(deadline),
+                None => return Poll::Pending,
+            }
+        }
+        if self.stall.as_mut().poll(cx).is_pending() {
+            return Poll::Pending;
+        }
+        self.done = true;
+        let stalled = LlmError::new(format!(
+            "the model stream stalled for {:?}",
+            self.idle_timeout
+        ));
+        Poll::Ready(Some(Err(stalled.into())))
     }
 }
 
