@@ -328,7 +328,7 @@ impl Decode for Decoder {
                 delta.text.unwrap_or_default(),
                 delta.thinking.unwrap_or_default(),
             );
-            if self.streamed(delta.kind.unwrap_or_default(), &text, &thinking, out) {
+            if self.streamed(delta.kind.unwrap_or_default(), text, thinking, out) {
                 return Ok(Flow::More);
             }
         }
@@ -427,7 +427,7 @@ impl Decoder {
     fn delta(&mut self, delta: &Value, out: &mut VecDeque<StreamEvent>) {
         let text = |name: &str| delta[name].as_str().unwrap_or_default();
         let kind = delta["type"].as_str().unwrap_or_default();
-        if self.streamed(kind, text("text"), text("thinking"), out) {
+        if self.streamed(kind, text("text").into(), text("thinking").into(), out) {
             return;
         }
         match (kind, &mut self.block) {
@@ -445,24 +445,25 @@ impl Decoder {
         }
     }
 
-    /// A text or thinking delta of `kind` (its `text` or `thinking` field): false for any
-    /// other kind of delta, which the caller handles.
+    /// A text or thinking delta of `kind` (its `text` or `thinking` field, taken as parsed
+    /// so that text already owned is not copied again): false for any other kind of delta,
+    /// which the caller handles.
     fn streamed(
         &mut self,
         kind: &str,
-        text: &str,
-        thinking: &str,
+        text: Cow<'_, str>,
+        thinking: Cow<'_, str>,
         out: &mut VecDeque<StreamEvent>,
     ) -> bool {
         match kind {
             "text_delta" => {
                 // The block's text is kept for the citations that may come with it.
                 if let Some(Block::Text { text: kept, .. }) = &mut self.block {
-                    kept.push_str(text);
+                    kept.push_str(&text);
                 }
-                push_text(out, StreamEvent::Text(text.to_string()));
+                push_text(out, StreamEvent::Text(text.into_owned()));
             }
-            "thinking_delta" => push_text(out, StreamEvent::Reasoning(thinking.to_string())),
+            "thinking_delta" => push_text(out, StreamEvent::Reasoning(thinking.into_owned())),
             _ => return false,
         }
         true
@@ -589,6 +590,63 @@ mod tests {
         assert_eq!(sent.headers["anthropic-version"], "2023-06-01");
         assert!(sent.headers["content-type"].starts_with("application/json"));
         assert!(!sent.headers.contains_key("authorization"));
+    }
+
+    #[test]
+    fn deltas_with_escapes_unknown_fields_or_other_types_are_read_as_before() {
+        let delta = |index: u64, delta: Value| {
+            data(json!({ "type": "content_block_delta", "index": index, "delta": delta }))
+        };
+        let start = |index: u64, block: Value| {
+            data(json!({ "type": "content_block_start", "index": index, "content_block": block }))
+        };
+        let stop = |index: u64| data(json!({ "type": "content_block_stop", "index": index }));
+        let events = testing::feed::<Decoder>([
+            data(json!({ "type": "message_start", "message": { "usage": { "input_tokens": 5 } } })),
+            start(0, json!({ "type": "thinking", "thinking": "" })),
+            delta(0, json!({ "type": "thinking_delta", "thinking": "hm \"quoted\"" })),
+            delta(0, json!({ "type": "signature_delta", "signature": "sig" })),
+            stop(0),
+            start(1, json!({ "type": "text", "text": "" })),
+            // Fields this code does not know, beside and inside the delta.
+            data(json!({ "type": "content_block_delta", "index": 1, "future": [1, 2],
+                         "delta": { "type": "text_delta", "text": "line\n", "extra": { "x": null } } })),
+            // A text that is no string streams nothing, as before.
+            delta(1, json!({ "type": "text_delta", "text": 7 })),
+            delta(1, json!({ "type": "citations_delta", "citation": { "url": "u" } })),
+            stop(1),
+            start(2, json!({ "type": "tool_use", "id": "toolu_1", "name": "read", "input": {} })),
+            delta(2, json!({ "type": "input_json_delta", "partial_json": "{\"path\":" })),
+            delta(2, json!({ "type": "input_json_delta", "partial_json": "\"a\"}" })),
+            stop(2),
+            data(json!({ "type": "message_delta", "delta": { "stop_reason": "tool_use" },
+                         "usage": { "output_tokens": 9 } })),
+            data(json!({ "type": "message_stop" })),
+        ])
+        .unwrap();
+        assert_eq!(
+            events,
+            [
+                StreamEvent::Reasoning("hm \"quoted\"".into()),
+                StreamEvent::ThinkingSignature("sig".into()),
+                StreamEvent::Text("line\n".into()),
+                StreamEvent::CitedText {
+                    text: "line\n".into(),
+                    citations: vec![json!({ "url": "u" })],
+                },
+                StreamEvent::ToolCall {
+                    id: "toolu_1".into(),
+                    name: "read".into(),
+                    arguments: r#"{"path":"a"}"#.into(),
+                },
+                StreamEvent::Usage(Usage {
+                    input: 5,
+                    output: 9,
+                    ..Usage::default()
+                }),
+                StreamEvent::Finish(FinishReason::ToolCalls),
+            ]
+        );
     }
 
     #[tokio::test]

@@ -579,6 +579,48 @@ mod tests {
         );
     }
 
+    #[test]
+    fn text_chunks_of_every_shape_are_read_as_before() {
+        let events = testing::feed::<Decoder>([
+            // Escapes, and fields this code does not know.
+            json!({ "id": "c", "system_fingerprint": "fp", "choices": [{ "index": 0,
+                    "delta": { "role": "assistant", "content": "a\"b\n", "refusal": null },
+                    "logprobs": null, "finish_reason": null }] })
+            .to_string(),
+            chunk(json!({ "reasoning_content": "think" }), None),
+            chunk(json!({ "reasoning": "more", "content": "" }), None),
+            // Two choices: the first is the answer.
+            json!({ "choices": [{ "index": 0, "delta": { "content": "first" } },
+                                { "index": 1, "delta": { "content": "second" } }] })
+            .to_string(),
+            // No choices, no delta, a delta that is not an object: nothing.
+            json!({ "id": "c" }).to_string(),
+            json!({ "choices": [{ "index": 0, "delta": null }] }).to_string(),
+            json!({ "choices": [{ "index": 0, "delta": 3 }] }).to_string(),
+            chunk(json!({ "content": "last" }), Some("stop")),
+            json!({ "choices": [], "usage": { "prompt_tokens": 3, "completion_tokens": 4 } })
+                .to_string(),
+            "[DONE]".into(),
+        ])
+        .unwrap();
+        assert_eq!(
+            events,
+            [
+                StreamEvent::Text("a\"b\n".into()),
+                StreamEvent::Reasoning("think".into()),
+                StreamEvent::Reasoning("more".into()),
+                StreamEvent::Text("first".into()),
+                StreamEvent::Text("last".into()),
+                StreamEvent::Finish(FinishReason::Stop),
+                StreamEvent::Usage(Usage {
+                    input: 3,
+                    output: 4,
+                    ..Usage::default()
+                }),
+            ]
+        );
+    }
+
     #[tokio::test]
     async fn a_stream_cut_inside_a_tool_call_is_an_error_without_the_call() {
         let mock = testing::mock(json!([

@@ -277,6 +277,47 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn the_idle_timeout_runs_from_each_event_not_from_the_start() {
+        // 2 × 200 ms of silence, each within the 300 ms timeout, 400 ms in all.
+        let paused = json!({ "events": [
+            { "text": "a" }, { "stallMs": 200 }, { "text": "b" }, { "stallMs": 200 }, { "text": "c" },
+        ] });
+        let mock = testing::mock(json!([paused]));
+        let provider = OpenAi::new(testing::endpoint(&mock, 0), SHORT);
+        let (events, error) =
+            testing::run(&provider, testing::request(testing::prompt("hi"))).await;
+        assert_eq!(error, None);
+        let texts: Vec<_> = events
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::Text(text) => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(texts, ["a", "b", "c"]);
+    }
+
+    #[tokio::test]
+    async fn every_delta_of_a_read_holding_many_comes_out_in_order() {
+        let texts: Vec<String> = (0..500).map(|i| format!("{i} ")).collect();
+        let events: Vec<_> = texts.iter().map(|text| json!({ "text": text })).collect();
+        let mock = testing::mock(json!([{ "events": events }, { "events": events }]));
+        let openai = OpenAi::new(testing::endpoint(&mock, 0), SHORT);
+        let anthropic = Anthropic::new(testing::endpoint(&mock, 0), SHORT);
+        for provider in [&openai as &dyn crate::llm::Provider, &anthropic] {
+            let (events, error) =
+                testing::run(provider, testing::request(testing::prompt("hi"))).await;
+            assert_eq!(error, None);
+            let streamed: Vec<_> = events
+                .into_iter()
+                .filter(|e| matches!(e, StreamEvent::Text(_)))
+                .collect();
+            let expected: Vec<_> = texts.iter().cloned().map(StreamEvent::Text).collect();
+            assert_eq!(streamed, expected);
+        }
+    }
+
+    #[tokio::test]
     async fn no_answer_within_the_timeout_is_an_error() {
         let mock = testing::mock(json!([{ "delayMs": 3000, "events": [{ "text": "late" }] }]));
         let provider = OpenAi::new(testing::endpoint(&mock, 3), SHORT);
