@@ -547,6 +547,18 @@ mod tests {
         value.to_string()
     }
 
+    fn start(index: u32, block: Value) -> String {
+        data(json!({ "type": "content_block_start", "index": index, "content_block": block }))
+    }
+
+    fn delta(index: u32, delta: Value) -> String {
+        data(json!({ "type": "content_block_delta", "index": index, "delta": delta }))
+    }
+
+    fn stop(index: u32) -> String {
+        data(json!({ "type": "content_block_stop", "index": index }))
+    }
+
     #[tokio::test]
     async fn streams_thinking_redacted_text_and_tool_use_in_order() {
         let mock = testing::mock(json!([{ "events": [
@@ -594,13 +606,6 @@ mod tests {
 
     #[test]
     fn deltas_with_escapes_unknown_fields_or_other_types_are_read_as_before() {
-        let delta = |index: u64, delta: Value| {
-            data(json!({ "type": "content_block_delta", "index": index, "delta": delta }))
-        };
-        let start = |index: u64, block: Value| {
-            data(json!({ "type": "content_block_start", "index": index, "content_block": block }))
-        };
-        let stop = |index: u64| data(json!({ "type": "content_block_stop", "index": index }));
         let events = testing::feed::<Decoder>([
             data(json!({ "type": "message_start", "message": { "usage": { "input_tokens": 5 } } })),
             start(0, json!({ "type": "thinking", "thinking": "" })),
@@ -915,26 +920,19 @@ mod tests {
 
     #[test]
     fn server_search_blocks_and_citations_are_kept_whole() {
-        let block = |index: u32, block: Value| {
-            data(json!({ "type": "content_block_start", "index": index, "content_block": block }))
-        };
-        let delta = |index: u32, delta: Value| {
-            data(json!({ "type": "content_block_delta", "index": index, "delta": delta }))
-        };
-        let stop = |index: u32| data(json!({ "type": "content_block_stop", "index": index }));
         let result = json!({ "type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
             "content": [{ "type": "web_search_result", "url": "https://tokio.rs/", "title": "Tokio", "encrypted_content": "enc" }] });
         let citation = json!({ "type": "web_search_result_location", "url": "https://tokio.rs/",
             "title": "Tokio", "cited_text": "A runtime.", "encrypted_index": "idx" });
         let events = testing::feed::<Decoder>([
             data(json!({ "type": "message_start", "message": { "usage": { "input_tokens": 5 } } })),
-            block(0, json!({ "type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {} })),
+            start(0, json!({ "type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {} })),
             delta(0, json!({ "type": "input_json_delta", "partial_json": "{\"query\": " })),
             delta(0, json!({ "type": "input_json_delta", "partial_json": "\"tokio\"}" })),
             stop(0),
-            block(1, result.clone()),
+            start(1, result.clone()),
             stop(1),
-            block(2, json!({ "type": "text", "text": "" })),
+            start(2, json!({ "type": "text", "text": "" })),
             delta(2, json!({ "type": "citations_delta", "citation": citation })),
             delta(2, json!({ "type": "text_delta", "text": "Tokio is a runtime." })),
             stop(2),

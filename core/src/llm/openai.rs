@@ -251,9 +251,10 @@ impl Decode for Decoder {
 }
 
 /// The common chunk — one text or reasoning delta and nothing else — read without building
-/// a JSON tree or allocating: the hot path of every streamed token. Anything else (no choice
-/// or several, usage, an error, a finish, tool calls) fails to parse or is not plain, and
-/// takes the general path. The floor of a streamed token in `benches/turn.rs` parses into it.
+/// a JSON tree (its text, an `Option<Cow>` serde does not borrow, is the one allocation): the
+/// hot path of every streamed token. Anything else (no choice or several, usage, an error, a
+/// finish, tool calls) fails to parse or is not plain, and takes the general path. The floor
+/// of a streamed token in `benches/turn.rs` parses into it.
 #[derive(serde::Deserialize)]
 pub struct TextChunk<'a> {
     /// Exactly one: a list of any other length is not this chunk (and costs no `Vec`).

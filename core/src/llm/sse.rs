@@ -60,6 +60,10 @@ where
         .eventsource()
 }
 
+/// The wait for a timeout too long to add to now (`streamIdleTimeoutSecs` is any `u64`): about
+/// 30 years, as `tokio::time::timeout` waits then.
+const NEVER: Duration = Duration::from_secs(86_400 * 365 * 30);
+
 type Sse = BoxStream<'static, Result<Event, EventStreamError<reqwest::Error>>>;
 
 /// A body's SSE events being decoded into model events. A `Stream` of its own rather than a
@@ -152,11 +156,9 @@ impl<D: Decode> Decoding<D> {
     fn poll_stall(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<StreamEvent, Failure>>> {
         if !self.waiting {
             self.waiting = true;
-            // A timeout too long to add to now never fires, as with `tokio::time::timeout`.
-            match Instant::now().checked_add(self.idle_timeout) {
-                Some(deadline) => self.stall.as_mut().reset(deadline),
-                None => return Poll::Pending,
-            }
+            let now = Instant::now();
+            let deadline = now.checked_add(self.idle_timeout).unwrap_or(now + NEVER);
+            self.stall.as_mut().reset(deadline);
         }
         if self.stall.as_mut().poll(cx).is_pending() {
             return Poll::Pending;
