@@ -17,7 +17,7 @@ use super::anthropic_search;
 use super::api_key::ApiKey;
 use super::error::Failure;
 use super::http::Transport;
-use super::sse::{self, Decode, Flow};
+use super::sse::{self, Decode, Flow, Text};
 use super::wire::{self, Encoded, WireCache};
 use super::{ChatRequest, EventStream, FinishReason, LlmError, Provider, StreamEvent, Usage};
 use crate::chat::{AssistantPart, Image, Message, ThoughtLevel, ToolResult, UserPart};
@@ -303,9 +303,9 @@ struct TextDelta<'a> {
     #[serde(rename = "type")]
     kind: Option<&'a str>,
     #[serde(borrow)]
-    text: Option<Cow<'a, str>>,
+    text: Option<Text<'a>>,
     #[serde(borrow)]
-    thinking: Option<Cow<'a, str>>,
+    thinking: Option<Text<'a>>,
 }
 
 /// Messages stream events to model events. Usage and the stop reason are handed on at
@@ -325,8 +325,8 @@ impl Decode for Decoder {
         }) = serde_json::from_str(&event.data)
         {
             let (text, thinking) = (
-                delta.text.unwrap_or_default(),
-                delta.thinking.unwrap_or_default(),
+                delta.text.unwrap_or_default().0,
+                delta.thinking.unwrap_or_default().0,
             );
             if self.streamed(delta.kind.unwrap_or_default(), text, thinking, out) {
                 return Ok(Flow::More);

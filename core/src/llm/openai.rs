@@ -1,7 +1,6 @@
 //! OpenAI-compatible chat completions, streamed (OpenAI, Ollama, vLLM, llama.cpp server,
 //! LM Studio, OpenRouter, Groq…).
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,7 +12,7 @@ use serde_json::{Value, json};
 use super::api_key::ApiKey;
 use super::error::Failure;
 use super::http::Transport;
-use super::sse::{self, Decode, Flow};
+use super::sse::{self, Decode, Flow, Text};
 use super::wire::{self, Encoded};
 use super::{ChatRequest, EventStream, FinishReason, LlmError, Provider, StreamEvent, Usage};
 use crate::chat::{AssistantPart, Image, Message, ThoughtLevel, ToolResult, UserPart};
@@ -251,8 +250,8 @@ impl Decode for Decoder {
 }
 
 /// The common chunk — one text or reasoning delta and nothing else — read without building
-/// a JSON tree (its text, an `Option<Cow>` serde does not borrow, is the one allocation): the
-/// hot path of every streamed token. Anything else (no choice or several, usage, an error, a
+/// a JSON tree or allocating (its text is borrowed unless escaped): the hot path of every
+/// streamed token. Anything else (no choice or several, usage, an error, a
 /// finish, tool calls) fails to parse or is not plain, and takes the general path. The floor
 /// of a streamed token in `benches/turn.rs` parses into it.
 #[derive(serde::Deserialize)]
@@ -276,11 +275,11 @@ struct TextChoice<'a> {
 #[derive(serde::Deserialize)]
 struct TextDelta<'a> {
     #[serde(borrow)]
-    content: Option<Cow<'a, str>>,
+    content: Option<Text<'a>>,
     #[serde(borrow)]
-    reasoning_content: Option<Cow<'a, str>>,
+    reasoning_content: Option<Text<'a>>,
     #[serde(borrow)]
-    reasoning: Option<Cow<'a, str>>,
+    reasoning: Option<Text<'a>>,
     tool_calls: Option<serde::de::IgnoredAny>,
 }
 
@@ -306,14 +305,14 @@ impl TextChunk<'_> {
         else {
             return;
         };
-        if let Some(reasoning) = delta
+        if let Some(Text(reasoning)) = delta
             .reasoning_content
             .or(delta.reasoning)
-            .filter(|r| !r.is_empty())
+            .filter(|r| !r.0.is_empty())
         {
             out.push_back(StreamEvent::Reasoning(reasoning.into_owned()));
         }
-        if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+        if let Some(Text(text)) = delta.content.filter(|t| !t.0.is_empty()) {
             out.push_back(StreamEvent::Text(text.into_owned()));
         }
     }

@@ -5,6 +5,7 @@
 //! `eventsource-stream`, fed one line at a time ([`events`], `sse_lines.rs`); the idle timeout
 //! runs from one event to the next, so a server that only sends comments still stalls.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
@@ -171,6 +172,12 @@ impl<D: Decode> Decoding<D> {
         Poll::Ready(Some(Err(stalled.into())))
     }
 }
+
+/// A string field of a streamed event, borrowed from the event's text unless it holds escapes:
+/// a token's text costs no allocation to parse. serde's derive borrows a `Cow<str>` field only
+/// when the field is one, not inside an `Option`, hence this newtype for optional text.
+#[derive(serde::Deserialize, Default)]
+pub struct Text<'a>(#[serde(borrow)] pub Cow<'a, str>);
 
 /// Parses an event's JSON data.
 pub fn json(event: &Event) -> Result<serde_json::Value, LlmError> {
