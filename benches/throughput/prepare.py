@@ -42,7 +42,17 @@ def record_turn(events: int, bin_dir: Path, data_dir: Path) -> None:
             assert mock.stdin and mock.stdout
             base_url = mock.stdout.readline().strip()
             config = Path(scratch, "config.json")
-            config.write_text(json.dumps({"providers": {"openai": {"baseUrl": base_url, "apiKey": "bench", "maxRetries": 0}}}))
+            # A window no recording fills: past 80% of the default 128,000 tokens (from about
+            # 15,000 events on) the turn would compact its context and ask the model for a
+            # summary the script does not have.
+            config.write_text(
+                json.dumps(
+                    {
+                        "providers": {"openai": {"baseUrl": base_url, "apiKey": "bench", "maxRetries": 0}},
+                        "models": [{"id": "bench", "contextWindow": 1_000_000_000}],
+                    }
+                )
+            )
             run = subprocess.run(
                 [bin_dir / "hearth", "run", "-p", "plan", "--config", config, "--data-dir", data_dir]
                 + ["--model", "bench", "--mode", "bypass", "--cwd", "/tmp", "--output", "jsonl"],

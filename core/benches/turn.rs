@@ -1,8 +1,10 @@
 //! Turn figures, in-process, against the scripted mock LLM:
 //! - the engine's time per streamed model token (the mock streaming as fast as it can),
-//!   prompt → answer, beside its floor: the same stream fetched with reqwest and decoded into
-//!   SSE events as the providers do (`llm/sse.rs` `events`: reads cut into lines, then
-//!   `eventsource-stream`), no engine — and the overhead over reading the stream raw off the
+//!   prompt → answer, for an OpenAI and an Anthropic stream, beside two floors: the same
+//!   stream fetched with reqwest and decoded into SSE events as the providers do
+//!   (`llm/sse.rs` `events`: reads cut into lines, then `eventsource-stream`), no engine; and
+//!   that plus each event's JSON parsed into the provider's delta type (what any consumer
+//!   must do to have a token's text) — and the overhead over reading the stream raw off the
 //!   socket;
 //! - cancel latency: `session/cancel` → `stopReason: cancelled` while `run_command` runs a
 //!   live `sleep` process tree;
@@ -17,7 +19,8 @@
 //!   summary request, and of the first request after it.
 //!
 //! Run: `cargo bench -p hearth-core --bench turn` (`-- --quick` for a smoke run, `-- --part
-//! steps` for one part; `BENCH_DATA=:memory:` to take SQLite out of the figure).
+//! steps` for one part; `BENCH_DATA=:memory:` to take SQLite out of the figure; `BENCH_API=OpenAi`
+//! or `Anthropic` for one stream of the tokens part).
 //! Numbers, not assertions: the machines are shared and noisy.
 
 use std::io::{Read, Write};
@@ -31,9 +34,9 @@ mod counting;
 #[path = "turn/tap.rs"]
 mod tap;
 
-use common::{Client, median, percentile};
+use common::{Api, Client, median, percentile};
 use futures::StreamExt;
-use hearth_core::sse_events;
+use hearth_core::{AnthropicTextDelta, OpenAiTextChunk, sse_events};
 use hearth_mock_llm::{MockLlm, Response, Script};
 use serde_json::{Value, json};
 
@@ -60,9 +63,9 @@ fn address(mock: &MockLlm) -> String {
 const STREAM_BODY: &str = r#"{"model":"bench","stream":true,"messages":[]}"#;
 
 /// Reads one scripted stream straight off the socket: the cost of the server and the wire.
-fn raw_stream(mock: &MockLlm) -> Duration {
+fn raw_stream(mock: &MockLlm, api: Api) -> Duration {
     let started = Instant::now();
-    post(mock, "/v1/chat/completions", STREAM_BODY);
+    post(mock, &format!("/v1{}", api.path()), STREAM_BODY);
     started.elapsed()
 }
 
@@ -90,18 +93,39 @@ fn http_client() -> reqwest::Client {
         .unwrap()
 }
 
-/// The floor of a streamed answer: one scripted stream fetched and decoded into SSE events
-/// as the providers decode them (`llm/sse.rs` `events`), with nothing done with them.
-/// Returns the time and the events decoded.
+/// What a floor does with each SSE event.
+#[derive(Clone, Copy, PartialEq)]
+enum Floor {
+    /// Nothing: the stream decoded into SSE events alone.
+    Sse,
+    /// Its JSON parsed into the provider's delta type (the type the provider's hot path
+    /// parses a text delta into).
+    Json,
+}
+
+/// Whether an event's data parses into `api`'s delta type.
+fn parses(api: Api, data: &str) -> bool {
+    match api {
+        Api::OpenAi => serde_json::from_str::<OpenAiTextChunk>(data).is_ok(),
+        Api::Anthropic => serde_json::from_str::<AnthropicTextDelta>(data).is_ok(),
+    }
+}
+
+/// A floor of a streamed answer: one scripted stream fetched and decoded into SSE events
+/// as the providers decode them (`llm/sse.rs` `events`), and with `Floor::Json` each event's
+/// JSON parsed into the provider's delta type, with nothing else done.
+/// Returns the time and the events decoded (parsed, with `Floor::Json`).
 fn sse_floor(
     mock: &MockLlm,
     runtime: &tokio::runtime::Runtime,
     http: &reqwest::Client,
+    api: Api,
+    floor: Floor,
 ) -> (Duration, usize) {
     runtime.block_on(async {
         let started = Instant::now();
         let response = http
-            .post(format!("{}/chat/completions", mock.base_url()))
+            .post(format!("{}{}", mock.base_url(), api.path()))
             .header("content-type", "application/json")
             .body(STREAM_BODY)
             .send()
@@ -110,43 +134,50 @@ fn sse_floor(
         let mut events = std::pin::pin!(sse_events(response.bytes_stream()));
         let mut decoded = 0;
         while let Some(event) = events.next().await {
-            event.unwrap();
-            decoded += 1;
+            let event = event.unwrap();
+            if floor == Floor::Sse || parses(api, &event.data) {
+                decoded += 1;
+            }
         }
         (started.elapsed(), decoded)
     })
 }
 
-/// Per streamed token, medians over `runs`: the engine's time (prompt → answer), the floor,
-/// and the engine's overhead over the raw socket read.
+/// Per streamed token, medians over `runs`: the engine's time (prompt → answer), the two
+/// floors, and the engine's overhead over the raw socket read.
 struct TokenCost {
     turn_us: f64,
     floor_us: f64,
+    json_floor_us: f64,
     overhead_us: f64,
     turn_ms: f64,
     floor_ms: f64,
+    json_floor_ms: f64,
     raw_ms: f64,
 }
 
-fn token_cost(tokens: u64, runs: usize) -> TokenCost {
-    let responses = (0..3 * runs).map(|_| repeat(tokens)).collect();
+fn token_cost(api: Api, tokens: u64, runs: usize) -> TokenCost {
+    let responses = (0..4 * runs).map(|_| repeat(tokens)).collect();
     let mock = MockLlm::start(script(responses)).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let mut client = Client::start(&mock, dir.path());
+    let mut client = Client::start_api(api, &mock.base_url(), dir.path());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     let http = http_client();
-    let (mut turns, mut floors, mut raws) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut turns, mut raws) = (Vec::new(), Vec::new());
+    let (mut floors, mut json_floors) = (Vec::new(), Vec::new());
     for _ in 0..runs {
-        raws.push(raw_stream(&mock).as_secs_f64());
-        let (floor, decoded) = sse_floor(&mock, &runtime, &http);
-        assert!(
-            decoded as u64 > tokens,
-            "{decoded} events for {tokens} tokens"
-        );
-        floors.push(floor.as_secs_f64());
+        raws.push(raw_stream(&mock, api).as_secs_f64());
+        for (floor, times) in [(Floor::Sse, &mut floors), (Floor::Json, &mut json_floors)] {
+            let (time, decoded) = sse_floor(&mock, &runtime, &http, api, floor);
+            assert!(
+                decoded as u64 >= tokens,
+                "{decoded} events for {tokens} tokens"
+            );
+            times.push(time.as_secs_f64());
+        }
         let session = client.call("session/new", json!({"cwd": "/tmp", "mcpServers": []}))["result"]["sessionId"].clone();
         let started = Instant::now();
         let answer = client.call(
@@ -162,9 +193,11 @@ fn token_cost(tokens: u64, runs: usize) -> TokenCost {
     TokenCost {
         turn_us: per_token(median(turns.clone())),
         floor_us: per_token(median(floors.clone())),
+        json_floor_us: per_token(median(json_floors.clone())),
         overhead_us: per_token(median(overheads)),
         turn_ms: median(turns) * 1e3,
         floor_ms: median(floors) * 1e3,
+        json_floor_ms: median(json_floors) * 1e3,
         raw_ms: median(raws) * 1e3,
     }
 }
@@ -494,9 +527,22 @@ fn main() {
 
 fn print_tokens(quick: bool) {
     let (tokens, runs) = if quick { (2_000, 2) } else { (100_000, 5) };
-    let t = token_cost(tokens, runs);
+    // `BENCH_API=OpenAi` (or `Anthropic`) measures one stream alone, to profile it.
+    let only = std::env::var("BENCH_API").ok();
+    for api in [Api::OpenAi, Api::Anthropic] {
+        if only
+            .as_deref()
+            .is_none_or(|only| only == format!("{api:?}"))
+        {
+            print_token_cost(api, tokens, runs);
+        }
+    }
+}
+
+fn print_token_cost(api: Api, tokens: u64, runs: usize) {
+    let t = token_cost(api, tokens, runs);
     println!(
-        "| Engine time per streamed token, prompt → answer ({tokens} tokens, median of {runs}) | {:.2} µs ({:.1} ms) |",
+        "| Engine time per streamed token, prompt → answer, {api:?} stream ({tokens} tokens, median of {runs}) | {:.2} µs ({:.1} ms) |",
         t.turn_us, t.turn_ms
     );
     println!(
@@ -504,8 +550,13 @@ fn print_tokens(quick: bool) {
         t.floor_us, t.floor_ms
     );
     println!(
-        "|   ratio engine / floor | {:.2}× |",
-        t.turn_us / t.floor_us
+        "|   floor with JSON: the same, each event's JSON parsed into the provider's delta type | {:.2} µs ({:.1} ms) |",
+        t.json_floor_us, t.json_floor_ms
+    );
+    println!(
+        "|   ratio engine / floor, / floor with JSON (the goal's) | {:.2}× / {:.2}× |",
+        t.turn_us / t.floor_us,
+        t.turn_us / t.json_floor_us
     );
     println!(
         "|   overhead over the stream read raw off the socket ({:.1} ms) | {:.2} µs |",

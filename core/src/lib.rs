@@ -43,3 +43,9 @@ pub use permissions::Mode;
 /// streamed token in `benches/turn.rs` is a stream decoded by it alone.
 #[doc(hidden)]
 pub use llm::sse::events as sse_events;
+/// The types the providers parse a streamed token's event into, for the second floor of
+/// `benches/turn.rs`: the stream decoded and each event's JSON parsed, as any consumer must.
+#[doc(hidden)]
+pub use llm::{
+    anthropic::TextDeltaEvent as AnthropicTextDelta, openai::TextChunk as OpenAiTextChunk,
+};

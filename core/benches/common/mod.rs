@@ -21,6 +21,23 @@ impl Host for Channel {
     }
 }
 
+/// The two wire APIs the engine's providers speak, and the mock with them.
+#[derive(Clone, Copy, Debug)]
+pub enum Api {
+    OpenAi,
+    Anthropic,
+}
+
+impl Api {
+    /// The path of a streamed request under the mock's `/v1`.
+    pub fn path(self) -> &'static str {
+        match self {
+            Api::OpenAi => "/chat/completions",
+            Api::Anthropic => "/messages",
+        }
+    }
+}
+
 pub struct Client {
     pub engine: Engine,
     pub frames: Receiver<String>,
@@ -34,8 +51,18 @@ impl Client {
 
     /// An engine whose OpenAI provider is at `base_url` (the mock, or a relay in front of it).
     pub fn start_at(base_url: &str, dir: &std::path::Path) -> Client {
-        let config = json!({"dataDir": std::env::var("BENCH_DATA").map(Value::from).unwrap_or(json!(dir)), "model": "bench", "permissionMode": "bypass",
-            "providers": {"openai": {"baseUrl": base_url, "apiKey": "bench", "maxRetries": 0}}});
+        Client::start_api(Api::OpenAi, base_url, dir)
+    }
+
+    /// An engine whose model is served by `api`'s provider at `base_url`.
+    pub fn start_api(api: Api, base_url: &str, dir: &std::path::Path) -> Client {
+        let (model, provider) = match api {
+            Api::OpenAi => ("bench", "openai"),
+            Api::Anthropic => ("claude-bench", "anthropic"),
+        };
+        let endpoint = json!({"baseUrl": base_url, "apiKey": "bench", "maxRetries": 0});
+        let config = json!({"dataDir": std::env::var("BENCH_DATA").map(Value::from).unwrap_or(json!(dir)), "model": model, "permissionMode": "bypass",
+            "providers": {provider: endpoint}});
         let (tx, frames) = mpsc::channel();
         let engine = Engine::start(
             Config::from_json(&config.to_string()).unwrap(),

@@ -4,6 +4,7 @@
 //! `pause_turn` stop is `FinishReason::Paused`: the turn sends the conversation back and the
 //! model goes on from where it paused.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,7 +19,7 @@ use super::api_key::ApiKey;
 use super::body::Body;
 use super::error::Failure;
 use super::http::Transport;
-use super::sse::{self, Decode, Flow};
+use super::sse::{self, Decode, Flow, Text};
 use super::wire::{self, Encoded, Role, WireCache};
 use super::{ChatRequest, EventStream, FinishReason, LlmError, Provider, StreamEvent, Usage};
 use crate::chat::{AssistantPart, Image, Message, ThoughtLevel, ToolResult, UserPart};
@@ -287,6 +288,28 @@ enum Block {
     Other,
 }
 
+/// The event of nearly every streamed token — a text or thinking delta — read without
+/// building a JSON tree: the hot path. Another event, a delta of another type or a field not
+/// as expected fails to parse or is not handled there, and takes the general path. The floor
+/// of a streamed token in `benches/turn.rs` parses into it.
+#[derive(serde::Deserialize)]
+pub struct TextDeltaEvent<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    #[serde(borrow)]
+    delta: Option<TextDelta<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct TextDelta<'a> {
+    #[serde(rename = "type")]
+    kind: Option<&'a str>,
+    #[serde(borrow)]
+    text: Option<Text<'a>>,
+    #[serde(borrow)]
+    thinking: Option<Text<'a>>,
+}
+
 /// Messages stream events to model events. Usage and the stop reason are handed on at
 /// `message_stop`, the only sign that the answer is complete.
 #[derive(Default)]
@@ -298,6 +321,19 @@ struct Decoder {
 
 impl Decode for Decoder {
     fn event(&mut self, event: &Event, out: &mut VecDeque<StreamEvent>) -> Result<Flow, Failure> {
+        if let Ok(TextDeltaEvent {
+            kind: "content_block_delta",
+            delta: Some(delta),
+        }) = serde_json::from_str(&event.data)
+        {
+            let (text, thinking) = (
+                delta.text.unwrap_or_default().0,
+                delta.thinking.unwrap_or_default().0,
+            );
+            if self.streamed(delta.kind.unwrap_or_default(), text, thinking, out) {
+                return Ok(Flow::More);
+            }
+        }
         let data = sse::json(event)?;
         match data["type"].as_str().unwrap_or_default() {
             "message_start" => self.read_usage(&data["message"]["usage"]),
@@ -392,18 +428,13 @@ impl Decoder {
 
     fn delta(&mut self, delta: &Value, out: &mut VecDeque<StreamEvent>) {
         let text = |name: &str| delta[name].as_str().unwrap_or_default();
-        match (delta["type"].as_str().unwrap_or_default(), &mut self.block) {
-            ("text_delta", block) => {
-                if let Some(Block::Text { text: kept, .. }) = block {
-                    kept.push_str(text("text"));
-                }
-                push_text(out, StreamEvent::Text(text("text").to_string()))
-            }
+        let kind = delta["type"].as_str().unwrap_or_default();
+        if self.streamed(kind, text("text").into(), text("thinking").into(), out) {
+            return;
+        }
+        match (kind, &mut self.block) {
             ("citations_delta", Some(Block::Text { citations, .. })) => {
                 citations.push(delta["citation"].clone())
-            }
-            ("thinking_delta", _) => {
-                push_text(out, StreamEvent::Reasoning(text("thinking").to_string()))
             }
             ("signature_delta", Some(Block::Thinking { signature })) => {
                 signature.push_str(text("signature"))
@@ -414,6 +445,30 @@ impl Decoder {
             }
             _ => {}
         }
+    }
+
+    /// A text or thinking delta of `kind` (its `text` or `thinking` field, taken as parsed
+    /// so that text already owned is not copied again): false for any other kind of delta,
+    /// which the caller handles.
+    fn streamed(
+        &mut self,
+        kind: &str,
+        text: Cow<'_, str>,
+        thinking: Cow<'_, str>,
+        out: &mut VecDeque<StreamEvent>,
+    ) -> bool {
+        match kind {
+            "text_delta" => {
+                // The block's text is kept for the citations that may come with it.
+                if let Some(Block::Text { text: kept, .. }) = &mut self.block {
+                    kept.push_str(&text);
+                }
+                push_text(out, StreamEvent::Text(text.into_owned()));
+            }
+            "thinking_delta" => push_text(out, StreamEvent::Reasoning(thinking.into_owned())),
+            _ => return false,
+        }
+        true
     }
 
     /// A thinking block closes with its signature; a tool call is whole once its block stops,
@@ -494,6 +549,18 @@ mod tests {
         value.to_string()
     }
 
+    fn start(index: u32, block: Value) -> String {
+        data(json!({ "type": "content_block_start", "index": index, "content_block": block }))
+    }
+
+    fn delta(index: u32, delta: Value) -> String {
+        data(json!({ "type": "content_block_delta", "index": index, "delta": delta }))
+    }
+
+    fn stop(index: u32) -> String {
+        data(json!({ "type": "content_block_stop", "index": index }))
+    }
+
     #[tokio::test]
     async fn streams_thinking_redacted_text_and_tool_use_in_order() {
         let mock = testing::mock(json!([{ "events": [
@@ -537,6 +604,56 @@ mod tests {
         assert_eq!(sent.headers["anthropic-version"], "2023-06-01");
         assert!(sent.headers["content-type"].starts_with("application/json"));
         assert!(!sent.headers.contains_key("authorization"));
+    }
+
+    #[test]
+    fn deltas_with_escapes_unknown_fields_or_other_types_are_read_as_before() {
+        let events = testing::feed::<Decoder>([
+            data(json!({ "type": "message_start", "message": { "usage": { "input_tokens": 5 } } })),
+            start(0, json!({ "type": "thinking", "thinking": "" })),
+            delta(0, json!({ "type": "thinking_delta", "thinking": "hm \"quoted\"" })),
+            delta(0, json!({ "type": "signature_delta", "signature": "sig" })),
+            stop(0),
+            start(1, json!({ "type": "text", "text": "" })),
+            // Fields this code does not know, beside and inside the delta.
+            data(json!({ "type": "content_block_delta", "index": 1, "future": [1, 2],
+                         "delta": { "type": "text_delta", "text": "line\n", "extra": { "x": null } } })),
+            // A text that is no string streams nothing, as before.
+            delta(1, json!({ "type": "text_delta", "text": 7 })),
+            delta(1, json!({ "type": "citations_delta", "citation": { "url": "u" } })),
+            stop(1),
+            start(2, json!({ "type": "tool_use", "id": "toolu_1", "name": "read", "input": {} })),
+            delta(2, json!({ "type": "input_json_delta", "partial_json": "{\"path\":" })),
+            delta(2, json!({ "type": "input_json_delta", "partial_json": "\"a\"}" })),
+            stop(2),
+            data(json!({ "type": "message_delta", "delta": { "stop_reason": "tool_use" },
+                         "usage": { "output_tokens": 9 } })),
+            data(json!({ "type": "message_stop" })),
+        ])
+        .unwrap();
+        assert_eq!(
+            events,
+            [
+                StreamEvent::Reasoning("hm \"quoted\"".into()),
+                StreamEvent::ThinkingSignature("sig".into()),
+                StreamEvent::Text("line\n".into()),
+                StreamEvent::CitedText {
+                    text: "line\n".into(),
+                    citations: vec![json!({ "url": "u" })],
+                },
+                StreamEvent::ToolCall {
+                    id: "toolu_1".into(),
+                    name: "read".into(),
+                    arguments: r#"{"path":"a"}"#.into(),
+                },
+                StreamEvent::Usage(Usage {
+                    input: 5,
+                    output: 9,
+                    ..Usage::default()
+                }),
+                StreamEvent::Finish(FinishReason::ToolCalls),
+            ]
+        );
     }
 
     #[tokio::test]
@@ -805,26 +922,19 @@ mod tests {
 
     #[test]
     fn server_search_blocks_and_citations_are_kept_whole() {
-        let block = |index: u32, block: Value| {
-            data(json!({ "type": "content_block_start", "index": index, "content_block": block }))
-        };
-        let delta = |index: u32, delta: Value| {
-            data(json!({ "type": "content_block_delta", "index": index, "delta": delta }))
-        };
-        let stop = |index: u32| data(json!({ "type": "content_block_stop", "index": index }));
         let result = json!({ "type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
             "content": [{ "type": "web_search_result", "url": "https://tokio.rs/", "title": "Tokio", "encrypted_content": "enc" }] });
         let citation = json!({ "type": "web_search_result_location", "url": "https://tokio.rs/",
             "title": "Tokio", "cited_text": "A runtime.", "encrypted_index": "idx" });
         let events = testing::feed::<Decoder>([
             data(json!({ "type": "message_start", "message": { "usage": { "input_tokens": 5 } } })),
-            block(0, json!({ "type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {} })),
+            start(0, json!({ "type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {} })),
             delta(0, json!({ "type": "input_json_delta", "partial_json": "{\"query\": " })),
             delta(0, json!({ "type": "input_json_delta", "partial_json": "\"tokio\"}" })),
             stop(0),
-            block(1, result.clone()),
+            start(1, result.clone()),
             stop(1),
-            block(2, json!({ "type": "text", "text": "" })),
+            start(2, json!({ "type": "text", "text": "" })),
             delta(2, json!({ "type": "citations_delta", "citation": citation })),
             delta(2, json!({ "type": "text_delta", "text": "Tokio is a runtime." })),
             stop(2),

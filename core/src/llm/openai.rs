@@ -1,7 +1,6 @@
 //! OpenAI-compatible chat completions, streamed (OpenAI, Ollama, vLLM, llama.cpp server,
 //! LM Studio, OpenRouter, Groq…).
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,7 +14,7 @@ use super::api_key::ApiKey;
 use super::body::Body;
 use super::error::Failure;
 use super::http::Transport;
-use super::sse::{self, Decode, Flow};
+use super::sse::{self, Decode, Flow, Text};
 use super::wire::{self, Encoded, Role};
 use super::{ChatRequest, EventStream, FinishReason, LlmError, Provider, StreamEvent, Usage};
 use crate::chat::{AssistantPart, Image, Message, ThoughtLevel, ToolResult, UserPart};
@@ -254,11 +253,15 @@ impl Decode for Decoder {
 }
 
 /// The common chunk — one text or reasoning delta and nothing else — read without building
-/// a JSON tree: the hot path of every streamed token. Anything else takes the general path.
+/// a JSON tree or allocating (its text is borrowed unless escaped): the hot path of every
+/// streamed token. Anything else (no choice or several, usage, an error, a
+/// finish, tool calls) fails to parse or is not plain, and takes the general path. The floor
+/// of a streamed token in `benches/turn.rs` parses into it.
 #[derive(serde::Deserialize)]
-struct TextChunk<'a> {
-    #[serde(borrow, default)]
-    choices: Vec<TextChoice<'a>>,
+pub struct TextChunk<'a> {
+    /// Exactly one: a list of any other length is not this chunk (and costs no `Vec`).
+    #[serde(borrow)]
+    choices: [TextChoice<'a>; 1],
     #[serde(default)]
     usage: Option<serde::de::IgnoredAny>,
     #[serde(default)]
@@ -275,20 +278,18 @@ struct TextChoice<'a> {
 #[derive(serde::Deserialize)]
 struct TextDelta<'a> {
     #[serde(borrow)]
-    content: Option<Cow<'a, str>>,
+    content: Option<Text<'a>>,
     #[serde(borrow)]
-    reasoning_content: Option<Cow<'a, str>>,
+    reasoning_content: Option<Text<'a>>,
     #[serde(borrow)]
-    reasoning: Option<Cow<'a, str>>,
+    reasoning: Option<Text<'a>>,
     tool_calls: Option<serde::de::IgnoredAny>,
 }
 
 impl TextChunk<'_> {
-    /// One choice whose delta holds only text, with no usage, error, finish or tool call.
+    /// A choice whose delta holds only text, with no usage, error, finish or tool call.
     fn is_plain(&self) -> bool {
-        let [choice] = self.choices.as_slice() else {
-            return false;
-        };
+        let [choice] = &self.choices;
         self.usage.is_none()
             && self.error.is_none()
             && choice.finish_reason.is_none()
@@ -299,17 +300,22 @@ impl TextChunk<'_> {
     }
 
     fn emit(self, out: &mut VecDeque<StreamEvent>) {
-        let Some(delta) = self.choices.into_iter().next().and_then(|c| c.delta) else {
+        let [
+            TextChoice {
+                delta: Some(delta), ..
+            },
+        ] = self.choices
+        else {
             return;
         };
-        if let Some(reasoning) = delta
+        if let Some(Text(reasoning)) = delta
             .reasoning_content
             .or(delta.reasoning)
-            .filter(|r| !r.is_empty())
+            .filter(|r| !r.0.is_empty())
         {
             out.push_back(StreamEvent::Reasoning(reasoning.into_owned()));
         }
-        if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+        if let Some(Text(text)) = delta.content.filter(|t| !t.0.is_empty()) {
             out.push_back(StreamEvent::Text(text.into_owned()));
         }
     }
@@ -573,6 +579,48 @@ mod tests {
         assert!(
             matches!(&events[0], StreamEvent::ToolCall { id, .. } if id.starts_with("call_")),
             "a call without an id gets one: {events:?}"
+        );
+    }
+
+    #[test]
+    fn text_chunks_of_every_shape_are_read_as_before() {
+        let events = testing::feed::<Decoder>([
+            // Escapes, and fields this code does not know.
+            json!({ "id": "c", "system_fingerprint": "fp", "choices": [{ "index": 0,
+                    "delta": { "role": "assistant", "content": "a\"b\n", "refusal": null },
+                    "logprobs": null, "finish_reason": null }] })
+            .to_string(),
+            chunk(json!({ "reasoning_content": "think" }), None),
+            chunk(json!({ "reasoning": "more", "content": "" }), None),
+            // Two choices: the first is the answer.
+            json!({ "choices": [{ "index": 0, "delta": { "content": "first" } },
+                                { "index": 1, "delta": { "content": "second" } }] })
+            .to_string(),
+            // No choices, no delta, a delta that is not an object: nothing.
+            json!({ "id": "c" }).to_string(),
+            json!({ "choices": [{ "index": 0, "delta": null }] }).to_string(),
+            json!({ "choices": [{ "index": 0, "delta": 3 }] }).to_string(),
+            chunk(json!({ "content": "last" }), Some("stop")),
+            json!({ "choices": [], "usage": { "prompt_tokens": 3, "completion_tokens": 4 } })
+                .to_string(),
+            "[DONE]".into(),
+        ])
+        .unwrap();
+        assert_eq!(
+            events,
+            [
+                StreamEvent::Text("a\"b\n".into()),
+                StreamEvent::Reasoning("think".into()),
+                StreamEvent::Reasoning("more".into()),
+                StreamEvent::Text("first".into()),
+                StreamEvent::Text("last".into()),
+                StreamEvent::Finish(FinishReason::Stop),
+                StreamEvent::Usage(Usage {
+                    input: 3,
+                    output: 4,
+                    ..Usage::default()
+                }),
+            ]
         );
     }
 

@@ -5,12 +5,17 @@
 //! `eventsource-stream`, fed one line at a time ([`events`], `sse_lines.rs`); the idle timeout
 //! runs from one event to the next, so a server that only sends comments still stalls.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
 use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures::stream::{self, BoxStream, Stream, StreamExt, TryStreamExt};
+use tokio::time::{Instant, Sleep};
 
 use super::error::Failure;
 use super::sse_lines::Lines;
@@ -28,7 +33,7 @@ pub enum Flow {
 }
 
 /// One provider's stream dialect.
-pub trait Decode: Send + 'static {
+pub trait Decode: Send + Unpin + 'static {
     /// Decodes one SSE event, pushing the model events it completes onto `out`.
     fn event(&mut self, event: &Event, out: &mut VecDeque<StreamEvent>) -> Result<Flow, Failure>;
 
@@ -56,14 +61,25 @@ where
         .eventsource()
 }
 
+/// The wait for a timeout too long to add to now (`streamIdleTimeoutSecs` is any `u64`): about
+/// 30 years, as `tokio::time::timeout` waits then.
+const NEVER: Duration = Duration::from_secs(86_400 * 365 * 30);
+
 type Sse = BoxStream<'static, Result<Event, EventStreamError<reqwest::Error>>>;
 
+/// A body's SSE events being decoded into model events. A `Stream` of its own rather than a
+/// loop of futures: a fast model sends hundreds of events per read, and each went through
+/// building a future and a timeout, which cost more than the `Decode` of a text delta.
 struct Decoding<D> {
     sse: Sse,
     decoder: D,
     pending: VecDeque<StreamEvent>,
     done: bool,
     idle_timeout: Duration,
+    /// Fires when the wait for the next event has lasted `idle_timeout`. Armed only when an
+    /// event is not there at once (the wait starts then): events already read cost no timer.
+    stall: Pin<Box<Sleep>>,
+    waiting: bool,
 }
 
 /// Decodes a streamed response body. Waiting longer than `idle_timeout` for the next SSE
@@ -73,41 +89,49 @@ pub fn decode<D: Decode>(
     decoder: D,
     idle_timeout: Duration,
 ) -> RawEvents {
-    let decoding = Decoding {
+    Decoding {
         sse: events(response.bytes_stream()).boxed(),
         decoder,
         pending: VecDeque::new(),
         done: false,
         idle_timeout,
-    };
-    stream::unfold(decoding, |mut d| async move {
-        loop {
-            if let Some(event) = d.pending.pop_front() {
-                return Some((Ok(event), d));
-            }
-            if d.done {
-                return None;
-            }
-            if let Err(failure) = d.step().await {
-                d.done = true;
-                return Some((Err(failure), d));
-            }
-        }
-    })
+        stall: Box::pin(tokio::time::sleep(Duration::ZERO)),
+        waiting: false,
+    }
     .boxed()
 }
 
+impl<D: Decode> Stream for Decoding<D> {
+    type Item = Result<StreamEvent, Failure>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        loop {
+            if let Some(event) = this.pending.pop_front() {
+                return Poll::Ready(Some(Ok(event)));
+            }
+            if this.done {
+                return Poll::Ready(None);
+            }
+            let next = match this.sse.poll_next_unpin(cx) {
+                Poll::Ready(next) => next,
+                Poll::Pending => return this.poll_stall(cx),
+            };
+            this.waiting = false;
+            if let Err(failure) = this.step(next) {
+                this.done = true;
+                return Poll::Ready(Some(Err(failure)));
+            }
+        }
+    }
+}
+
 impl<D: Decode> Decoding<D> {
-    /// Reads and decodes the next SSE event.
-    async fn step(&mut self) -> Result<(), Failure> {
-        let next = tokio::time::timeout(self.idle_timeout, self.sse.next())
-            .await
-            .map_err(|_| {
-                LlmError::new(format!(
-                    "the model stream stalled for {:?}",
-                    self.idle_timeout
-                ))
-            })?;
+    /// Decodes what the SSE stream gave next: an event, its end, or its failure.
+    fn step(
+        &mut self,
+        next: Option<Result<Event, EventStreamError<reqwest::Error>>>,
+    ) -> Result<(), Failure> {
         match next {
             None => {
                 self.done = true;
@@ -127,7 +151,33 @@ impl<D: Decode> Decoding<D> {
             }
         }
     }
+
+    /// The next event is not there yet: starts the idle timer if this wait just began, and
+    /// fails the stream once it fires.
+    fn poll_stall(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<StreamEvent, Failure>>> {
+        if !self.waiting {
+            self.waiting = true;
+            let now = Instant::now();
+            let deadline = now.checked_add(self.idle_timeout).unwrap_or(now + NEVER);
+            self.stall.as_mut().reset(deadline);
+        }
+        if self.stall.as_mut().poll(cx).is_pending() {
+            return Poll::Pending;
+        }
+        self.done = true;
+        let stalled = LlmError::new(format!(
+            "the model stream stalled for {:?}",
+            self.idle_timeout
+        ));
+        Poll::Ready(Some(Err(stalled.into())))
+    }
 }
+
+/// A string field of a streamed event, borrowed from the event's text unless it holds escapes:
+/// a token's text costs no allocation to parse. serde's derive borrows a `Cow<str>` field only
+/// when the field is one, not inside an `Option`, hence this newtype for optional text.
+#[derive(serde::Deserialize, Default)]
+pub struct Text<'a>(#[serde(borrow)] pub Cow<'a, str>);
 
 /// Parses an event's JSON data.
 pub fn json(event: &Event) -> Result<serde_json::Value, LlmError> {
@@ -233,6 +283,47 @@ mod tests {
             assert!(error.message.contains("stalled for 300ms"), "{error}");
         }
         assert_eq!(mock.requests().len(), 2, "no retry once text streamed");
+    }
+
+    #[tokio::test]
+    async fn the_idle_timeout_runs_from_each_event_not_from_the_start() {
+        // 2 × 200 ms of silence, each within the 300 ms timeout, 400 ms in all.
+        let paused = json!({ "events": [
+            { "text": "a" }, { "stallMs": 200 }, { "text": "b" }, { "stallMs": 200 }, { "text": "c" },
+        ] });
+        let mock = testing::mock(json!([paused]));
+        let provider = OpenAi::new(testing::endpoint(&mock, 0), SHORT);
+        let (events, error) =
+            testing::run(&provider, testing::request(testing::prompt("hi"))).await;
+        assert_eq!(error, None);
+        let texts: Vec<_> = events
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::Text(text) => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(texts, ["a", "b", "c"]);
+    }
+
+    #[tokio::test]
+    async fn every_delta_of_a_read_holding_many_comes_out_in_order() {
+        let texts: Vec<String> = (0..500).map(|i| format!("{i} ")).collect();
+        let events: Vec<_> = texts.iter().map(|text| json!({ "text": text })).collect();
+        let mock = testing::mock(json!([{ "events": events }, { "events": events }]));
+        let openai = OpenAi::new(testing::endpoint(&mock, 0), SHORT);
+        let anthropic = Anthropic::new(testing::endpoint(&mock, 0), SHORT);
+        for provider in [&openai as &dyn crate::llm::Provider, &anthropic] {
+            let (events, error) =
+                testing::run(provider, testing::request(testing::prompt("hi"))).await;
+            assert_eq!(error, None);
+            let streamed: Vec<_> = events
+                .into_iter()
+                .filter(|e| matches!(e, StreamEvent::Text(_)))
+                .collect();
+            let expected: Vec<_> = texts.iter().cloned().map(StreamEvent::Text).collect();
+            assert_eq!(streamed, expected);
+        }
     }
 
     #[tokio::test]
