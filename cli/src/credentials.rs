@@ -117,7 +117,7 @@ fn owner_only(path: &Path) -> std::io::Result<fs::File> {
 
 /// The config dir `config` points at, where the file fallback lives.
 pub fn for_config(config: &Config) -> Credentials {
-    Credentials::new(config.resolve().user_config_dir)
+    Credentials::new(config.user_config_dir())
 }
 
 /// The engine's way to the user's keys, and the program editors run to sign in.

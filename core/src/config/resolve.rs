@@ -57,10 +57,7 @@ impl Config {
             .clone()
             .or_else(|| non_empty_env("HEARTH_MODEL"))
             .unwrap_or_else(|| DEFAULT_MODEL.to_string());
-        let user_config_dir = match self.config_dir.as_deref() {
-            Some(dir) => Some(PathBuf::from(dir)),
-            None => dirs::config_dir().map(|d| d.join("hearth")),
-        };
+        let user_config_dir = self.user_config_dir();
         Resolved {
             sandbox: Arc::new(sandbox_setup(self, user_config_dir.as_deref())),
             user_config_dir,
@@ -77,6 +74,16 @@ impl Config {
                 ("ANTHROPIC_BASE_URL", DEFAULT_ANTHROPIC_BASE_URL),
                 ANTHROPIC_API_KEY_ENV,
             ),
+        }
+    }
+
+    /// Where the user's own files live: `configDir`, else the platform config dir's
+    /// `hearth`; `None` when the platform has none. Alone, for a host that needs only this
+    /// (the `hearth` command's stored keys) and not the whole resolution.
+    pub fn user_config_dir(&self) -> Option<PathBuf> {
+        match self.config_dir.as_deref() {
+            Some(dir) => Some(PathBuf::from(dir)),
+            None => dirs::config_dir().map(|d| d.join("hearth")),
         }
     }
 }

@@ -3,7 +3,9 @@
 //! All writes go through [`Store::apply`], called only by the engine's outbox thread, which
 //! commits a batch before delivering the frames that announced it — so whatever reached the
 //! client is on disk, and a `kill -9` leaves a database that opens cleanly (WAL).
-//! Reads use a second connection so they never wait behind a write (file stores).
+//! Reads use a second connection so they never wait behind a write (file stores), opened at
+//! the first read: the engine's start (and its `initialize` answer) needs only the writer,
+//! which is what checks and migrates the file.
 
 mod checkpoints;
 mod event;
@@ -13,7 +15,8 @@ mod rules;
 mod schema;
 mod sessions;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rusqlite::{Connection, OpenFlags};
@@ -78,7 +81,7 @@ pub enum StoreOp {
     Checkpoint(CheckpointOp),
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct StoreError(pub String);
 
 impl std::fmt::Display for StoreError {
@@ -101,6 +104,11 @@ type Slot = Arc<Mutex<Option<Connection>>>;
 pub struct Store {
     writer: Slot,
     reader: Slot,
+    /// A file store's path, which its read connection is opened from at the first read;
+    /// `None` in memory, where the reader is the writer.
+    file: Option<PathBuf>,
+    /// Set by `close`, so that no read opens the read connection again afterwards.
+    closed: AtomicBool,
 }
 
 impl Store {
@@ -117,14 +125,11 @@ impl Store {
                 Ok(Store {
                     writer: shared.clone(),
                     reader: shared,
+                    file: None,
+                    closed: AtomicBool::new(false),
                 })
             }
-            StoreLocation::File(path) => Self::open_file(path).map_err(|e| {
-                StoreError(format!(
-                    "cannot open the session store {}: {e}",
-                    path.display()
-                ))
-            }),
+            StoreLocation::File(path) => Self::open_file(path).map_err(|e| cannot_open(path, e)),
         }
     }
 
@@ -151,19 +156,17 @@ impl Store {
         // the last commits, and it never corrupts.
         writer.pragma_update(None, "synchronous", "NORMAL")?;
         schema::migrate(&mut writer)?;
-        let reader = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
-        configure(&reader)?;
         Ok(Store {
             writer: Arc::new(Mutex::new(Some(writer))),
-            reader: Arc::new(Mutex::new(Some(reader))),
+            reader: Arc::new(Mutex::new(None)),
+            file: Some(path.to_path_buf()),
+            closed: AtomicBool::new(false),
         })
     }
 
     /// Closes both connections (the engine is done with the file).
     pub fn close(&self) {
+        self.closed.store(true, Ordering::Release);
         for slot in [&self.writer, &self.reader] {
             lock(slot).take();
         }
@@ -171,15 +174,35 @@ impl Store {
 
     /// The read connection, waiting while another read uses it.
     pub fn reader(&self) -> Reader<'_> {
-        Reader(lock(&self.reader))
+        self.opened(lock(&self.reader))
     }
 
     /// The read connection if no other read (or, in memory, write) is using it right now.
     pub fn try_reader(&self) -> Option<Reader<'_>> {
         match self.reader.try_lock() {
-            Ok(guard) => Some(Reader(guard)),
-            Err(std::sync::TryLockError::Poisoned(p)) => Some(Reader(p.into_inner())),
+            Ok(guard) => Some(self.opened(guard)),
+            Err(std::sync::TryLockError::Poisoned(p)) => Some(self.opened(p.into_inner())),
             Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+
+    /// The read connection held by `guard`, opened now if this is a file store's first read
+    /// (opening it at start cost a second SQLite connection's set-up before the first
+    /// answer). An open that fails is the read's error, and the next read tries again.
+    fn opened<'a>(&self, mut guard: MutexGuard<'a, Option<Connection>>) -> Reader<'a> {
+        let mut failed = None;
+        if let Some(path) = &self.file
+            && guard.is_none()
+            && !self.closed.load(Ordering::Acquire)
+        {
+            match open_reader(path) {
+                Ok(conn) => *guard = Some(conn),
+                Err(e) => failed = Some(cannot_open(path, e)),
+            }
+        }
+        Reader {
+            conn: guard,
+            failed,
         }
     }
 
@@ -221,11 +244,18 @@ impl LogPlace {
 pub struct Version(i64, u64);
 
 /// The read connection, held for as long as this lives.
-pub struct Reader<'a>(MutexGuard<'a, Option<Connection>>);
+pub struct Reader<'a> {
+    conn: MutexGuard<'a, Option<Connection>>,
+    /// Why the connection could not be opened, when it could not.
+    failed: Option<StoreError>,
+}
 
 impl Reader<'_> {
     fn read<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, StoreError> {
-        let conn = self.0.as_ref().ok_or_else(closed)?;
+        let conn = self
+            .conn
+            .as_ref()
+            .ok_or_else(|| self.failed.clone().unwrap_or_else(closed))?;
         Ok(f(conn)?)
     }
 
@@ -325,6 +355,22 @@ fn lock(slot: &Slot) -> MutexGuard<'_, Option<Connection>> {
 
 fn closed() -> StoreError {
     StoreError("the session store is closed".into())
+}
+
+fn cannot_open(path: &Path, e: impl std::fmt::Display) -> StoreError {
+    StoreError(format!(
+        "cannot open the session store {}: {e}",
+        path.display()
+    ))
+}
+
+fn open_reader(path: &Path) -> rusqlite::Result<Connection> {
+    let reader = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    configure(&reader)?;
+    Ok(reader)
 }
 
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
@@ -432,6 +478,38 @@ mod tests {
             assert_ne!(after, before, "{location:?}");
             assert_eq!(version(), after, "{location:?}");
         }
+    }
+
+    /// A file store's read connection is opened at the first read, not at start; one that
+    /// cannot be opened is that read's error, as clear as a failed start's, and the next read
+    /// tries again. (Renaming a file SQLite holds open is Unix's.)
+    #[cfg(unix)]
+    #[test]
+    fn a_file_stores_reader_opens_at_the_first_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hearth.db");
+        let store = Store::open(&StoreLocation::File(path.clone())).unwrap();
+        assert!(lock(&store.reader).is_none(), "not opened at start");
+        store.apply(vec![create_session("sess_1")]).unwrap();
+        // Moved away: the read connection, which never creates the file, cannot open.
+        let aside = dir.path().join("aside.db");
+        std::fs::rename(&path, &aside).unwrap();
+        let error = store.reader().session("sess_1").unwrap_err().0;
+        let expected = format!("cannot open the session store {}: ", path.display());
+        assert!(error.starts_with(&expected), "{error}");
+        std::fs::rename(&aside, &path).unwrap();
+        assert!(store.reader().session("sess_1").unwrap().is_some());
+        assert!(
+            store
+                .try_reader()
+                .unwrap()
+                .session("sess_1")
+                .unwrap()
+                .is_some()
+        );
+        store.close();
+        let error = store.reader().session("sess_1").unwrap_err().0;
+        assert_eq!(error, closed().0, "closed, and not opened again");
     }
 
     /// Replay reads the stored text instead of parsing every row; it must still send exactly
