@@ -48,10 +48,6 @@ const AUTH_METHODS: [(&str, ProviderName, &str); 2] = [
 /// and advertises only what works. The client's capabilities choose its connection (what it
 /// is shown, which workspace backend serves it); a second `initialize` is answered the same
 /// way and replaces it.
-/// Answers `protocolVersion: 1` whatever was asked (we speak only v1; the client decides),
-/// and advertises only what works. The client's capabilities choose its connection (what it
-/// is shown, which workspace backend serves it); a second `initialize` is answered the same
-/// way and replaces it.
 pub fn initialize(responder: Responder, raw: Params<'_>) {
     let request: InitializeRequest = match params(raw) {
         Ok(r) => r,
