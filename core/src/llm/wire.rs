@@ -146,6 +146,13 @@ impl WireCache {
         self.sealed_len = end;
     }
 
+    /// The whole text, in pieces: every part, in order, joined by commas (sealed: see
+    /// `with_encoded`).
+    pub fn pieces(&self) -> &[Bytes] {
+        debug_assert!(self.open.is_empty(), "sealed before a request reads it");
+        &self.sealed
+    }
+
     /// Each message's role and its parts, in order.
     pub fn messages(&self) -> impl Iterator<Item = (Role, Vec<&str>)> {
         let firsts = self.messages.iter().map(|&(_, first)| first as usize);
@@ -234,15 +241,6 @@ pub fn with_encoded<R>(
     }
     cache.seal();
     assemble(&cache)
-}
-
-impl WireCache {
-    /// The whole text, in pieces: every part, in order, joined by commas (sealed: see
-    /// `with_encoded`).
-    pub fn pieces(&self) -> &[Bytes] {
-        debug_assert!(self.open.is_empty(), "sealed before a request reads it");
-        &self.sealed
-    }
 }
 
 /// How many messages the cache holds the encoding of, and for which provider.
