@@ -45,6 +45,43 @@ fn a_childs_environment_is_the_engines_without_the_keys_plus_its_own() {
     assert_eq!(paths, 1);
 }
 
+/// A confined server's cache goes inside its temp dir, and with no network at all cargo is
+/// told so (rust-analyzer's `cargo metadata` would otherwise retry each download for ~11 s).
+#[test]
+fn a_confined_server_gets_its_own_cache_and_cargo_offline_when_the_network_is_off() {
+    use crate::sandbox::{Network, Setup};
+    let launcher = Launcher::with_env(with_keys(), &KEYS);
+    let root = std::env::temp_dir();
+    let own = [("XDG_CACHE_HOME".to_owned(), "/home/u/.cache".to_owned())];
+    let confined = |network: Network| {
+        let mut setup = Setup::default();
+        setup.settings.network = network;
+        let sandbox = ServerSandbox::new(&setup, &[&root], "lsp").unwrap();
+        let mut launch = launcher.launch(ChildKind::LanguageServer, "rust", &[], &root, &own);
+        sandbox.apply(&mut launch);
+        launch
+    };
+
+    let offline = confined(Network::Off);
+    let cache = value(&offline, "XDG_CACHE_HOME").unwrap();
+    assert!(
+        cache.contains("hearth-lsp") && cache.ends_with("cache"),
+        "{cache}"
+    );
+    let caches = offline.env.iter().filter(|(n, _)| n == "XDG_CACHE_HOME");
+    assert_eq!(caches.count(), 1);
+    assert_eq!(value(&offline, "CARGO_NET_OFFLINE"), Some("true"));
+    assert!(offline.sandbox.is_some());
+
+    assert_eq!(value(&confined(Network::On), "CARGO_NET_OFFLINE"), None);
+    let allowed = confined(Network::Allow(vec!["index.crates.io".into()]));
+    assert_eq!(
+        value(&allowed, "CARGO_NET_OFFLINE"),
+        None,
+        "through the proxy"
+    );
+}
+
 async fn run(io: &LocalIo, command: &str) -> Result<String, crate::io::IoError> {
     let spec = CommandSpec {
         command: command.to_owned(),
