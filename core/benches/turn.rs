@@ -334,7 +334,7 @@ fn prompt_steps(
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
     let gaps = tap.take_gaps();
     assert_eq!(gaps.len(), steps, "one gap per tool step");
-    let last = mock.requests().pop().unwrap();
+    let last = mock.last_request().unwrap();
     Stepped {
         gaps: gaps.iter().map(|g| g.as_secs_f64() * 1e6).collect(),
         messages: last.body["messages"].as_array().unwrap().len(),

@@ -21,7 +21,7 @@ use crate::permissions::prompt::Approver;
 use crate::question::Asker;
 use crate::session::events::{Recorded, SessionEvent};
 use crate::session::registry::Sessions;
-use crate::store::{Reader, Store, StoreError, StoreOp};
+use crate::store::{Reader, RuleRow, Store, StoreError, StoreOp};
 use crate::tools::{Limits, ToolDeps};
 
 /// What the protocol edge (and, for sign-in, the host) implements for the domain.
@@ -284,6 +284,20 @@ impl EngineContext {
             self.outbox.flushed().await;
         }
         tokio::task::block_in_place(|| read(&self.store.reader()))
+    }
+
+    /// The permission rules of `workspace`, as `read` would give them but without waiting
+    /// for this engine's other writes: a tool call's check needs every "always" answer
+    /// stored before it, not the turn's events queued before it, whose commit (and the
+    /// delivery of the frames ahead of them) it used to wait for on every call. Read right
+    /// here when the read connection is free, as `read_now` does.
+    pub async fn rules(&self, workspace: &str) -> Result<Vec<RuleRow>, StoreError> {
+        if self.outbox.has_pending_rules() {
+            self.outbox.flushed().await;
+        } else if let Some(rows) = self.store.try_reader() {
+            return rows.rules(workspace);
+        }
+        tokio::task::block_in_place(|| self.store.reader().rules(workspace))
     }
 
     /// Runs `read` right here when that costs no wait: nothing is pending and the read

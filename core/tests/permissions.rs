@@ -133,6 +133,27 @@ fn always_answers_are_remembered_across_a_restart() {
     assert_eq!(final_status(&client, &session), ["failed"]);
 }
 
+/// An "always" answer covers the very next call, even when that call is checked before the
+/// rule is committed: the check waits for the rules this engine is still writing (and only
+/// for those, not for the turn's other events).
+#[test]
+fn an_always_answer_covers_the_next_call_of_the_same_answer() {
+    let write = |id: &str, file: &str| json!({"toolCall": {"id": id, "name": "write", "arguments": json!({"path": file, "content": "x"}).to_string()}});
+    let setup = Setup::new(json!({"responses": [
+        {"events": [write("a", "one.txt"), write("b", "two.txt"), write("c", "three.txt")]},
+        text(&["done"]),
+    ]}));
+    let cwd = workspace(&setup);
+    let mut client = start(&setup, json!({}));
+    let asked = always_answer(&mut client, "allow_always");
+    let session = session(&mut client, &cwd);
+    client.prompt(&session, "write three");
+    assert_eq!(asked.lock().unwrap().len(), 1, "only the first write asked");
+    for file in ["one.txt", "two.txt", "three.txt"] {
+        assert!(cwd.join(file).exists(), "{file}");
+    }
+}
+
 /// With the sandbox off, as before it; with it on, plan runs commands read-only
 /// (`sandbox_escalation.rs`).
 #[test]

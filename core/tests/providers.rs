@@ -1,11 +1,12 @@
 //! What the providers bring to a tool turn, end to end: Anthropic's signed thinking kept
-//! through a tool loop, retries of rate limits and server errors before anything streams, and
-//! usage reported against the model's context window (and replayed).
+//! through a tool loop, retries of rate limits and server errors before anything streams,
+//! usage reported against the model's context window (and replayed), and a tool loop's
+//! requests on one HTTP/1.1 connection.
 
 mod common;
 
 use common::tools::{session, workspace};
-use common::{Setup, start, text};
+use common::{Setup, call, start, text};
 use hearth_testkit::{AcpClient, InProcess, agent_text};
 use serde_json::{Value, json};
 
@@ -109,4 +110,34 @@ fn usage_is_reported_against_the_context_window_and_replayed() {
         json!({"sessionId": session, "cwd": cwd, "mcpServers": []}),
     );
     assert!(fresh.updates(&session).contains(&usage[0]));
+}
+
+/// Each step's request goes on the connection the previous answer came on, for both
+/// providers: the engine reads an answer's body to its end (the last chunk after `[DONE]` or
+/// `message_stop`), so the connection goes back to the pool rather than being closed — a new
+/// connection per step would be a TLS handshake per step with a remote HTTP/1.1 server.
+#[test]
+fn a_tool_loop_reuses_one_connection() {
+    for model in ["mock-model", "claude-test"] {
+        let setup = Setup::new(json!({"responses": [
+            call("c1", "list", json!({})),
+            call("c2", "list", json!({})),
+            call("c3", "list", json!({})),
+            text(&["done"]),
+        ]}));
+        let cwd = workspace(&setup);
+        let mut config: Value = serde_json::from_str(&setup.config()).unwrap();
+        config["model"] = json!(model);
+        config["providers"]["anthropic"] =
+            json!({"baseUrl": setup.mock.base_url(), "apiKey": "anthropic-test-key"});
+        let mut client = AcpClient::new(InProcess::start(&config.to_string()));
+        client.initialize();
+        let session = session(&mut client, &cwd);
+        assert_eq!(
+            client.prompt(&session, "look")["result"]["stopReason"],
+            "end_turn"
+        );
+        let connections: Vec<u64> = setup.mock.requests().iter().map(|r| r.connection).collect();
+        assert_eq!(connections, [1, 1, 1, 1], "{model}");
+    }
 }

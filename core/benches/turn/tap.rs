@@ -72,15 +72,22 @@ fn relay(client: TcpStream, server: TcpStream, marks: Marks) {
     std::thread::spawn(move || pump(server_in, client, &marks, false));
 }
 
-/// Copies `from` to `to`, marking each read, until `from` closes.
+/// Copies `from` to `to`, marking each read, until `from` closes. The mark is taken when
+/// bytes are there to read (a peek at the first few), before the read copies them: a long
+/// request's first read takes up to 256 KiB, and that copy is the tap's time, not the
+/// engine's.
 fn pump(mut from: TcpStream, mut to: TcpStream, marks: &Marks, requests: bool) {
     let mut buffer = vec![0; 256 * 1024];
+    let mut first = [0; 5];
     loop {
+        if from.peek(&mut first).is_err() {
+            break;
+        }
+        let at = Instant::now();
         let read = match from.read(&mut buffer) {
             Ok(0) | Err(_) => break,
             Ok(read) => read,
         };
-        let at = Instant::now();
         let mark = match requests {
             true if buffer[..read].starts_with(b"POST ") => Some(Mark::Request(at)),
             true => None,

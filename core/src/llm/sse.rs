@@ -65,6 +65,9 @@ where
 /// 30 years, as `tokio::time::timeout` waits then.
 const NEVER: Duration = Duration::from_secs(86_400 * 365 * 30);
 
+/// How long the rest of a complete answer's body is read for (`Decoding::release`).
+const DRAIN_GRACE: Duration = Duration::from_secs(5);
+
 type Sse = BoxStream<'static, Result<Event, EventStreamError<reqwest::Error>>>;
 
 /// A body's SSE events being decoded into model events. A `Stream` of its own rather than a
@@ -75,6 +78,8 @@ struct Decoding<D> {
     decoder: D,
     pending: VecDeque<StreamEvent>,
     done: bool,
+    /// The provider's end marker came (the body may still hold its last bytes).
+    complete: bool,
     idle_timeout: Duration,
     /// Fires when the wait for the next event has lasted `idle_timeout`. Armed only when an
     /// event is not there at once (the wait starts then): events already read cost no timer.
@@ -94,6 +99,7 @@ pub fn decode<D: Decode>(
         decoder,
         pending: VecDeque::new(),
         done: false,
+        complete: false,
         idle_timeout,
         stall: Box::pin(tokio::time::sleep(Duration::ZERO)),
         waiting: false,
@@ -111,6 +117,7 @@ impl<D: Decode> Stream for Decoding<D> {
                 return Poll::Ready(Some(Ok(event)));
             }
             if this.done {
+                this.release();
                 return Poll::Ready(None);
             }
             let next = match this.sse.poll_next_unpin(cx) {
@@ -146,10 +153,28 @@ impl<D: Decode> Decoding<D> {
             Some(Ok(event)) => {
                 if self.decoder.event(&event, &mut self.pending)? == Flow::Done {
                     self.done = true;
+                    self.complete = true;
                 }
                 Ok(())
             }
         }
+    }
+
+    /// Reads what follows the end marker to the body's end, on a task of its own and within
+    /// `DRAIN_GRACE`, so that the answer does not wait for it: an HTTP/1.1 connection whose
+    /// response was not read to the end (its last chunk) is closed rather than pooled, and
+    /// the next request would connect — and with TLS, handshake — again.
+    fn release(&mut self) {
+        if !std::mem::take(&mut self.complete) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let mut rest = std::mem::replace(&mut self.sse, stream::empty().boxed());
+        runtime.spawn(tokio::time::timeout(DRAIN_GRACE, async move {
+            while rest.next().await.is_some() {}
+        }));
     }
 
     /// The next event is not there yet: starts the idle timer if this wait just began, and

@@ -18,6 +18,8 @@
 //! thread hop at all.
 
 mod here;
+#[cfg(test)]
+mod tests;
 
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -75,6 +77,9 @@ struct Queue {
     /// Writes dropped when the thread ends are never released; reads then wait on a barrier,
     /// which is dropped at once too.
     pending_writes: AtomicUsize,
+    /// Of those, the writes of permission rules (`StoreOp::AddRule`): what a rules read
+    /// waits for (`EngineContext::rules`).
+    pending_rules: AtomicUsize,
 }
 
 struct State {
@@ -111,6 +116,7 @@ impl Outbox {
             }),
             arrived: Condvar::new(),
             pending_writes: AtomicUsize::new(0),
+            pending_rules: AtomicUsize::new(0),
         });
         let consumer = queue.clone();
         let handle = thread::Builder::new()
@@ -147,6 +153,11 @@ impl Outbox {
         self.queue.pending_writes.load(Ordering::Acquire) > 0
     }
 
+    /// Whether a permission rule queued before this call may still be uncommitted.
+    pub fn has_pending_rules(&self) -> bool {
+        self.queue.pending_rules.load(Ordering::Acquire) > 0
+    }
+
     /// Asks the thread to finish what is queued and exit.
     pub fn shutdown(&self) {
         self.push(Item::Shutdown);
@@ -160,8 +171,11 @@ impl Outbox {
             drop(item);
             return;
         }
-        if matches!(item, Item::Write(..)) {
+        if let Item::Write(op, _) = &item {
             self.queue.pending_writes.fetch_add(1, Ordering::AcqRel);
+            if op.is_rule() {
+                self.queue.pending_rules.fetch_add(1, Ordering::AcqRel);
+            }
         }
         state.items.push_back(item);
         let wake = state.sleeping;
@@ -214,14 +228,14 @@ fn run(queue: &Queue, store: &Store, host: &dyn Host) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     loop {
         queue.take(&mut batch);
-        if !flush(&mut batch, store, host, &queue.pending_writes) {
+        if !flush(&mut batch, store, host, queue) {
             return;
         }
     }
 }
 
 /// Commits, then delivers, one batch. Returns false once shutdown was requested.
-fn flush(batch: &mut Vec<Item>, store: &Store, host: &dyn Host, pending: &AtomicUsize) -> bool {
+fn flush(batch: &mut Vec<Item>, store: &Store, host: &dyn Host, queue: &Queue) -> bool {
     let mut ops = Vec::new();
     let mut frames = Vec::with_capacity(batch.len());
     let mut barriers = Vec::new();
@@ -238,12 +252,14 @@ fn flush(batch: &mut Vec<Item>, store: &Store, host: &dyn Host, pending: &Atomic
         }
     }
     let written = ops.len();
+    let rules = ops.iter().filter(|op| op.is_rule()).count();
     if !ops.is_empty()
         && let Err(e) = store.apply(ops)
     {
         tracing::error!(error = %e, "committing events failed; delivering the frames anyway");
     }
-    pending.fetch_sub(written, Ordering::AcqRel);
+    queue.pending_rules.fetch_sub(rules, Ordering::AcqRel);
+    queue.pending_writes.fetch_sub(written, Ordering::AcqRel);
     for done in barriers {
         let _ = done.send(());
     }

@@ -405,8 +405,7 @@ impl Session {
     /// The "always" answers stored for `workspace`; none (so every call asks) if the store
     /// cannot be read.
     pub async fn rules(&self, workspace: &str) -> Vec<Rule> {
-        let workspace = workspace.to_string();
-        match self.ctx.read(move |rows| rows.rules(&workspace)).await {
+        match self.ctx.rules(workspace).await {
             Ok(rows) => rows
                 .into_iter()
                 .map(|row| Rule {

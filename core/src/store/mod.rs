@@ -404,6 +404,13 @@ fn fold_chunks(ops: Vec<StoreOp>) -> Vec<StoreOp> {
     out
 }
 
+impl StoreOp {
+    /// Whether it writes a permission rule (what `Reader::rules` reads).
+    pub fn is_rule(&self) -> bool {
+        matches!(self, StoreOp::AddRule { .. })
+    }
+}
+
 fn op_name(op: &StoreOp) -> &'static str {
     match op {
         StoreOp::CreateSession(_) => "create_session",

@@ -42,6 +42,10 @@ pub struct RecordedRequest {
     /// see which concurrent requests overlapped).
     #[serde(default)]
     pub at_us: u64,
+    /// The connection it came on, numbered from 1 in the order they were accepted (to see
+    /// whether a client reuses its connections).
+    #[serde(default)]
+    pub connection: u64,
 }
 
 /// State shared by the server and the [`crate::MockLlm`] handle.
@@ -55,7 +59,61 @@ pub(crate) struct Shared {
 #[derive(Default)]
 struct State {
     queue: VecDeque<Response>,
-    requests: Vec<RecordedRequest>,
+    requests: Vec<Received>,
+}
+
+/// A model request as it is kept: its body as text, parsed into a [`RecordedRequest`]'s JSON
+/// only when a test reads it. A long session's requests are megabytes each, and building
+/// their JSON tree as each arrived put the mock's work beside the engine's in what the
+/// benches time (`core/benches/turn.rs`'s steps).
+struct Received {
+    method: String,
+    path: String,
+    headers: BTreeMap<String, String>,
+    raw: String,
+    /// Whether the body is JSON.
+    json: bool,
+    at_us: u64,
+    connection: u64,
+}
+
+impl Received {
+    fn recorded(&self) -> RecordedRequest {
+        let body = match self.json {
+            true => serde_json::from_str(&self.raw).unwrap_or(Value::Null),
+            false => Value::String(self.raw.clone()),
+        };
+        RecordedRequest {
+            method: self.method.clone(),
+            path: self.path.clone(),
+            headers: self.headers.clone(),
+            body,
+            raw: self.raw.clone(),
+            at_us: self.at_us,
+            connection: self.connection,
+        }
+    }
+}
+
+/// What answering a request reads of its body: the model it names and whether it streams.
+#[derive(Deserialize)]
+struct Asked {
+    model: Option<String>,
+    stream: Option<bool>,
+}
+
+/// The body's model and whether it streams; an error if it is not JSON. Reading the two
+/// fields skips the rest without building it.
+fn asked(bytes: &[u8]) -> Result<(Option<String>, bool), serde_json::Error> {
+    if let Ok(asked) = serde_json::from_slice::<Asked>(bytes) {
+        return Ok((asked.model, asked.stream == Some(true)));
+    }
+    // JSON of another shape (a `model` that is not a string): read as any value, as before.
+    let body = serde_json::from_slice::<Value>(bytes)?;
+    Ok((
+        body["model"].as_str().map(str::to_owned),
+        body["stream"] == true,
+    ))
 }
 
 impl Shared {
@@ -79,7 +137,15 @@ impl Shared {
     }
 
     pub(crate) fn requests(&self) -> Vec<RecordedRequest> {
-        self.state().requests.clone()
+        self.state()
+            .requests
+            .iter()
+            .map(Received::recorded)
+            .collect()
+    }
+
+    pub(crate) fn last_request(&self) -> Option<RecordedRequest> {
+        self.state().requests.last().map(Received::recorded)
     }
 
     pub(crate) fn remaining(&self) -> usize {
@@ -92,15 +158,23 @@ enum Api {
     Anthropic,
 }
 
+/// Answers `request`, which came on connection number `connection`.
 pub(crate) async fn handle(
     shared: &Shared,
+    connection: u64,
     request: Request<Incoming>,
 ) -> Result<HttpResponse, Infallible> {
     let method = request.method().clone();
     let path = request.uri().path().to_owned();
+    let received = Arrival {
+        connection,
+        at_us: shared.started.elapsed().as_micros() as u64,
+    };
     Ok(match (&method, path.as_str()) {
-        (&Method::POST, "/v1/chat/completions") => model(shared, Api::OpenAi, request).await,
-        (&Method::POST, "/v1/messages") => model(shared, Api::Anthropic, request).await,
+        (&Method::POST, "/v1/chat/completions") => {
+            model(shared, Api::OpenAi, received, request).await
+        }
+        (&Method::POST, "/v1/messages") => model(shared, Api::Anthropic, received, request).await,
         (&Method::GET, "/_mock/requests") => json(StatusCode::OK, &json!(shared.requests())),
         (&Method::POST, "/_mock/script") => append_script(shared, request).await,
         (&Method::POST, "/_mock/reset") => {
@@ -117,7 +191,18 @@ pub(crate) async fn handle(
     })
 }
 
-async fn model(shared: &Shared, api: Api, request: Request<Incoming>) -> HttpResponse {
+/// Where and when a request came.
+struct Arrival {
+    connection: u64,
+    at_us: u64,
+}
+
+async fn model(
+    shared: &Shared,
+    api: Api,
+    arrival: Arrival,
+    request: Request<Incoming>,
+) -> HttpResponse {
     let (parts, body) = request.into_parts();
     let mut headers = BTreeMap::<String, String>::new();
     for (name, value) in &parts.headers {
@@ -128,34 +213,31 @@ async fn model(shared: &Shared, api: Api, request: Request<Incoming>) -> HttpRes
             .or_insert_with(|| value.into_owned());
     }
     let bytes = read(body).await;
-    let parsed = serde_json::from_slice::<Value>(&bytes);
+    let parsed = asked(&bytes);
 
-    let model = parsed
-        .as_ref()
-        .ok()
-        .and_then(|body| body["model"].as_str())
-        .unwrap_or("mock-model");
+    let model = match &parsed {
+        Ok((Some(model), _)) => model.as_str(),
+        _ => "mock-model",
+    };
     let number = shared.completions.fetch_add(1, Ordering::Relaxed) + 1;
     let dialect: Box<dyn Dialect> = match api {
         Api::OpenAi => Box::new(OpenAi::new(number, model, unix_time())),
         Api::Anthropic => Box::new(Anthropic::new(number, model)),
     };
-    let streaming = parsed.as_ref().is_ok_and(|body| body["stream"] == true);
+    let streaming = matches!(parsed, Ok((_, true)));
 
     // Record and take the next response in one step, so concurrent requests each get
     // their own response and appear in the log in the order they consumed the queue.
     let next = {
         let mut state = shared.state();
-        state.requests.push(RecordedRequest {
+        state.requests.push(Received {
             method: parts.method.to_string(),
             path: parts.uri.path().to_owned(),
             headers,
-            body: match &parsed {
-                Ok(body) => body.clone(),
-                Err(_) => String::from_utf8_lossy(&bytes).into(),
-            },
             raw: String::from_utf8_lossy(&bytes).into_owned(),
-            at_us: shared.started.elapsed().as_micros() as u64,
+            json: parsed.is_ok(),
+            at_us: arrival.at_us,
+            connection: arrival.connection,
         });
         let raw = &state.requests[state.requests.len() - 1].raw;
         let taken = next_for(&state.queue, raw);

@@ -77,6 +77,11 @@ impl MockLlm {
         self.shared.requests()
     }
 
+    /// The newest model request (its body parsed alone, not every request's).
+    pub fn last_request(&self) -> Option<RecordedRequest> {
+        self.shared.last_request()
+    }
+
     /// Responses not yet consumed.
     pub fn remaining(&self) -> usize {
         self.shared.remaining()
@@ -97,6 +102,7 @@ impl Drop for MockLlm {
 }
 
 async fn serve(listener: TcpListener, shared: Arc<Shared>, mut stop: oneshot::Receiver<()>) {
+    let mut connections = 0;
     loop {
         let stream = tokio::select! {
             _ = &mut stop => return,
@@ -110,8 +116,10 @@ async fn serve(listener: TcpListener, shared: Arc<Shared>, mut stop: oneshot::Re
         // one-chunk stream otherwise takes ~40 ms on Linux).
         let _ = stream.set_nodelay(true);
         let shared = Arc::clone(&shared);
+        connections += 1;
+        let connection = connections;
         tokio::spawn(async move {
-            let service = service_fn(|request| routes::handle(&shared, request));
+            let service = service_fn(|request| routes::handle(&shared, connection, request));
             // Connection errors are the client's business (or a scripted truncation).
             let _ = http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service)

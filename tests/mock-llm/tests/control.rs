@@ -94,6 +94,36 @@ async fn control_routes_append_reject_and_reset() {
     assert_eq!(message, "mock-llm: no route for GET /v1/models");
 }
 
+/// Each request is recorded with its whole body (kept as text, parsed when read) and the
+/// connection it came on; answering it reads only the model it names and whether it streams,
+/// whatever else the body holds.
+#[tokio::test]
+async fn requests_are_recorded_whole_with_the_connection_they_came_on() {
+    let mock = MockLlm::start(Script {
+        responses: vec![Response::text("a"), Response::text("b"), Response::text("c")],
+    })
+    .unwrap();
+    let url = format!("{}/chat/completions", mock.base_url());
+    let one = common::http();
+    let body = json!({"model": "m-1", "messages": [{"role": "user", "content": "hi"}]});
+    for _ in 0..2 {
+        let reply = one.post(&url).json(&body).send().await.unwrap();
+        assert_eq!(reply.json::<Value>().await.unwrap()["model"], "m-1");
+    }
+    // A `model` that is not a string: valid JSON all the same, answered with the default.
+    let odd = json!({"model": 7, "stream": "yes"});
+    let reply = common::http().post(&url).json(&odd).send().await.unwrap();
+    assert_eq!(reply.json::<Value>().await.unwrap()["model"], "mock-model");
+
+    let requests = mock.requests();
+    assert_eq!(requests[0].body, body);
+    assert_eq!(requests[0].raw, body.to_string());
+    assert_eq!(requests[2].body, odd);
+    let connections: Vec<u64> = requests.iter().map(|r| r.connection).collect();
+    assert_eq!(connections, [1, 1, 2], "the first client's connection, reused");
+    assert_eq!(mock.last_request().unwrap(), requests[2]);
+}
+
 #[tokio::test]
 async fn a_request_body_that_is_not_json_is_rejected_and_recorded() {
     let mock = MockLlm::start(Script {
