@@ -20,7 +20,8 @@
 //!
 //! Run: `cargo bench -p hearth-core --bench turn` (`-- --quick` for a smoke run, `-- --part
 //! steps` for one part; `BENCH_DATA=:memory:` to take SQLite out of the figure; `BENCH_API=OpenAi`
-//! or `Anthropic` for one stream of the tokens part).
+//! or `Anthropic` for one stream of the tokens part, `BENCH_API=Anthropic` for the steps part in
+//! Anthropic's dialect).
 //! Numbers, not assertions: the machines are shared and noisy.
 
 use std::io::{Read, Write};
@@ -356,6 +357,14 @@ struct Flatness {
     context: usize,
 }
 
+/// The dialect the steps part runs: OpenAI's, or Anthropic's with `BENCH_API=Anthropic`.
+fn steps_api() -> Api {
+    match std::env::var("BENCH_API").as_deref() {
+        Ok("Anthropic") => Api::Anthropic,
+        _ => Api::OpenAi,
+    }
+}
+
 /// Prompts of this many tool steps (the 50th request of a prompt is its text answer: the
 /// engine's default `maxTurnRequests`).
 const STEPS_PER_PROMPT: usize = 49;
@@ -366,7 +375,7 @@ fn step_flatness(long_prompts: usize, rounds: usize) -> Flatness {
     let mock = MockLlm::start(script(Vec::new())).unwrap();
     let tap = tap::Tap::start(address(&mock));
     let dir = tempfile::tempdir().unwrap();
-    let mut client = Client::start_at(&tap.base_url(), dir.path());
+    let mut client = Client::start_api(steps_api(), &tap.base_url(), dir.path());
     let new = |client: &mut Client| {
         client.call("session/new", json!({"cwd": "/tmp", "mcpServers": []}))["result"]["sessionId"]
             .clone()

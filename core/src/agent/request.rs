@@ -10,7 +10,8 @@
 //! last in the body, so request n+1 is request n with messages appended, byte for byte, and
 //! `llm/wire.rs` encodes only what is new (the engine's time per step at ~100 and ~3,000
 //! messages: `benches/README.md`). Anthropic requests carry three cache breakpoints
-//! (`llm/anthropic.rs`): the system prompt's, and a rolling pair on the two newest user turns.
+//! (`llm/anthropic.rs`): the system prompt's, and a rolling pair on the two newest user turns,
+//! spliced into the turns the wire cache keeps (`WireCache::turns`).
 //! The provider's token counts, cached and uncached, reach the client in `usage_update`'s
 //! `_meta.hearth` (`agent/stream.rs`). A Claude session with no search backend of its own is
 //! offered Anthropic's server-side search beside its tools (`hosted_search`).

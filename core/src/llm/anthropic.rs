@@ -9,7 +9,6 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use futures::future::BoxFuture;
 use reqwest::header::CONTENT_TYPE;
 use serde_json::{Value, json};
@@ -20,7 +19,7 @@ use super::body::Body;
 use super::error::Failure;
 use super::http::Transport;
 use super::sse::{self, Decode, Flow, Text};
-use super::wire::{self, Encoded, Role, WireCache};
+use super::wire::{self, Encoded, Role};
 use super::{ChatRequest, EventStream, FinishReason, LlmError, Provider, StreamEvent, Usage};
 use crate::chat::{AssistantPart, Image, Message, ThoughtLevel, ToolResult, UserPart};
 use crate::config::{ANTHROPIC_API_KEY_ENV, Endpoint, ProviderName};
@@ -99,10 +98,7 @@ fn body(request: &ChatRequest) -> Body {
         ProviderName::Anthropic,
         (request.earlier, &request.messages),
         encode,
-        |encoded| {
-            let turns = turns(encoded).into_iter();
-            wire::body_with_messages(&body, turns.map(|t| vec![Bytes::from(t)]).collect())
-        },
+        |encoded| wire::body_with_messages(&body, vec![encoded.turns()]),
     )
 }
 
@@ -122,47 +118,6 @@ fn encode(message: &Message) -> Encoded {
         role,
         parts: blocks.iter().map(Value::to_string).collect(),
     }
-}
-
-/// The conversation as Messages API turns, each as JSON text. Consecutive user messages
-/// (tool results then the next prompt, or two prompts around a turn that produced nothing)
-/// become one turn. Consecutive answers (one paused by `pause_turn`, then the rest) stay
-/// apart — the API joins them itself — so the request that resumed the paused one is still a
-/// prefix of the next.
-fn turns(encoded: &WireCache) -> Vec<String> {
-    let mut turns: Vec<(Role, Vec<&str>)> = Vec::new();
-    for (role, blocks) in encoded.messages().filter(|(_, blocks)| !blocks.is_empty()) {
-        match turns.last_mut() {
-            Some((last, content)) if *last == role && role == Role::User => content.extend(blocks),
-            _ => turns.push((role, blocks)),
-        }
-    }
-    // Breakpoints on the newest user turn (this request writes the cache up to there) and on
-    // the one before it (where the previous request wrote it, so this one reads it even when
-    // more than the API's 20-block lookback was added since). With the system prompt's, three
-    // of the four the API allows.
-    let marked: Vec<usize> = turns
-        .iter()
-        .enumerate()
-        .rev()
-        .filter(|(_, (role, _))| *role == Role::User)
-        .take(2)
-        .map(|(i, _)| i)
-        .collect();
-    turns
-        .iter()
-        .enumerate()
-        .map(|(i, (role, blocks))| {
-            let mut content = blocks.join(",");
-            if marked.contains(&i) {
-                // The last block is an object: the breakpoint joins it as its last member.
-                content.pop();
-                content.push_str(r#","cache_control":{"type":"ephemeral"}}"#);
-            }
-            let role = role.as_str();
-            format!(r#"{{"role":"{role}","content":[{content}]}}"#)
-        })
-        .collect()
 }
 
 fn user_block(part: &UserPart) -> Option<Value> {

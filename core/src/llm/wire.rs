@@ -4,6 +4,12 @@
 //! body shares the encoded text with the cache instead of copying it (`body.rs`): the text is
 //! kept in a few pieces of shared bytes, which each request's body lists (the step at ~100
 //! and ~3,000 messages: `benches/README.md`).
+//!
+//! Anthropic's messages are kept as they are sent: as turns, `{"role":…,"content":[blocks]}`,
+//! consecutive user messages sharing one. A turn is closed (`]}`) only when the next one
+//! opens, so the text always ends inside the newest turn, ready for what joins it; a request
+//! lists the text as it is, with its cache breakpoints spliced into the two newest user
+//! turns' last blocks (`WireCache::turns`) — no request regroups the conversation.
 
 use std::sync::{Arc, Mutex};
 
@@ -14,7 +20,8 @@ use super::body::Body;
 use crate::chat::Message;
 use crate::config::ProviderName;
 
-/// The role a message's parts go under: Anthropic's turns; OpenAI's parts name their own.
+/// The role a message's parts go under: Anthropic's turns (the cache keeps them as turns);
+/// OpenAI's parts name their own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
     Own,
@@ -58,7 +65,20 @@ pub struct WireCache {
     part_ends: Vec<u32>,
     /// Each message's role and its first part's index in `part_ends`.
     messages: Vec<(Role, u32)>,
+    /// The turns the text holds, when its messages go under a role (Anthropic's).
+    turns: Vec<Turn>,
 }
+
+/// A turn in the text: its role, its first message, and where its last block ends.
+#[derive(Debug, Clone, Copy)]
+struct Turn {
+    role: Role,
+    first_message: u32,
+    end: u32,
+}
+
+/// What marks a block as a prompt-cache breakpoint: it joins the block as its last member.
+const BREAKPOINT: &str = r#","cache_control":{"type":"ephemeral"}}"#;
 
 impl std::fmt::Debug for WireCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -79,15 +99,63 @@ fn offset(position: usize) -> u32 {
 
 impl WireCache {
     fn push(&mut self, encoded: Encoded) {
+        let index = offset(self.messages.len());
         self.messages
             .push((encoded.role, offset(self.part_ends.len())));
+        if encoded.parts.is_empty() {
+            return;
+        }
+        // Whether the first part follows a block or a message it is separated from by a comma.
+        let mut after = match encoded.role {
+            Role::Own => self.len() > 0,
+            role if self.joins_turn(role) => true,
+            role => {
+                self.open_turn(role, index);
+                false
+            }
+        };
         for part in encoded.parts {
-            if self.len() > 0 {
+            if after {
                 self.open.push(',');
             }
+            after = true;
             self.open.push_str(&part);
             self.part_ends.push(offset(self.len()));
         }
+        let end = offset(self.len());
+        if encoded.role != Role::Own
+            && let Some(turn) = self.turns.last_mut()
+        {
+            turn.end = end;
+        }
+    }
+
+    /// Whether a message of `role` goes in the newest turn: a user message after a user
+    /// turn (tool results, then the next prompt). Consecutive answers stay apart (one paused
+    /// by `pause_turn`, then the rest): the API joins them itself, and the request that
+    /// resumed the paused one stays a prefix of the next.
+    fn joins_turn(&self, role: Role) -> bool {
+        role == Role::User
+            && self
+                .turns
+                .last()
+                .is_some_and(|turn| turn.role == Role::User)
+    }
+
+    /// Closes the newest turn, if any, and opens one of `role` whose first message is
+    /// `index`.
+    fn open_turn(&mut self, role: Role, index: u32) {
+        if !self.turns.is_empty() {
+            self.open.push_str("]},");
+        }
+        self.open.push_str(r#"{"role":""#);
+        self.open.push_str(role.as_str());
+        self.open.push_str(r#"","content":["#);
+        self.turns.push(Turn {
+            role,
+            first_message: index,
+            end: 0,
+        });
     }
 
     fn len(&self) -> usize {
@@ -127,6 +195,14 @@ impl WireCache {
         self.messages.truncate(from);
         self.part_ends.truncate(first as usize);
         let end = self.part_ends.last().map_or(0, |&end| end as usize);
+        // The newest turn left ends where the text now does (it may have lost blocks).
+        let kept = self
+            .turns
+            .partition_point(|turn| (turn.first_message as usize) < from);
+        self.turns.truncate(kept);
+        if let Some(turn) = self.turns.last_mut() {
+            turn.end = offset(end);
+        }
         if end >= self.sealed_len {
             self.open.truncate(end - self.sealed_len);
             return;
@@ -153,55 +229,50 @@ impl WireCache {
         &self.sealed
     }
 
-    /// Each message's role and its parts, in order.
-    pub fn messages(&self) -> impl Iterator<Item = (Role, Vec<&str>)> {
-        let firsts = self.messages.iter().map(|&(_, first)| first as usize);
-        let ends = firsts.skip(1).chain(std::iter::once(self.part_ends.len()));
-        let mut pieces = Pieces::new(&self.sealed);
-        self.messages
-            .iter()
-            .zip(ends)
-            .map(move |(&(role, first), end)| {
-                let first = first as usize;
-                let parts = (first..end).map(|i| {
-                    let start = match i {
-                        0 => 0,
-                        _ => self.part_ends[i - 1] as usize + 1,
-                    };
-                    pieces.text(start, self.part_ends[i] as usize)
-                });
-                (role, parts.collect())
-            })
-    }
-}
-
-/// A walk through the sealed text in order (a part never spans two pieces).
-struct Pieces<'a> {
-    pieces: &'a [Bytes],
-    /// The piece the walk is in, and where it starts in the text.
-    at: usize,
-    start: usize,
-}
-
-impl<'a> Pieces<'a> {
-    fn new(pieces: &'a [Bytes]) -> Self {
-        Pieces {
-            pieces,
-            at: 0,
-            start: 0,
+    /// The turns as a request sends them, in pieces: the text with its newest turn closed,
+    /// and a prompt-cache breakpoint in the last block of each of the two newest user turns
+    /// — the newest, where this request writes the cache up to, and the one before it, where
+    /// the previous request wrote it, so that this one reads it even when more than the
+    /// API's 20-block lookback was added since. (With the system prompt's, three of the four
+    /// breakpoints the API allows.) Sealed: see `with_encoded`.
+    pub fn turns(&self) -> Vec<Bytes> {
+        debug_assert!(self.open.is_empty(), "sealed before a request reads it");
+        let mut marks: Vec<usize> = (self.turns.iter().rev())
+            .filter(|turn| turn.role == Role::User)
+            .take(2)
+            .map(|turn| turn.end as usize)
+            .collect();
+        marks.reverse();
+        let mut pieces = Vec::new();
+        let mut from = 0;
+        for mark in marks {
+            // The block's closing brace makes way for the breakpoint, which closes it.
+            self.slice(from, mark - 1, &mut pieces);
+            pieces.push(Bytes::from_static(BREAKPOINT.as_bytes()));
+            from = mark;
         }
+        self.slice(from, self.sealed_len, &mut pieces);
+        if !self.turns.is_empty() {
+            pieces.push(Bytes::from_static(b"]}"));
+        }
+        pieces
     }
 
-    /// The text from `start` to `end`, at or after the previous one asked.
-    fn text(&mut self, start: usize, end: usize) -> &'a str {
-        while start >= self.start + self.pieces[self.at].len() {
-            self.start += self.pieces[self.at].len();
-            self.at += 1;
+    /// Appends the sealed text from `start` to `end` to `out`, as slices of its pieces
+    /// (shared, not copied).
+    fn slice(&self, start: usize, end: usize, out: &mut Vec<Bytes>) {
+        let mut at = 0;
+        for piece in &self.sealed {
+            let (low, high) = (at, at + piece.len());
+            at = high;
+            let (from, to) = (start.max(low), end.min(high));
+            if from < to {
+                out.push(piece.slice(from - low..to - low));
+            }
+            if high >= end {
+                break;
+            }
         }
-        let piece = &self.pieces[self.at];
-        // Sealed from a `String`, cut at part boundaries: always UTF-8.
-        std::str::from_utf8(&piece[start - self.start..end - self.start])
-            .expect("the wire's text is UTF-8")
     }
 }
 
@@ -293,9 +364,38 @@ mod tests {
         String::from_utf8(cache.pieces().concat()).unwrap()
     }
 
+    /// How many parts each message has.
+    fn part_counts(cache: &WireCache) -> Vec<usize> {
+        let firsts: Vec<usize> = cache.messages.iter().map(|&(_, f)| f as usize).collect();
+        let ends = firsts
+            .iter()
+            .skip(1)
+            .copied()
+            .chain([cache.part_ends.len()]);
+        firsts
+            .iter()
+            .zip(ends)
+            .map(|(first, end)| end - first)
+            .collect()
+    }
+
+    /// The parts, read back from the text (messages of `Role::Own`: parts joined by commas).
+    fn parts(cache: &WireCache) -> Vec<String> {
+        let text = joined(cache);
+        let mut start = 0;
+        (cache.part_ends.iter())
+            .map(|&end| {
+                let part = text[start..end as usize].to_string();
+                start = end as usize + 1;
+                part
+            })
+            .collect()
+    }
+
+    /// A user message's text blocks, under its own role (as OpenAI's messages go).
     fn user(m: &Message) -> Encoded {
         Encoded {
-            role: Role::User,
+            role: Role::Own,
             parts: match m {
                 Message::User { content } => content
                     .iter()
@@ -340,7 +440,7 @@ mod tests {
             user(m)
         };
         let mut messages = vec![Message::user_text("one")];
-        let count = |e: &WireCache| e.messages().count();
+        let count = |e: &WireCache| e.messages.len();
         let (a, b) = (ProviderName::Openai, ProviderName::Anthropic);
         assert_eq!(with_encoded(&wire, a, (0, &messages), encode, count), 1);
         messages.push(Message::user_text("two"));
@@ -368,12 +468,7 @@ mod tests {
             ],
         };
         let messages = vec![Message::user_text("a"), two_blocks, Message::user_text("d")];
-        let parts = |e: &WireCache| {
-            (
-                joined(e),
-                e.messages().map(|(_, p)| p.len()).collect::<Vec<_>>(),
-            )
-        };
+        let parts = |e: &WireCache| (joined(e), part_counts(e));
         let a = ProviderName::Openai;
         let (text, counts) = with_encoded(&wire, a, (0, &messages), user, parts);
         let block = |t: &str| json!(t).to_string();
@@ -403,14 +498,7 @@ mod tests {
             assert!(sizes.len() <= 10, "{n}: {sizes:?}");
         }
         let texts: Vec<String> = messages.iter().flat_map(|m| user(m).parts).collect();
-        let read = |e: &WireCache| {
-            let parts: Vec<String> = e
-                .messages()
-                .flat_map(|(_, p)| p)
-                .map(str::to_string)
-                .collect();
-            (joined(e), parts)
-        };
+        let read = |e: &WireCache| (joined(e), parts(e));
         let (text, parts) = with_encoded(&wire, a, (0, &messages), user, read);
         assert_eq!((text, &parts), (texts.join(","), &texts));
         for cut in [999, 700, 512, 3, 0] {
@@ -421,5 +509,96 @@ mod tests {
         // Encoding on from a cut.
         let (text, _) = with_encoded(&wire, a, (0, &messages[..10]), user, read);
         assert_eq!(text, texts[..10].join(","));
+    }
+
+    /// The turns as the Messages API takes them, built whole from every message's role and
+    /// blocks: what `WireCache::turns` must give, however the cache got there.
+    fn whole_turns(messages: &[(Role, Vec<String>)]) -> String {
+        let mut turns: Vec<(Role, Vec<&str>)> = Vec::new();
+        for (role, blocks) in messages.iter().filter(|(_, blocks)| !blocks.is_empty()) {
+            let blocks = blocks.iter().map(String::as_str);
+            match turns.last_mut() {
+                Some((last, content)) if *last == *role && *role == Role::User => {
+                    content.extend(blocks)
+                }
+                _ => turns.push((*role, blocks.collect())),
+            }
+        }
+        let users = turns.iter().enumerate().rev();
+        let marked: Vec<usize> = (users.filter(|(_, (role, _))| *role == Role::User))
+            .take(2)
+            .map(|(i, _)| i)
+            .collect();
+        let turns: Vec<String> = (turns.iter().enumerate())
+            .map(|(i, (role, blocks))| {
+                let mut content = blocks.join(",");
+                if marked.contains(&i) {
+                    content.pop();
+                    content.push_str(BREAKPOINT);
+                }
+                format!(r#"{{"role":"{}","content":[{content}]}}"#, role.as_str())
+            })
+            .collect();
+        turns.join(",")
+    }
+
+    /// Messages of a tool loop, with the shapes that test the grouping: several blocks, user
+    /// messages in a row (tool results then a prompt), an answer with no block, two answers
+    /// in a row.
+    fn conversation(n: usize) -> Vec<(Role, Vec<String>)> {
+        let block =
+            |i: usize, j: usize| json!({"type": "text", "text": format!("{i}.{j}")}).to_string();
+        (0..n)
+            .map(|i| match i % 7 {
+                0 | 2 | 3 => (Role::User, (0..1 + i % 2).map(|j| block(i, j)).collect()),
+                4 => (Role::Assistant, Vec::new()),
+                _ => (
+                    Role::Assistant,
+                    (0..1 + i % 3).map(|j| block(i, j)).collect(),
+                ),
+            })
+            .collect()
+    }
+
+    /// A request per message, cuts anywhere (a prompt's block joining its message), and
+    /// encoding on from a cut: the turns are always what building them whole gives, and a
+    /// request lists the cache's pieces (sliced, not copied) plus a few of its own.
+    #[test]
+    fn turns_are_kept_as_sent_and_marked_on_the_two_newest_user_turns() {
+        let messages = conversation(300);
+        let as_messages: Vec<Message> = (0..messages.len())
+            .map(|i| Message::user_text(i.to_string()))
+            .collect();
+        let encode = |m: &Message| {
+            let Message::User { content } = m else {
+                unreachable!()
+            };
+            let UserPart::Text { text } = &content[0] else {
+                unreachable!()
+            };
+            let (role, parts) = messages[text.parse::<usize>().unwrap()].clone();
+            Encoded { role, parts }
+        };
+        let wire = SharedWire::default();
+        let a = ProviderName::Anthropic;
+        let turns = |e: &WireCache| {
+            let pieces = e.turns();
+            assert!(pieces.len() <= e.pieces().len() + 5, "{}", pieces.len());
+            String::from_utf8(pieces.concat()).unwrap()
+        };
+        for n in 0..=messages.len() {
+            let sent = with_encoded(&wire, a, (0, &as_messages[..n]), encode, turns);
+            assert_eq!(sent, whole_turns(&messages[..n]), "{n} messages");
+            let sent: Value = serde_json::from_str(&format!("[{sent}]")).unwrap();
+            assert!(sent.is_array());
+        }
+        for cut in [299, 150, 73, 9, 3, 1, 0] {
+            forget(&wire, cut);
+            let sent = with_encoded(&wire, a, (0, &as_messages[..cut]), encode, turns);
+            assert_eq!(sent, whole_turns(&messages[..cut]), "cut at {cut}");
+            let on = (cut + 5).min(messages.len());
+            let sent = with_encoded(&wire, a, (0, &as_messages[..on]), encode, turns);
+            assert_eq!(sent, whole_turns(&messages[..on]), "on from {cut}");
+        }
     }
 }

@@ -100,7 +100,11 @@ async fn control_routes_append_reject_and_reset() {
 #[tokio::test]
 async fn requests_are_recorded_whole_with_the_connection_they_came_on() {
     let mock = MockLlm::start(Script {
-        responses: vec![Response::text("a"), Response::text("b"), Response::text("c")],
+        responses: vec![
+            Response::text("a"),
+            Response::text("b"),
+            Response::text("c"),
+        ],
     })
     .unwrap();
     let url = format!("{}/chat/completions", mock.base_url());
@@ -120,7 +124,11 @@ async fn requests_are_recorded_whole_with_the_connection_they_came_on() {
     assert_eq!(requests[0].raw, body.to_string());
     assert_eq!(requests[2].body, odd);
     let connections: Vec<u64> = requests.iter().map(|r| r.connection).collect();
-    assert_eq!(connections, [1, 1, 2], "the first client's connection, reused");
+    assert_eq!(
+        connections,
+        [1, 1, 2],
+        "the first client's connection, reused"
+    );
     assert_eq!(mock.last_request().unwrap(), requests[2]);
 }
 
