@@ -5,6 +5,8 @@
 //! message is kept in the session's log (its `model` column) and the context is rebuilt from
 //! it exactly — Anthropic requires thinking blocks and their signatures back verbatim.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -108,13 +110,14 @@ impl ToolResult {
     }
 }
 
-/// A tool as the model sees it.
+/// A tool as the model sees it. Every request lists every tool, so the schema is shared
+/// rather than copied into each.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolSpec {
     pub name: String,
     pub description: String,
     /// JSON Schema of the arguments object.
-    pub parameters: Value,
+    pub parameters: Arc<Value>,
 }
 
 /// How hard the model should think: OpenAI `reasoning_effort`, Anthropic thinking budget.

@@ -61,44 +61,97 @@ fn thinking_budget(level: ThoughtLevel) -> Option<u64> {
     }
 }
 
-/// Marks a prompt-cache breakpoint: everything up to this block is cached for five minutes,
-/// so each step of a tool loop re-reads the conversation at a tenth of the price.
-fn cached(mut block: Value) -> Value {
-    block["cache_control"] = json!({ "type": "ephemeral" });
-    block
+/// What a body carries before its messages, in the order it is sent: serialized from the
+/// request's own parts (the tools' schemas are shared, never copied into a JSON tree).
+#[derive(serde::Serialize)]
+struct Head<'a> {
+    model: &'a str,
+    max_tokens: u64,
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Thinking>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Tool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<[SystemBlock<'a>; 1]>,
+}
+
+#[derive(serde::Serialize)]
+struct Thinking {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    budget_tokens: u64,
+}
+
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum Tool<'a> {
+    Custom {
+        name: &'a str,
+        description: &'a str,
+        input_schema: &'a Value,
+    },
+    /// Anthropic's own (`anthropic_search.rs`).
+    Server(Value),
+}
+
+/// The system prompt, marked as a prompt-cache breakpoint: everything up to it (the tools
+/// too, which precede it in the cache's order) is cached for five minutes, so each step of a
+/// tool loop re-reads it at a tenth of the price.
+#[derive(serde::Serialize)]
+struct SystemBlock<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+    cache_control: CacheControl,
+}
+
+#[derive(serde::Serialize)]
+struct CacheControl {
+    #[serde(rename = "type")]
+    kind: &'static str,
 }
 
 /// The body's JSON text, the conversation last (see `openai.rs`); only the messages added
 /// since the session's previous request are encoded (`wire.rs`).
 fn body(request: &ChatRequest) -> Body {
     let budget = request.thought_level.and_then(thinking_budget);
-    let mut body = json!({
-        "model": request.model,
-        "max_tokens": ANSWER_TOKENS + budget.unwrap_or(0),
-        "stream": true,
-    });
-    if let Some(budget) = budget {
-        body["thinking"] = json!({ "type": "enabled", "budget_tokens": budget });
-    }
-    let mut tools: Vec<Value> = request
-        .tools
-        .iter()
-        .map(|t| json!({ "name": t.name, "description": t.description, "input_schema": t.parameters }))
+    let mut tools: Vec<Tool> = (request.tools.iter())
+        .map(|t| Tool::Custom {
+            name: &t.name,
+            description: &t.description,
+            input_schema: &t.parameters,
+        })
         .collect();
-    tools.extend(request.hosted_search.as_ref().map(anthropic_search::tool));
-    if !tools.is_empty() {
-        body["tools"] = Value::Array(tools);
-    }
-    if !request.system.is_empty() {
-        // Tools precede the system prompt in the cache's order, so this caches both.
-        body["system"] = json!([cached(json!({ "type": "text", "text": &*request.system }))]);
-    }
+    tools.extend(
+        request
+            .hosted_search
+            .as_ref()
+            .map(|search| Tool::Server(anthropic_search::tool(search))),
+    );
+    let head = Head {
+        model: &request.model,
+        max_tokens: ANSWER_TOKENS + budget.unwrap_or(0),
+        stream: true,
+        thinking: budget.map(|budget_tokens| Thinking {
+            kind: "enabled",
+            budget_tokens,
+        }),
+        tools,
+        system: (!request.system.is_empty()).then(|| {
+            [SystemBlock {
+                kind: "text",
+                text: &request.system,
+                cache_control: CacheControl { kind: "ephemeral" },
+            }]
+        }),
+    };
     wire::with_encoded(
         &request.wire,
         ProviderName::Anthropic,
         (request.earlier, &request.messages),
         encode,
-        |encoded| wire::body_with_messages(&body, vec![encoded.turns()]),
+        |encoded| wire::body_with_messages(&head, vec![encoded.turns()]),
     )
 }
 
@@ -658,7 +711,7 @@ mod tests {
         request.tools = vec![ToolSpec {
             name: "read".into(),
             description: "Read a file".into(),
-            parameters: json!({ "type": "object" }),
+            parameters: json!({ "type": "object" }).into(),
         }];
         request.thought_level = Some(ThoughtLevel::Medium);
         let (_, error) = testing::run(&provider, request).await;

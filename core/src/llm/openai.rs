@@ -46,21 +46,24 @@ impl OpenAi {
     /// appended, byte for byte (the provider's prompt cache matches on that prefix); only
     /// the messages added since the previous request are encoded (`wire.rs`).
     fn body(request: &ChatRequest) -> Body {
-        let mut body = json!({
-            "model": request.model,
-            "stream": true,
-            "stream_options": { "include_usage": true },
-        });
-        if let Some(effort) = request.thought_level.and_then(reasoning_effort) {
-            body["reasoning_effort"] = json!(effort);
-        }
-        if !request.tools.is_empty() {
-            let tools: Vec<Value> = request.tools.iter().map(|t| json!({
-                "type": "function",
-                "function": { "name": t.name, "description": t.description, "parameters": t.parameters },
-            })).collect();
-            body["tools"] = Value::Array(tools);
-        }
+        let head = Head {
+            model: &request.model,
+            stream: true,
+            stream_options: StreamOptions {
+                include_usage: true,
+            },
+            reasoning_effort: request.thought_level.and_then(reasoning_effort),
+            tools: (request.tools.iter())
+                .map(|t| FunctionTool {
+                    kind: "function",
+                    function: Function {
+                        name: &t.name,
+                        description: &t.description,
+                        parameters: &t.parameters,
+                    },
+                })
+                .collect(),
+        };
         let system = json!({ "role": "system", "content": &*request.system }).to_string();
         let system = Bytes::from(system);
         let encode = |message: &Message| Encoded {
@@ -76,10 +79,42 @@ impl OpenAi {
             (request.earlier, &request.messages),
             encode,
             |encoded| {
-                wire::body_with_messages(&body, vec![vec![system], encoded.pieces().to_vec()])
+                wire::body_with_messages(&head, vec![vec![system], encoded.pieces().to_vec()])
             },
         )
     }
+}
+
+/// What a body carries before its messages, in the order it is sent: serialized from the
+/// request's own parts (the tools' schemas are shared, never copied into a JSON tree).
+#[derive(serde::Serialize)]
+struct Head<'a> {
+    model: &'a str,
+    stream: bool,
+    stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'static str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<FunctionTool<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(serde::Serialize)]
+struct FunctionTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: Function<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct Function<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
 }
 
 /// One conversation message as chat-completions messages (tool results are one message each).
@@ -702,7 +737,8 @@ mod tests {
         request.tools = vec![ToolSpec {
             name: "read".into(),
             description: "Read a file".into(),
-            parameters: json!({ "type": "object", "properties": { "path": { "type": "string" } } }),
+            parameters: json!({ "type": "object", "properties": { "path": { "type": "string" } } })
+                .into(),
         }];
         request.thought_level = Some(ThoughtLevel::High);
         let (_, error) = testing::run(&provider, request).await;

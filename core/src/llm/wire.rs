@@ -14,7 +14,6 @@
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use serde_json::Value;
 
 use super::body::Body;
 use crate::chat::Message;
@@ -331,8 +330,8 @@ pub fn forget(wire: &SharedWire, from: usize) {
 /// last member — the same bytes serializing the whole body as one value gives. Each run is
 /// one or more items already joined by commas, in pieces (the wire's text is many items); an
 /// empty run stands for nothing.
-pub fn body_with_messages(head: &Value, runs: Vec<Vec<Bytes>>) -> Body {
-    let head = head.to_string();
+pub fn body_with_messages(head: &impl serde::Serialize, runs: Vec<Vec<Bytes>>) -> Body {
+    let head = serde_json::to_string(head).expect("a request's head serializes");
     let mut opening = head[..head.len() - 1].to_string();
     opening.push_str(if head.len() > 2 {
         ",\"messages\":["
@@ -355,7 +354,7 @@ pub fn body_with_messages(head: &Value, runs: Vec<Vec<Bytes>>) -> Body {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
     use crate::chat::UserPart;

@@ -158,7 +158,7 @@ pub fn erase<T: Tool>(tool: T) -> Arc<dyn AnyTool> {
     let spec = ToolSpec {
         name,
         description,
-        parameters: tool.parameters(),
+        parameters: Arc::new(tool.parameters()),
     };
     Arc::new(Erased {
         tool: Arc::new(tool),

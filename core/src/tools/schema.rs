@@ -113,7 +113,7 @@ mod tests {
             serde_json::json!({
                 "name": spec.name,
                 "description": spec.description,
-                "parameters": spec.parameters,
+                "parameters": *spec.parameters,
             })
         })
         .collect();

@@ -110,7 +110,7 @@ mod tests {
         ToolSpec {
             name: name.into(),
             description: "d".repeat(39),
-            parameters: json!({}),
+            parameters: json!({}).into(),
         }
     }
 
