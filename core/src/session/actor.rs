@@ -187,13 +187,15 @@ async fn restore(ctx: &Arc<EngineContext>, id: &Arc<str>) -> Result<Option<Resto
             let Some(record) = rows.session(&id)? else {
                 return Ok(None);
             };
-            Ok(Some((record, rows.context_events(&id)?, rows.spent(&id)?)))
+            let mut history = History::default();
+            rows.for_each_context_event(&id, |event| history.observe(&event, ctx.log()))?;
+            Ok(Some((record, history, rows.spent(&id)?)))
         })
         .await
         .map_err(|e| e.0)?;
-    Ok(found.map(|(record, events, spent)| Restored {
+    Ok(found.map(|(record, history, spent)| Restored {
         state: SessionState::from_record(&record, ctx.resolved()),
-        history: History::rebuild(&events, ctx.log()).logged(),
+        history: history.restarted().logged(),
         interrupted: record.turn_running,
         spent: spent.unwrap_or(0.0),
     }))

@@ -5,7 +5,9 @@ use std::path::Path;
 
 use super::Session;
 use super::events::Recorded;
-use crate::store::{CheckpointOp, CheckpointRecord, CheckpointRow, StoreError, StoreOp, now};
+use crate::store::{
+    CheckpointOp, CheckpointRecord, CheckpointRow, Event, StoreError, StoreOp, now,
+};
 
 impl Session {
     /// Records `path` as the prompt `message_id` found it before changing it: its text, or
@@ -64,13 +66,11 @@ impl Session {
 
     /// The user message ids of the session's prompts, oldest first (what a rewind names).
     pub async fn prompt_ids(&self) -> Result<Vec<String>, StoreError> {
-        let id = self.id.clone();
-        let events = self.ctx.read(move |rows| rows.context_events(&id)).await?;
         let format = self.ctx.log();
         let mut ids: Vec<String> = Vec::new();
-        for event in &events {
+        let mut note = |event: Event| {
             let Some(update) = &event.update else {
-                continue;
+                return;
             };
             let message_id = match format.decode(update) {
                 Recorded::UserPart { message_id, .. } | Recorded::Command { message_id } => {
@@ -84,7 +84,10 @@ impl Session {
             {
                 ids.push(message_id);
             }
-        }
+        };
+        (self.ctx)
+            .read(|rows| rows.for_each_context_event(&self.id, &mut note))
+            .await?;
         Ok(ids)
     }
 }

@@ -7,7 +7,7 @@
 //! The live path and the rebuild share one function, [`History::observe`], fed the same rows
 //! the log keeps: what the model remembers is what a restart restores.
 //!
-//! Built by [`History::rebuild`] over the rows `Reader::context_events` returns (prompt blocks
+//! Built by [`History::observe`] over the rows `Reader::for_each_context_event` hands over (prompt blocks
 //! and model-only rows); then a prompt block arrives through `observe` (decoded as a restart
 //! decodes it) and a model message through `Session::remember`, so a model step reads nothing
 //! from SQLite. Calls left without results (a cancel, a crash) get a "not run" result before
@@ -92,21 +92,11 @@ pub struct History {
 }
 
 impl History {
-    /// The context of a session whose log is `events` (oldest first).
-    pub fn rebuild(events: &[Event], format: &dyn LogFormat) -> History {
-        let mut history = History::replay(events, format);
-        // A turn a crash or a shutdown cut short may have left calls without results.
-        history.close_open_calls();
-        history
-    }
-
-    /// The context `events` make, as the live session made it from them.
-    pub fn replay(events: &[Event], format: &dyn LogFormat) -> History {
-        let mut history = History::default();
-        for event in events {
-            history.observe(event, format);
-        }
-        history
+    /// This history, replayed from a log, as a session that comes up again continues it: a
+    /// turn a crash or a shutdown cut short may have left calls without results.
+    pub fn restarted(mut self) -> History {
+        self.close_open_calls();
+        self
     }
 
     /// The history of a session that logs its messages: it lets go of those a request has

@@ -275,8 +275,11 @@ impl Session {
             return Ok(());
         }
         let id = self.id.clone();
-        let events = self.ctx.read(move |rows| rows.context_events(&id)).await?;
-        let whole = History::replay(&events, self.ctx.log());
+        let mut whole = History::default();
+        let log = self.ctx.log();
+        (self.ctx)
+            .read(|rows| rows.for_each_context_event(&id, |event| whole.observe(&event, log)))
+            .await?;
         self.history().take_back(whole);
         Ok(())
     }

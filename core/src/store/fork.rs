@@ -9,7 +9,7 @@
 //! the fork, without lineage) and `fork_event_id` (the parent's last event copied); its events
 //! are `INSERT INTO events SELECT … WHERE session_id = parent AND id < cut`. The cut is the
 //! first logged block of the prompt the request names (`prompt_start`, by its `messageId`), or
-//! none: the whole log. `History::rebuild` over the copied rows gives the fork its context.
+//! none: the whole log. `History::observe` over the copied rows gives the fork its context.
 
 use rusqlite::{Connection, Transaction, params};
 

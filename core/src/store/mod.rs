@@ -268,10 +268,14 @@ impl Reader<'_> {
         self.read(|conn| sessions::events(conn, id)).map(coalesce)
     }
 
-    /// What the model's context is rebuilt from when a session comes up (see
-    /// `sessions::context_events`).
-    pub fn context_events(&self, id: &str) -> Result<Vec<Event>, StoreError> {
-        self.read(|conn| sessions::context_events(conn, id))
+    /// What the model's context is rebuilt from when a session comes up, row by row (see
+    /// `sessions::for_each_context_event`).
+    pub fn for_each_context_event(
+        &self,
+        id: &str,
+        each: impl FnMut(Event),
+    ) -> Result<(), StoreError> {
+        self.read(|conn| sessions::for_each_context_event(conn, id, each))
     }
 
     /// What the session had spent when it last reported a cost (`sessions::spent`).

@@ -135,13 +135,23 @@ pub fn events(conn: &Connection, id: &str) -> rusqlite::Result<Vec<Event>> {
 }
 
 /// The rows the model's context is built from: the user's prompt blocks and the model-only
-/// rows (its messages, compactions), oldest first — not the stream of chunks around them.
-pub fn context_events(conn: &Connection, id: &str) -> rusqlite::Result<Vec<Event>> {
+/// rows (its messages, compactions), oldest first — not the stream of chunks around them —
+/// handed to `each` one at a time as they are read: a long session's rows, each a JSON tree,
+/// are never all held at once.
+pub fn for_each_context_event(
+    conn: &Connection,
+    id: &str,
+    mut each: impl FnMut(Event),
+) -> rusqlite::Result<()> {
     let mut stmt = conn.prepare_cached(
         "SELECT update_json, model_json FROM events
          WHERE session_id = ?1 AND kind IN ('model', 'user_message_chunk') ORDER BY id",
     )?;
-    stmt.query_map([id], event)?.collect()
+    let mut rows = stmt.query([id])?;
+    while let Some(row) = rows.next()? {
+        each(event(row)?);
+    }
+    Ok(())
 }
 
 /// What the session had spent by its last `usage_update` that said (the `cost` a priced model

@@ -21,7 +21,7 @@
 //!   (`init.md`, the file's body with `$ARGUMENTS`, the skill as the `skill` tool loads it with
 //!   what the user typed after it, the prompt's messages from `prompts/get`) is remembered
 //!   model-only right after the marked prompt, so the model reads it as the user's message and
-//!   `History::rebuild` puts it at the same place after a restart; then the turn goes on as any.
+//!   `History::observe` puts it at the same place after a restart; then the turn goes on as any.
 //! - **On the context**: `/compact [focus]` (`agent/compaction.rs`), `/undo` (`agent/undo.rs`).
 //!
 //! Tests: end to end in `core/tests/commands.rs`.

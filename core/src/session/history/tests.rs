@@ -24,6 +24,20 @@ impl LogFormat for Format {
     }
 }
 
+/// The context `events` make, as the live session made it from them.
+fn replay(events: &[Event]) -> History {
+    let mut history = History::default();
+    for event in events {
+        history.observe(event, &Format);
+    }
+    history
+}
+
+/// The context of a session whose log is `events`, as it comes up again.
+fn rebuild(events: &[Event]) -> History {
+    replay(events).restarted()
+}
+
 fn chunk(kind: &str, id: &str, text: &str) -> Event {
     Event::update(json!({"kind": kind, "id": id, "text": text}))
 }
@@ -81,7 +95,7 @@ fn interrupted_tool_calls_get_a_result() {
             parts: vec![call("d")],
         }),
     ];
-    let history = History::rebuild(&log, &Format);
+    let history = rebuild(&log);
     let messages = history.messages();
     assert_eq!(
         result_ids(&messages),
@@ -108,7 +122,7 @@ fn user_chunks_and_model_messages_in_order() {
         chunk("user_message_chunk", "u2", "thanks"),
     ];
     assert_eq!(
-        *History::rebuild(&log, &Format).messages(),
+        *rebuild(&log).messages(),
         vec![
             Message::User {
                 content: vec![text("fix the bug"), text("in main.rs")]
@@ -157,7 +171,7 @@ fn a_compaction_rewrites_the_context_the_same_way_live_and_rebuilt() {
     for event in &log {
         live.observe(event, &Format);
     }
-    let rebuilt = History::rebuild(&log, &Format);
+    let rebuilt = rebuild(&log);
     assert_eq!(live.messages(), rebuilt.messages());
     assert_eq!(
         *rebuilt.messages(),
@@ -262,8 +276,8 @@ fn a_logged_history_lets_go_of_what_was_sent_and_takes_it_back_from_the_log() {
         }),
     ];
     // A restart answers the interrupted call with a result the log does not hold.
-    let mut live = History::rebuild(&log, &Format).logged();
-    let mut kept_all = History::rebuild(&log, &Format);
+    let mut live = rebuild(&log).logged();
+    let mut kept_all = rebuild(&log);
     let mut step = |message: Message, log: &mut Vec<Event>| {
         log.push(model(message.clone()));
         send(&live);
@@ -294,7 +308,7 @@ fn a_logged_history_lets_go_of_what_was_sent_and_takes_it_back_from_the_log() {
     assert!(live.encodes_for(ProviderName::Openai));
     assert!(!live.encodes_for(ProviderName::Anthropic));
     assert_eq!(live.weight(), kept_all.weight());
-    live.take_back(History::replay(&log, &Format));
+    live.take_back(replay(&log));
     assert!(live.is_whole());
     assert_eq!(live.messages(), kept_all.messages());
 }
