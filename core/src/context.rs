@@ -21,7 +21,7 @@ use crate::permissions::prompt::Approver;
 use crate::question::Asker;
 use crate::session::events::{Recorded, SessionEvent};
 use crate::session::registry::Sessions;
-use crate::store::{Reader, RuleRow, Store, StoreError, StoreOp};
+use crate::store::{Event, Reader, RuleRow, Store, StoreError, StoreOp};
 use crate::tools::{Limits, ToolDeps};
 
 /// What the protocol edge (and, for sign-in, the host) implements for the domain.
@@ -36,6 +36,10 @@ pub struct Ports {
     /// The host's `hearth auth`, when it has one (the CLI does; embedding hosts don't).
     pub sign_in: Option<Arc<dyn TerminalSignIn>>,
 }
+
+/// The rows of a session's log one read takes when its model context is rebuilt
+/// (`EngineContext::for_each_context_event`).
+const CONTEXT_PAGE: usize = 1000;
 
 /// The stored log's format, one for the whole engine whatever its clients speak: what an
 /// event is written as, and what the domain reads back from a written one.
@@ -286,11 +290,32 @@ impl EngineContext {
         tokio::task::block_in_place(|| read(&self.store.reader()))
     }
 
+    /// Hands the rows a session's model context is built from to `each`, oldest first, a
+    /// page of `CONTEXT_PAGE` rows per read: the read connection (on a `:memory:` store, the
+    /// writer too) is let go between pages, so a long session's restore holds up other reads
+    /// and commits for a page's time at most.
+    pub async fn for_each_context_event(
+        &self,
+        id: &str,
+        mut each: impl FnMut(Event),
+    ) -> Result<(), StoreError> {
+        let mut after = 0;
+        loop {
+            let page = (after, CONTEXT_PAGE);
+            let read = |rows: &Reader<'_>| rows.for_each_context_event(id, page, &mut each);
+            let (count, last) = self.read(read).await?;
+            if count < CONTEXT_PAGE {
+                return Ok(());
+            }
+            after = last;
+        }
+    }
+
     /// The permission rules of `workspace`, as `read` would give them but without waiting
     /// for this engine's other writes: a tool call's check needs every "always" answer
     /// stored before it, not the turn's events queued before it, whose commit (and the
-    /// delivery of the frames ahead of them) it used to wait for on every call. Read right
-    /// here when the read connection is free, as `read_now` does.
+    /// delivery of the frames ahead of them) would put the delivery thread's pace into every
+    /// tool call. Read right here when the read connection is free, as `read_now` does.
     pub async fn rules(&self, workspace: &str) -> Result<Vec<RuleRow>, StoreError> {
         if self.outbox.has_pending_rules() {
             self.outbox.flushed().await;

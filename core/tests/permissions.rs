@@ -133,9 +133,9 @@ fn always_answers_are_remembered_across_a_restart() {
     assert_eq!(final_status(&client, &session), ["failed"]);
 }
 
-/// An "always" answer covers the very next call, even when that call is checked before the
-/// rule is committed: the check waits for the rules this engine is still writing (and only
-/// for those, not for the turn's other events).
+/// An "always" answer covers the very next call of the same answer. (That the check waits
+/// for a rule still being written is the outbox's `only_a_queued_rule_is_a_pending_rule`;
+/// here the rule is usually committed before the next check.)
 #[test]
 fn an_always_answer_covers_the_next_call_of_the_same_answer() {
     let write = |id: &str, file: &str| json!({"toolCall": {"id": id, "name": "write", "arguments": json!({"path": file, "content": "x"}).to_string()}});

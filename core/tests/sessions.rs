@@ -226,6 +226,35 @@ fn a_restarted_engine_restores_a_session_on_any_request() {
     assert_eq!(listed["sessions"][0]["title"], "one");
 }
 
+/// A context of more rows than the restore reads at once (1,000 a page): brought back whole
+/// and in order, so the first request after a restart continues the last one before it.
+#[test]
+fn a_restart_restores_a_context_longer_than_a_page() {
+    const PROMPTS: usize = 600;
+    let answers: Vec<Value> = (0..=PROMPTS).map(|i| text(&[&format!("a{i}")])).collect();
+    let setup = Setup::new(json!({ "responses": answers }));
+    let cwd = setup.cwd();
+    let (session, before) = {
+        let mut client = setup.client();
+        let session = client.new_session(&cwd);
+        for i in 0..PROMPTS {
+            client.prompt(&session, &format!("q{i}"));
+        }
+        (session, setup.mock.last_request().unwrap().body)
+    };
+    let mut client = setup.client();
+    client.prompt(&session, "again");
+    let after = setup.mock.last_request().unwrap().body;
+    let (before, after) = (
+        before["messages"].as_array().unwrap(),
+        after["messages"].as_array().unwrap(),
+    );
+    assert!(before.len() >= 1_200, "{} messages", before.len());
+    assert_eq!(after.len(), before.len() + 2);
+    assert_eq!(after[..before.len()], before[..]);
+    assert_eq!(after[before.len()]["content"], format!("a{}", PROMPTS - 1));
+}
+
 #[test]
 fn close_keeps_the_session_and_delete_removes_it() {
     let setup = Setup::new(json!({"responses": [text(&["a"]), text(&["b"])]}));

@@ -716,6 +716,16 @@ mod tests {
         request.thought_level = Some(ThoughtLevel::Medium);
         let (_, error) = testing::run(&provider, request).await;
         assert_eq!(error, None);
+        // The head's members in the order they go out (the prompt cache matches on bytes).
+        let head = concat!(
+            r#"{"model":"test-model","max_tokens":12288,"stream":true,"#,
+            r#""thinking":{"type":"enabled","budget_tokens":4096},"tools":[{"name":"read","#,
+            r#""description":"Read a file","input_schema":{"type":"object"}}],"system":[{"#,
+            r#""type":"text","text":"Be brief.","cache_control":{"type":"ephemeral"}}],"#,
+            r#""messages":["#,
+        );
+        let raw = &mock.requests()[0].raw;
+        assert!(raw.starts_with(head), "{raw}");
         let body = &mock.requests()[0].body;
         assert_eq!(body["model"], "test-model");
         assert_eq!(body["stream"], true);

@@ -749,6 +749,14 @@ mod tests {
         // The body's pieces go out as one body of known length, not chunked.
         assert_eq!(sent.headers["content-length"], sent.raw.len().to_string());
         assert!(!sent.headers.contains_key("transfer-encoding"));
+        // The head's members in the order they go out (the prompt cache matches on bytes).
+        let head = concat!(
+            r#"{"model":"test-model","stream":true,"stream_options":{"include_usage":true},"#,
+            r#""reasoning_effort":"high","tools":[{"type":"function","function":{"name":"read","#,
+            r#""description":"Read a file","parameters":{"type":"object","properties":{"path":"#,
+            r#"{"type":"string"}}}}}],"messages":[{"role":"system","content":"Be brief."},"#,
+        );
+        assert!(sent.raw.starts_with(head), "{}", sent.raw);
         let body = &sent.body;
         assert_eq!(body["reasoning_effort"], "high");
         assert_eq!(body["stream"], true);

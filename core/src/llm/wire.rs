@@ -47,9 +47,10 @@ pub struct Encoded {
 
 /// The encodings of a session's messages, kept as one text: every part of every message in
 /// order, separated by commas — for OpenAI, the request's `messages` array as it is sent
-/// (but the system message). The text up to the last request is in pieces of shared bytes
+/// (but the system message); for Anthropic, the parts inside the turns they go in, the
+/// newest left open (`turns`). The text up to the last request is in pieces of shared bytes
 /// that request bodies hold rather than copy; what the cache keeps besides the text is a few
-/// bytes a part and a message.
+/// bytes a part, a message and a turn.
 #[derive(Default)]
 pub struct WireCache {
     /// Whose encoding this is (a session may switch between providers).
@@ -62,14 +63,13 @@ pub struct WireCache {
     open: String,
     /// Where each part ends in the text.
     part_ends: Vec<u32>,
-    /// Each message's role and its first part's index in `part_ends`.
-    messages: Vec<(Role, u32)>,
+    /// Each message's first part's index in `part_ends`.
+    messages: Vec<u32>,
     /// The turns the text holds, when its messages go under a role (Anthropic's).
     turns: Vec<Turn>,
 }
 
 /// A turn in the text: its role, its first message, and where its last block ends.
-#[derive(Debug, Clone, Copy)]
 struct Turn {
     role: Role,
     first_message: u32,
@@ -99,8 +99,7 @@ fn offset(position: usize) -> u32 {
 impl WireCache {
     fn push(&mut self, encoded: Encoded) {
         let index = offset(self.messages.len());
-        self.messages
-            .push((encoded.role, offset(self.part_ends.len())));
+        self.messages.push(offset(self.part_ends.len()));
         if encoded.parts.is_empty() {
             return;
         }
@@ -188,7 +187,7 @@ impl WireCache {
 
     /// Forgets the messages from `from` on.
     fn truncate(&mut self, from: usize) {
-        let Some(&(_, first)) = self.messages.get(from) else {
+        let Some(&first) = self.messages.get(from) else {
             return;
         };
         self.messages.truncate(from);
@@ -221,8 +220,8 @@ impl WireCache {
         self.sealed_len = end;
     }
 
-    /// The whole text, in pieces: every part, in order, joined by commas (sealed: see
-    /// `with_encoded`).
+    /// The whole text, in pieces: for OpenAI, every part, in order, joined by commas (sealed:
+    /// see `with_encoded`; Anthropic's requests take `turns`).
     pub fn pieces(&self) -> &[Bytes] {
         debug_assert!(self.open.is_empty(), "sealed before a request reads it");
         &self.sealed
@@ -281,7 +280,7 @@ pub type SharedWire = Arc<Mutex<WireCache>>;
 /// Runs `assemble` on the encoding of a context whose first `earlier` messages the cache
 /// holds already (their values are kept nowhere else in memory) and whose next ones are
 /// `messages`, encoding only those the cache has not seen; `assemble` gets the text sealed
-/// (`WireCache::pieces`). The context must extend what the cache was filled from (the
+/// (`WireCache::pieces`, `WireCache::turns`). The context must extend what the cache was filled from (the
 /// session starts a new cache whenever its context is rewritten); with `earlier` messages,
 /// the cache must hold them in `dialect` (`agent/request.rs` brings them back from the log
 /// otherwise).
@@ -365,7 +364,7 @@ mod tests {
 
     /// How many parts each message has.
     fn part_counts(cache: &WireCache) -> Vec<usize> {
-        let firsts: Vec<usize> = cache.messages.iter().map(|&(_, f)| f as usize).collect();
+        let firsts: Vec<usize> = cache.messages.iter().map(|&f| f as usize).collect();
         let ends = firsts
             .iter()
             .skip(1)

@@ -19,7 +19,7 @@ use super::{Session, SessionState};
 use crate::chat::Prompt;
 use crate::context::EngineContext;
 use crate::lsp::Lsp;
-use crate::store::StoreOp;
+use crate::store::{StoreError, StoreOp};
 use crate::tools::Registry;
 
 /// Why a job found no live session.
@@ -181,19 +181,16 @@ impl Restored {
 /// Reads the session's row, the model's context and what it spent from its log, once every
 /// queued write is committed.
 async fn restore(ctx: &Arc<EngineContext>, id: &Arc<str>) -> Result<Option<Restored>, String> {
-    let id = id.clone();
-    let found = ctx
-        .read(move |rows| {
-            let Some(record) = rows.session(&id)? else {
-                return Ok(None);
-            };
-            let mut history = History::default();
-            rows.for_each_context_event(&id, |event| history.observe(&event, ctx.log()))?;
-            Ok(Some((record, history, rows.spent(&id)?)))
-        })
+    let message = |e: StoreError| e.0;
+    let Some(record) = ctx.read(|rows| rows.session(id)).await.map_err(message)? else {
+        return Ok(None);
+    };
+    let mut history = History::default();
+    ctx.for_each_context_event(id, |event| history.observe(&event, ctx.log()))
         .await
-        .map_err(|e| e.0)?;
-    Ok(found.map(|(record, history, spent)| Restored {
+        .map_err(message)?;
+    let spent = ctx.read(|rows| rows.spent(id)).await.map_err(message)?;
+    Ok(Some(Restored {
         state: SessionState::from_record(&record, ctx.resolved()),
         history: history.restarted().logged(),
         interrupted: record.turn_running,

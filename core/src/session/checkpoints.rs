@@ -85,9 +85,7 @@ impl Session {
                 ids.push(message_id);
             }
         };
-        (self.ctx)
-            .read(|rows| rows.for_each_context_event(&self.id, &mut note))
-            .await?;
+        self.ctx.for_each_context_event(&self.id, &mut note).await?;
         Ok(ids)
     }
 }

@@ -7,8 +7,8 @@
 //! The live path and the rebuild share one function, [`History::observe`], fed the same rows
 //! the log keeps: what the model remembers is what a restart restores.
 //!
-//! Built by [`History::observe`] over the rows `Reader::for_each_context_event` hands over (prompt blocks
-//! and model-only rows); then a prompt block arrives through `observe` (decoded as a restart
+//! Built by [`History::observe`] over the rows `Reader::for_each_context_event` hands over
+//! (prompt blocks and model-only rows); then a prompt block arrives through `observe` (decoded as a restart
 //! decodes it) and a model message through `Session::remember`, so a model step reads nothing
 //! from SQLite. Calls left without results (a cancel, a crash) get a "not run" result before
 //! anything else joins the context, live and rebuilt alike. A compaction's rewrite is a logged

@@ -274,11 +274,10 @@ impl Session {
         if self.history().is_whole() {
             return Ok(());
         }
-        let id = self.id.clone();
         let mut whole = History::default();
         let log = self.ctx.log();
         (self.ctx)
-            .read(|rows| rows.for_each_context_event(&id, |event| whole.observe(&event, log)))
+            .for_each_context_event(&self.id, |event| whole.observe(&event, log))
             .await?;
         self.history().take_back(whole);
         Ok(())

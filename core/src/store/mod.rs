@@ -268,14 +268,15 @@ impl Reader<'_> {
         self.read(|conn| sessions::events(conn, id)).map(coalesce)
     }
 
-    /// What the model's context is rebuilt from when a session comes up, row by row (see
-    /// `sessions::for_each_context_event`).
+    /// A page of what the model's context is rebuilt from when a session comes up, row by
+    /// row (see `sessions::for_each_context_event`).
     pub fn for_each_context_event(
         &self,
         id: &str,
+        page: (i64, usize),
         each: impl FnMut(Event),
-    ) -> Result<(), StoreError> {
-        self.read(|conn| sessions::for_each_context_event(conn, id, each))
+    ) -> Result<(usize, i64), StoreError> {
+        self.read(|conn| sessions::for_each_context_event(conn, id, page, each))
     }
 
     /// What the session had spent when it last reported a cost (`sessions::spent`).

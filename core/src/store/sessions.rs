@@ -134,24 +134,29 @@ pub fn events(conn: &Connection, id: &str) -> rusqlite::Result<Vec<Event>> {
     stmt.query_map([id], event)?.collect()
 }
 
-/// The rows the model's context is built from: the user's prompt blocks and the model-only
-/// rows (its messages, compactions), oldest first — not the stream of chunks around them —
-/// handed to `each` one at a time as they are read: a long session's rows, each a JSON tree,
-/// are never all held at once.
+/// Up to `limit` of the rows the model's context is built from — the user's prompt blocks
+/// and the model-only rows (its messages, compactions), not the stream of chunks around them
+/// — those after the row `after`, oldest first, handed to `each` one at a time as they are
+/// read (a long session's rows, each a JSON tree, are never all held at once); how many there
+/// were, and the last one's id.
 pub fn for_each_context_event(
     conn: &Connection,
     id: &str,
+    (after, limit): (i64, usize),
     mut each: impl FnMut(Event),
-) -> rusqlite::Result<()> {
+) -> rusqlite::Result<(usize, i64)> {
     let mut stmt = conn.prepare_cached(
-        "SELECT update_json, model_json FROM events
-         WHERE session_id = ?1 AND kind IN ('model', 'user_message_chunk') ORDER BY id",
+        "SELECT update_json, model_json, id FROM events
+         WHERE session_id = ?1 AND kind IN ('model', 'user_message_chunk') AND id > ?2
+         ORDER BY id LIMIT ?3",
     )?;
-    let mut rows = stmt.query([id])?;
+    let mut rows = stmt.query((id, after, limit as i64))?;
+    let (mut count, mut last) = (0, after);
     while let Some(row) = rows.next()? {
         each(event(row)?);
+        (count, last) = (count + 1, row.get(2)?);
     }
-    Ok(())
+    Ok((count, last))
 }
 
 /// What the session had spent by its last `usage_update` that said (the `cost` a priced model

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::convert::Infallible;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
@@ -38,8 +38,8 @@ pub struct RecordedRequest {
     /// from one request to the next).
     #[serde(default)]
     pub raw: String,
-    /// When it arrived, in microseconds since the server started (for measurements, and to
-    /// see which concurrent requests overlapped).
+    /// When its head arrived (before its body was read), in microseconds since the server
+    /// started (for measurements, and to see which concurrent requests overlapped).
     #[serde(default)]
     pub at_us: u64,
     /// The connection it came on, numbered from 1 in the order they were accepted (to see
@@ -66,11 +66,13 @@ struct State {
 /// only when a test reads it. A long session's requests are megabytes each, and building
 /// their JSON tree as each arrived put the mock's work beside the engine's in what the
 /// benches time (`core/benches/turn.rs`'s steps).
+#[derive(Clone)]
 struct Received {
     method: String,
     path: String,
     headers: BTreeMap<String, String>,
-    raw: String,
+    /// Shared, so that reading the requests copies no body under the lock.
+    raw: Arc<str>,
     /// Whether the body is JSON.
     json: bool,
     at_us: u64,
@@ -80,15 +82,15 @@ struct Received {
 impl Received {
     fn recorded(&self) -> RecordedRequest {
         let body = match self.json {
-            true => serde_json::from_str(&self.raw).unwrap_or(Value::Null),
-            false => Value::String(self.raw.clone()),
+            true => serde_json::from_str(&self.raw).expect("recorded as JSON once parsed"),
+            false => Value::String(self.raw.to_string()),
         };
         RecordedRequest {
             method: self.method.clone(),
             path: self.path.clone(),
             headers: self.headers.clone(),
             body,
-            raw: self.raw.clone(),
+            raw: self.raw.to_string(),
             at_us: self.at_us,
             connection: self.connection,
         }
@@ -108,7 +110,8 @@ fn asked(bytes: &[u8]) -> Result<(Option<String>, bool), serde_json::Error> {
     if let Ok(asked) = serde_json::from_slice::<Asked>(bytes) {
         return Ok((asked.model, asked.stream == Some(true)));
     }
-    // JSON of another shape (a `model` that is not a string): read as any value, as before.
+    // JSON of another shape (a `model` that is not a string) is still a request: read as any
+    // value, with the defaults for what it does not say.
     let body = serde_json::from_slice::<Value>(bytes)?;
     Ok((
         body["model"].as_str().map(str::to_owned),
@@ -136,16 +139,16 @@ impl Shared {
         self.state().queue.extend(responses);
     }
 
+    /// Parsed once taken out of the state: a test reading them while requests arrive does
+    /// not hold those up.
     pub(crate) fn requests(&self) -> Vec<RecordedRequest> {
-        self.state()
-            .requests
-            .iter()
-            .map(Received::recorded)
-            .collect()
+        let received = self.state().requests.clone();
+        received.iter().map(Received::recorded).collect()
     }
 
     pub(crate) fn last_request(&self) -> Option<RecordedRequest> {
-        self.state().requests.last().map(Received::recorded)
+        let last = self.state().requests.last().cloned();
+        last.as_ref().map(Received::recorded)
     }
 
     pub(crate) fn remaining(&self) -> usize {
@@ -166,15 +169,15 @@ pub(crate) async fn handle(
 ) -> Result<HttpResponse, Infallible> {
     let method = request.method().clone();
     let path = request.uri().path().to_owned();
-    let received = Arrival {
+    let arrival = Arrival {
         connection,
         at_us: shared.started.elapsed().as_micros() as u64,
     };
     Ok(match (&method, path.as_str()) {
         (&Method::POST, "/v1/chat/completions") => {
-            model(shared, Api::OpenAi, received, request).await
+            model(shared, Api::OpenAi, arrival, request).await
         }
-        (&Method::POST, "/v1/messages") => model(shared, Api::Anthropic, received, request).await,
+        (&Method::POST, "/v1/messages") => model(shared, Api::Anthropic, arrival, request).await,
         (&Method::GET, "/_mock/requests") => json(StatusCode::OK, &json!(shared.requests())),
         (&Method::POST, "/_mock/script") => append_script(shared, request).await,
         (&Method::POST, "/_mock/reset") => {
@@ -234,7 +237,7 @@ async fn model(
             method: parts.method.to_string(),
             path: parts.uri.path().to_owned(),
             headers,
-            raw: String::from_utf8_lossy(&bytes).into_owned(),
+            raw: String::from_utf8_lossy(&bytes).into(),
             json: parsed.is_ok(),
             at_us: arrival.at_us,
             connection: arrival.connection,
