@@ -2,7 +2,7 @@
 //! `kill -9` leaves behind.
 
 use std::process::{Command, Stdio as Pipe};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use hearth_mock_llm::{MockLlm, Script};
 use hearth_testkit::{AcpClient, Stdio, absolute, agent_text, cargo_bin};
@@ -385,6 +385,12 @@ fn sigterm_leaves_no_mcp_server_behind() {
         std::fs::read_to_string(format!("/proc/{pid}/stat"))
             .is_ok_and(|stat| !stat.split(") ").nth(1).unwrap_or("").starts_with('Z'))
     };
+    // The agent kills the servers' group as it exits; a killed process is gone once the
+    // kernel has run it to its end, which on a loaded machine can trail the agent's exit.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while pids.iter().any(alive) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     assert!(
         !pids.iter().any(alive),
         "no MCP process outlives the agent: {pids:?}"

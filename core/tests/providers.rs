@@ -115,19 +115,19 @@ fn usage_is_reported_against_the_context_window_and_replayed() {
 /// Each step's request goes on the connection the previous answer came on, for both
 /// providers: the engine reads an answer's body to its end (the last chunk after `[DONE]` or
 /// `message_stop`), so the connection goes back to the pool rather than being closed — a new
-/// connection per step would be a TLS handshake per step with a remote HTTP/1.1 server.
+/// connection per step would be a TLS handshake per step with a remote HTTP/1.1 server. (The
+/// client puts a connection back a moment after its answer ends, and connects anew if that
+/// moment has not come by the next request — on loopback, at once: the tool here takes a
+/// fifth of a second, as a real tool call would, so that the moment always has come.)
 #[test]
 fn a_tool_loop_reuses_one_connection() {
     for model in ["mock-model", "claude-test"] {
-        let setup = Setup::new(json!({"responses": [
-            call("c1", "list", json!({})),
-            call("c2", "list", json!({})),
-            call("c3", "list", json!({})),
-            text(&["done"]),
-        ]}));
+        let sleep = || call("c", "run_command", json!({"command": "sleep 0.2"}));
+        let setup = Setup::new(json!({"responses": [sleep(), sleep(), sleep(), text(&["done"])]}));
         let cwd = workspace(&setup);
         let mut config: Value = serde_json::from_str(&setup.config()).unwrap();
         config["model"] = json!(model);
+        config["permissionMode"] = json!("bypass");
         config["providers"]["anthropic"] =
             json!({"baseUrl": setup.mock.base_url(), "apiKey": "anthropic-test-key"});
         let mut client = AcpClient::new(InProcess::start(&config.to_string()));

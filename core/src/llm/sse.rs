@@ -65,8 +65,9 @@ where
 /// 30 years, as `tokio::time::timeout` waits then.
 const NEVER: Duration = Duration::from_secs(86_400 * 365 * 30);
 
-/// How long the rest of a complete answer's body is read for (`Decoding::release`).
-const DRAIN_GRACE: Duration = Duration::from_secs(5);
+/// How long the rest of a complete answer's body is waited for (`Decoding::poll_rest`): it is
+/// the last chunk's few bytes, sent with the end marker or right after it.
+const REST_GRACE: Duration = Duration::from_millis(100);
 
 type Sse = BoxStream<'static, Result<Event, EventStreamError<reqwest::Error>>>;
 
@@ -80,6 +81,8 @@ struct Decoding<D> {
     done: bool,
     /// The provider's end marker came (the body may still hold its last bytes).
     complete: bool,
+    /// The wait for the rest of the body has begun (`poll_rest`).
+    resting: bool,
     idle_timeout: Duration,
     /// Fires when the wait for the next event has lasted `idle_timeout`. Armed only when an
     /// event is not there at once (the wait starts then): events already read cost no timer.
@@ -94,12 +97,21 @@ pub fn decode<D: Decode>(
     decoder: D,
     idle_timeout: Duration,
 ) -> RawEvents {
+    decoding(
+        events(response.bytes_stream()).boxed(),
+        decoder,
+        idle_timeout,
+    )
+}
+
+fn decoding<D: Decode>(sse: Sse, decoder: D, idle_timeout: Duration) -> RawEvents {
     Decoding {
-        sse: events(response.bytes_stream()).boxed(),
+        sse,
         decoder,
         pending: VecDeque::new(),
         done: false,
         complete: false,
+        resting: false,
         idle_timeout,
         stall: Box::pin(tokio::time::sleep(Duration::ZERO)),
         waiting: false,
@@ -117,8 +129,7 @@ impl<D: Decode> Stream for Decoding<D> {
                 return Poll::Ready(Some(Ok(event)));
             }
             if this.done {
-                this.release();
-                return Poll::Ready(None);
+                return this.poll_rest(cx);
             }
             let next = match this.sse.poll_next_unpin(cx) {
                 Poll::Ready(next) => next,
@@ -160,21 +171,30 @@ impl<D: Decode> Decoding<D> {
         }
     }
 
-    /// Reads what follows the end marker to the body's end, on a task of its own and within
-    /// `DRAIN_GRACE`, so that the answer does not wait for it: an HTTP/1.1 connection whose
-    /// response was not read to the end (its last chunk) is closed rather than pooled, and
-    /// the next request would connect — and with TLS, handshake — again.
-    fn release(&mut self) {
-        if !std::mem::take(&mut self.complete) {
-            return;
+    /// Ends the stream — after the provider's end marker, once the body is read to its end:
+    /// an HTTP/1.1 connection whose response was not read to its last chunk is closed rather
+    /// than pooled, and the next request would connect (with TLS, handshake) again. What
+    /// follows the marker is not the model's; a body still open after `REST_GRACE` is let go.
+    fn poll_rest(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<StreamEvent, Failure>>> {
+        if !self.complete {
+            return Poll::Ready(None);
         }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        let mut rest = std::mem::replace(&mut self.sse, stream::empty().boxed());
-        runtime.spawn(tokio::time::timeout(DRAIN_GRACE, async move {
-            while rest.next().await.is_some() {}
-        }));
+        if !std::mem::replace(&mut self.resting, true) {
+            let deadline = Instant::now() + REST_GRACE;
+            self.stall.as_mut().reset(deadline);
+        }
+        loop {
+            match self.sse.poll_next_unpin(cx) {
+                Poll::Ready(Some(_)) => continue,
+                Poll::Ready(None) => break,
+                Poll::Pending if self.stall.as_mut().poll(cx).is_pending() => {
+                    return Poll::Pending;
+                }
+                Poll::Pending => break,
+            }
+        }
+        self.complete = false;
+        Poll::Ready(None)
     }
 
     /// The next event is not there yet: starts the idle timer if this wait just began, and
@@ -225,7 +245,7 @@ mod tests {
     use std::time::Duration;
 
     use bytes::Bytes;
-    use futures::TryStreamExt;
+    use futures::{StreamExt, TryStreamExt};
     use serde_json::json;
 
     use crate::llm::StreamEvent;
@@ -365,6 +385,87 @@ mod tests {
             mock.requests().len(),
             1,
             "a silent server is not asked again"
+        );
+    }
+
+    /// A dialect of its own: each event's data is a text delta, `[DONE]` its end marker.
+    struct Marked;
+
+    impl super::Decode for Marked {
+        fn event(
+            &mut self,
+            event: &eventsource_stream::Event,
+            out: &mut std::collections::VecDeque<StreamEvent>,
+        ) -> Result<super::Flow, super::Failure> {
+            if event.data == "[DONE]" {
+                return Ok(super::Flow::Done);
+            }
+            out.push_back(StreamEvent::Text(event.data.clone()));
+            Ok(super::Flow::More)
+        }
+
+        fn end(
+            &mut self,
+            _: &mut std::collections::VecDeque<StreamEvent>,
+        ) -> Result<(), super::Failure> {
+            Err(super::incomplete())
+        }
+    }
+
+    type Reads = futures::stream::BoxStream<'static, Result<Bytes, reqwest::Error>>;
+
+    fn decoded(body: Reads) -> super::RawEvents {
+        super::decoding(
+            super::events(body).boxed(),
+            Marked,
+            Duration::from_secs(600),
+        )
+    }
+
+    fn read(text: &'static str) -> Result<Bytes, reqwest::Error> {
+        Ok(Bytes::from_static(text.as_bytes()))
+    }
+
+    /// After the end marker the stream ends only once the body has (what follows the marker
+    /// is read and dropped), so that the connection can be pooled.
+    #[tokio::test]
+    async fn the_body_is_read_to_its_end_after_the_end_marker() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let ended = Arc::new(AtomicBool::new(false));
+        let seen = ended.clone();
+        let rest = futures::stream::poll_fn(move |_| {
+            seen.store(true, Ordering::SeqCst);
+            std::task::Poll::Ready(None)
+        });
+        let reads = [
+            read("data: hi\n\ndata: [DONE]\n\n"),
+            read("data: after\n\n"),
+        ];
+        let body = futures::stream::iter(reads).chain(rest).boxed();
+        let events: Vec<_> = decoded(body).try_collect().await.unwrap();
+        assert!(
+            matches!(&events[..], [StreamEvent::Text(t)] if t == "hi"),
+            "{events:?}"
+        );
+        assert!(ended.load(Ordering::SeqCst), "read to its end");
+    }
+
+    /// A body left open after the end marker ends the stream all the same, a moment later,
+    /// without an error: the answer was complete.
+    #[tokio::test]
+    async fn a_body_left_open_after_the_end_marker_is_let_go() {
+        let reads = [read("data: hi\n\ndata: [DONE]\n\n")];
+        let body = futures::stream::iter(reads)
+            .chain(futures::stream::pending())
+            .boxed();
+        let started = std::time::Instant::now();
+        let events: Vec<_> = decoded(body).try_collect().await.unwrap();
+        assert_eq!(events.len(), 1);
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "{:?}",
+            started.elapsed()
         );
     }
 }
