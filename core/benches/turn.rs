@@ -357,11 +357,13 @@ struct Flatness {
     context: usize,
 }
 
-/// The dialect the steps part runs: OpenAI's, or Anthropic's with `BENCH_API=Anthropic`.
-fn steps_api() -> Api {
+/// The dialect `BENCH_API` names (`OpenAi` or `Anthropic`), if any: the one stream the tokens
+/// part measures, the dialect the steps part runs (OpenAI's without).
+fn bench_api() -> Option<Api> {
     match std::env::var("BENCH_API").as_deref() {
-        Ok("Anthropic") => Api::Anthropic,
-        _ => Api::OpenAi,
+        Ok("OpenAi") => Some(Api::OpenAi),
+        Ok("Anthropic") => Some(Api::Anthropic),
+        _ => None,
     }
 }
 
@@ -375,7 +377,8 @@ fn step_flatness(long_prompts: usize, rounds: usize) -> Flatness {
     let mock = MockLlm::start(script(Vec::new())).unwrap();
     let tap = tap::Tap::start(address(&mock));
     let dir = tempfile::tempdir().unwrap();
-    let mut client = Client::start_api(steps_api(), &tap.base_url(), dir.path());
+    let api = bench_api().unwrap_or(Api::OpenAi);
+    let mut client = Client::start_api(api, &tap.base_url(), dir.path());
     let new = |client: &mut Client| {
         client.call("session/new", json!({"cwd": "/tmp", "mcpServers": []}))["result"]["sessionId"]
             .clone()
@@ -536,13 +539,10 @@ fn main() {
 
 fn print_tokens(quick: bool) {
     let (tokens, runs) = if quick { (2_000, 2) } else { (100_000, 5) };
-    // `BENCH_API=OpenAi` (or `Anthropic`) measures one stream alone, to profile it.
-    let only = std::env::var("BENCH_API").ok();
+    // One stream alone, to profile it, when `BENCH_API` names one.
+    let only = bench_api();
     for api in [Api::OpenAi, Api::Anthropic] {
-        if only
-            .as_deref()
-            .is_none_or(|only| only == format!("{api:?}"))
-        {
+        if only.is_none_or(|only| only == api) {
             print_token_cost(api, tokens, runs);
         }
     }

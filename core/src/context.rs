@@ -319,10 +319,11 @@ impl EngineContext {
     pub async fn rules(&self, workspace: &str) -> Result<Vec<RuleRow>, StoreError> {
         if self.outbox.has_pending_rules() {
             self.outbox.flushed().await;
-        } else if let Some(rows) = self.store.try_reader() {
-            return rows.rules(workspace);
         }
-        tokio::task::block_in_place(|| self.store.reader().rules(workspace))
+        match self.store.try_reader() {
+            Some(rows) => rows.rules(workspace),
+            None => tokio::task::block_in_place(|| self.store.reader().rules(workspace)),
+        }
     }
 
     /// Runs `read` right here when that costs no wait: nothing is pending and the read

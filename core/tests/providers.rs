@@ -10,6 +10,19 @@ use common::{Setup, call, start, text};
 use hearth_testkit::{AcpClient, InProcess, agent_text};
 use serde_json::{Value, json};
 
+/// An engine on `model`, initialized, with the mock serving Anthropic's API too (the key the
+/// first test checks) and `mode` as its permission mode.
+fn on_model(setup: &Setup, model: &str, mode: &str) -> AcpClient<InProcess> {
+    let mut config: Value = serde_json::from_str(&setup.config()).unwrap();
+    config["model"] = json!(model);
+    config["permissionMode"] = json!(mode);
+    config["providers"]["anthropic"] =
+        json!({"baseUrl": setup.mock.base_url(), "apiKey": "anthropic-test-key", "maxRetries": 0});
+    let mut client = AcpClient::new(InProcess::start(&config.to_string()));
+    client.initialize();
+    client
+}
+
 #[test]
 fn anthropic_thinking_round_trips_with_its_signature_inside_a_tool_loop() {
     let setup = Setup::new(json!({"responses": [
@@ -21,12 +34,7 @@ fn anthropic_thinking_round_trips_with_its_signature_inside_a_tool_loop() {
         {"events": [{"text": "Found it."}]},
     ]}));
     let cwd = workspace(&setup);
-    let mut config: Value = serde_json::from_str(&setup.config()).unwrap();
-    config["model"] = json!("claude-test");
-    config["providers"]["anthropic"] =
-        json!({"baseUrl": setup.mock.base_url(), "apiKey": "anthropic-test-key", "maxRetries": 0});
-    let mut client = AcpClient::new(InProcess::start(&config.to_string()));
-    client.initialize();
+    let mut client = on_model(&setup, "claude-test", "ask");
     let session = session(&mut client, &cwd);
     assert_eq!(
         client.prompt(&session, "look around")["result"]["stopReason"],
@@ -125,13 +133,7 @@ fn a_tool_loop_reuses_one_connection() {
         let sleep = || call("c", "run_command", json!({"command": "sleep 0.2"}));
         let setup = Setup::new(json!({"responses": [sleep(), sleep(), sleep(), text(&["done"])]}));
         let cwd = workspace(&setup);
-        let mut config: Value = serde_json::from_str(&setup.config()).unwrap();
-        config["model"] = json!(model);
-        config["permissionMode"] = json!("bypass");
-        config["providers"]["anthropic"] =
-            json!({"baseUrl": setup.mock.base_url(), "apiKey": "anthropic-test-key"});
-        let mut client = AcpClient::new(InProcess::start(&config.to_string()));
-        client.initialize();
+        let mut client = on_model(&setup, model, "bypass");
         let session = session(&mut client, &cwd);
         assert_eq!(
             client.prompt(&session, "look")["result"]["stopReason"],

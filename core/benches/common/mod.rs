@@ -22,7 +22,7 @@ impl Host for Channel {
 }
 
 /// The two wire APIs the engine's providers speak, and the mock with them.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Api {
     OpenAi,
     Anthropic,

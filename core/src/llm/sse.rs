@@ -81,12 +81,12 @@ struct Decoding<D> {
     done: bool,
     /// The provider's end marker came (the body may still hold its last bytes).
     complete: bool,
-    /// The wait for the rest of the body has begun (`poll_rest`).
-    resting: bool,
     idle_timeout: Duration,
-    /// Fires when the wait for the next event has lasted `idle_timeout`. Armed only when an
-    /// event is not there at once (the wait starts then): events already read cost no timer.
+    /// Fires when the wait for the next event has lasted `idle_timeout` (or, after the end
+    /// marker, for the rest of the body, `REST_GRACE`). Armed only when an event is not there
+    /// at once (the wait starts then): events already read cost no timer.
     stall: Pin<Box<Sleep>>,
+    /// The timer is armed for the current wait.
     waiting: bool,
 }
 
@@ -111,7 +111,6 @@ fn decoding<D: Decode>(sse: Sse, decoder: D, idle_timeout: Duration) -> RawEvent
         pending: VecDeque::new(),
         done: false,
         complete: false,
-        resting: false,
         idle_timeout,
         stall: Box::pin(tokio::time::sleep(Duration::ZERO)),
         waiting: false,
@@ -179,7 +178,8 @@ impl<D: Decode> Decoding<D> {
         if !self.complete {
             return Poll::Ready(None);
         }
-        if !std::mem::replace(&mut self.resting, true) {
+        // The event that ended the wait for the marker disarmed the idle timer.
+        if !std::mem::replace(&mut self.waiting, true) {
             let deadline = Instant::now() + REST_GRACE;
             self.stall.as_mut().reset(deadline);
         }

@@ -69,11 +69,10 @@ pub struct WireCache {
     turns: Vec<Turn>,
 }
 
-/// A turn in the text: its role, its first message, and where its last block ends.
+/// A turn in the text: its role and its first message (whose first part is the turn's).
 struct Turn {
     role: Role,
     first_message: u32,
-    end: u32,
 }
 
 /// What marks a block as a prompt-cache breakpoint: it joins the block as its last member.
@@ -120,12 +119,6 @@ impl WireCache {
             self.open.push_str(&part);
             self.part_ends.push(offset(self.len()));
         }
-        let end = offset(self.len());
-        if encoded.role != Role::Own
-            && let Some(turn) = self.turns.last_mut()
-        {
-            turn.end = end;
-        }
     }
 
     /// Whether a message of `role` goes in the newest turn: a user message after a user
@@ -152,8 +145,17 @@ impl WireCache {
         self.turns.push(Turn {
             role,
             first_message: index,
-            end: 0,
         });
+    }
+
+    /// Where turn `i`'s last block ends: at the end of the last part before the next turn's
+    /// first (every part between belongs to turn `i`), or of the text's last part.
+    fn turn_end(&self, i: usize) -> usize {
+        let next_first_part = match self.turns.get(i + 1) {
+            Some(next) => self.messages[next.first_message as usize] as usize,
+            None => self.part_ends.len(),
+        };
+        self.part_ends[next_first_part - 1] as usize
     }
 
     fn len(&self) -> usize {
@@ -193,14 +195,10 @@ impl WireCache {
         self.messages.truncate(from);
         self.part_ends.truncate(first as usize);
         let end = self.part_ends.last().map_or(0, |&end| end as usize);
-        // The newest turn left ends where the text now does (it may have lost blocks).
         let kept = self
             .turns
             .partition_point(|turn| (turn.first_message as usize) < from);
         self.turns.truncate(kept);
-        if let Some(turn) = self.turns.last_mut() {
-            turn.end = offset(end);
-        }
         if end >= self.sealed_len {
             self.open.truncate(end - self.sealed_len);
             return;
@@ -235,10 +233,10 @@ impl WireCache {
     /// breakpoints the API allows.) Sealed: see `with_encoded`.
     pub fn turns(&self) -> Vec<Bytes> {
         debug_assert!(self.open.is_empty(), "sealed before a request reads it");
-        let mut marks: Vec<usize> = (self.turns.iter().rev())
-            .filter(|turn| turn.role == Role::User)
+        let mut marks: Vec<usize> = (self.turns.iter().enumerate().rev())
+            .filter(|(_, turn)| turn.role == Role::User)
             .take(2)
-            .map(|turn| turn.end as usize)
+            .map(|(i, _)| self.turn_end(i))
             .collect();
         marks.reverse();
         let mut pieces = Vec::new();

@@ -118,20 +118,40 @@ pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<SessionRecord
         .optional()
 }
 
-/// A row of `update_json, model_json`.
+/// A row of `id, update_json, model_json`.
 fn event(row: &Row<'_>) -> rusqlite::Result<Event> {
     let parse = |s: Option<String>| s.and_then(|s| serde_json::from_str(&s).ok());
     Ok(Event {
-        update: parse(row.get(0)?),
-        model: parse(row.get(1)?),
+        update: parse(row.get(1)?),
+        model: parse(row.get(2)?),
     })
 }
 
 pub fn events(conn: &Connection, id: &str) -> rusqlite::Result<Vec<Event>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT update_json, model_json FROM events WHERE session_id = ?1 ORDER BY id",
+        "SELECT id, update_json, model_json FROM events WHERE session_id = ?1 ORDER BY id",
     )?;
     stmt.query_map([id], event)?.collect()
+}
+
+/// Hands the rows `sql` selects to `each`, oldest first: those of session `id` after the row
+/// `after`, `limit` at most (`sql` takes them as `?1`, `?2`, `?3`, and selects the row's id
+/// first); how many there were, and the last one's id. A long log is read a page at a time.
+fn for_each_after(
+    conn: &Connection,
+    sql: &str,
+    id: &str,
+    (after, limit): (i64, usize),
+    mut each: impl FnMut(&Row<'_>) -> rusqlite::Result<()>,
+) -> rusqlite::Result<(usize, i64)> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let mut rows = stmt.query((id, after, limit as i64))?;
+    let (mut count, mut last) = (0, after);
+    while let Some(row) = rows.next()? {
+        each(row)?;
+        (count, last) = (count + 1, row.get(0)?);
+    }
+    Ok((count, last))
 }
 
 /// Up to `limit` of the rows the model's context is built from — the user's prompt blocks
@@ -142,21 +162,13 @@ pub fn events(conn: &Connection, id: &str) -> rusqlite::Result<Vec<Event>> {
 pub fn for_each_context_event(
     conn: &Connection,
     id: &str,
-    (after, limit): (i64, usize),
+    page: (i64, usize),
     mut each: impl FnMut(Event),
 ) -> rusqlite::Result<(usize, i64)> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT update_json, model_json, id FROM events
+    let sql = "SELECT id, update_json, model_json FROM events
          WHERE session_id = ?1 AND kind IN ('model', 'user_message_chunk') AND id > ?2
-         ORDER BY id LIMIT ?3",
-    )?;
-    let mut rows = stmt.query((id, after, limit as i64))?;
-    let (mut count, mut last) = (0, after);
-    while let Some(row) = rows.next()? {
-        each(event(row)?);
-        (count, last) = (count + 1, row.get(2)?);
-    }
-    Ok((count, last))
+         ORDER BY id LIMIT ?3";
+    for_each_after(conn, sql, id, page, |row| event(row).map(&mut each))
 }
 
 /// What the session had spent by its last `usage_update` that said (the `cost` a priced model
@@ -177,22 +189,17 @@ pub fn spent(conn: &Connection, id: &str) -> rusqlite::Result<Option<f64>> {
 pub fn for_each_stored(
     conn: &Connection,
     id: &str,
-    (after, limit): (i64, usize),
+    page: (i64, usize),
     mut each: impl FnMut(Stored),
 ) -> rusqlite::Result<(usize, i64)> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, kind, update_json, model_json IS NOT NULL FROM events
-         WHERE session_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
-    )?;
-    let mut rows = stmt.query((id, after, limit as i64))?;
-    let (mut count, mut last) = (0, after);
-    while let Some(row) = rows.next()? {
+    let sql = "SELECT id, kind, update_json, model_json IS NOT NULL FROM events
+         WHERE session_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3";
+    for_each_after(conn, sql, id, page, |row| {
         let kind = row.get_ref(1)?.as_str()?;
         let update = row.get_ref(2)?.as_str_or_null()?;
         each(Stored::read(kind, update, row.get(3)?));
-        (count, last) = (count + 1, row.get(0)?);
-    }
-    Ok((count, last))
+        Ok(())
+    })
 }
 
 /// The query of a page of the list, one per shape of the request, so that an index serves

@@ -38,8 +38,8 @@ pub struct RecordedRequest {
     /// from one request to the next).
     #[serde(default)]
     pub raw: String,
-    /// When its head arrived (before its body was read), in microseconds since the server
-    /// started (for measurements, and to see which concurrent requests overlapped).
+    /// When it arrived, in microseconds since the server started (for measurements, and to
+    /// see which concurrent requests overlapped).
     #[serde(default)]
     pub at_us: u64,
     /// The connection it came on, numbered from 1 in the order they were accepted (to see
@@ -169,15 +169,11 @@ pub(crate) async fn handle(
 ) -> Result<HttpResponse, Infallible> {
     let method = request.method().clone();
     let path = request.uri().path().to_owned();
-    let arrival = Arrival {
-        connection,
-        at_us: shared.started.elapsed().as_micros() as u64,
-    };
     Ok(match (&method, path.as_str()) {
         (&Method::POST, "/v1/chat/completions") => {
-            model(shared, Api::OpenAi, arrival, request).await
+            model(shared, Api::OpenAi, connection, request).await
         }
-        (&Method::POST, "/v1/messages") => model(shared, Api::Anthropic, arrival, request).await,
+        (&Method::POST, "/v1/messages") => model(shared, Api::Anthropic, connection, request).await,
         (&Method::GET, "/_mock/requests") => json(StatusCode::OK, &json!(shared.requests())),
         (&Method::POST, "/_mock/script") => append_script(shared, request).await,
         (&Method::POST, "/_mock/reset") => {
@@ -194,16 +190,10 @@ pub(crate) async fn handle(
     })
 }
 
-/// Where and when a request came.
-struct Arrival {
-    connection: u64,
-    at_us: u64,
-}
-
 async fn model(
     shared: &Shared,
     api: Api,
-    arrival: Arrival,
+    connection: u64,
     request: Request<Incoming>,
 ) -> HttpResponse {
     let (parts, body) = request.into_parts();
@@ -239,8 +229,8 @@ async fn model(
             headers,
             raw: String::from_utf8_lossy(&bytes).into(),
             json: parsed.is_ok(),
-            at_us: arrival.at_us,
-            connection: arrival.connection,
+            at_us: shared.started.elapsed().as_micros() as u64,
+            connection,
         });
         let raw = &state.requests[state.requests.len() - 1].raw;
         let taken = next_for(&state.queue, raw);

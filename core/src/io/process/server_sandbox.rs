@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use super::launch::Launch;
 use crate::ids::new_id;
-use crate::sandbox::{Bwrap, Policy, Setup};
+use crate::sandbox::{Bwrap, Network, Policy, Setup};
 
 /// A server's policy and its private temp dir; dropping it removes the dir.
 pub struct ServerSandbox {
@@ -54,9 +54,7 @@ impl ServerSandbox {
 
     /// Whether the server can reach no network at all (an allowlist goes through the proxy).
     fn offline(&self) -> bool {
-        self.policy.confines()
-            && !self.policy.network_allowed()
-            && self.policy.allowlist().is_none()
+        self.policy.confines() && self.policy.network == Network::Off
     }
 
     /// What a failure reason of the server confined by `backend` adds: that it ran in the
