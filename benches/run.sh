@@ -6,7 +6,8 @@
 # 1. in-process round trips per host vs `hearth acp` over pipes (benches/roundtrip);
 # 2. `session/update` frames per second delivered to each host during a replay
 #    (benches/throughput);
-# 3. startup and memory (core/benches/startup.rs);
+# 3. startup and memory (core/benches/startup.rs), after checking that the release `hearth`
+#    follows cli/startup-order.txt;
 # 4. engine overhead per streamed token and cancel latency (core/benches/turn.rs).
 # --quick runs each briefly, to prove the harness still works (CI); the numbers of a quick run
 # mean little. Benchmarks never assert timings: the machines are shared and noisy.
@@ -34,6 +35,8 @@ echo "## Frame throughput"
 bash benches/throughput/run.sh "${quick[@]}" | sed -n '/^| host/,/^$/p'
 echo
 echo "## Startup and memory"
+# The release `hearth` packs start-up's functions together, or its RSS doubles (cli/build.rs).
+python3 scripts/startup-order.py check
 cargo bench -q -p hearth-core --bench startup -- "${quick[@]}"
 [[ -z ${HEARTH_BENCH_BASE:-} ]] || exit 0
 echo

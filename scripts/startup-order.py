@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""The functions `hearth acp` runs from exec until `initialize` is answered, for the linker.
+
+`cli/build.rs` hands `cli/startup-order.txt` to the linker (`--symbol-ordering-file`), which
+places those functions side by side at the start of `.text`. Start-up then touches a few
+hundred KiB of code instead of code strewn over the whole 17 MB, and the kernel maps (and
+counts in RSS) only the pages around what ran: `benches/README.md`, "Cold start".
+
+    scripts/startup-order.py record   # rebuild the list from the release `hearth` (valgrind)
+    scripts/startup-order.py check    # does the release `hearth` still follow the list?
+
+The names are the compiler's mangled ones. They hold across code changes, but not across a
+new Rust toolchain or new versions of the dependencies that define them: `check` (run by
+`benches/run.sh`) fails when the list has gone stale, and `record` renews it.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+ORDER = REPO / "cli" / "startup-order.txt"
+INITIALIZE = (
+    '{"jsonrpc":"2.0","id":1,"method":"initialize",'
+    '"params":{"protocolVersion":1,"clientCapabilities":{}}}\n'
+)
+# What `check` accepts: most of the list is still in the binary, and what is there is packed.
+LEAST_FOUND = 0.9
+MOST_SPAN = 2 * 1024 * 1024
+
+
+def release_hearth() -> Path:
+    target = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
+    if not target.is_absolute():
+        target = REPO / target
+    return target / "release" / "hearth"
+
+
+def record(hearth: Path) -> None:
+    """Builds `hearth` as the release build does (`scripts/lib/release-build.sh`: the symbol
+    names depend on the features the build's packages unify), then runs `hearth acp` under callgrind up to its `initialize` answer and EOF, and writes the
+    names of the functions of the binary itself that ran (every thread), sorted."""
+    subprocess.run(
+        ["bash", "-c", "source scripts/lib/common.sh && source scripts/lib/release-build.sh "
+         "&& release_build_native"],
+        cwd=REPO, check=True,
+    )
+    with tempfile.TemporaryDirectory() as scratch:
+        config = Path(scratch) / "config.json"
+        # A file store and a provider, as an editor's user has them.
+        config.write_text(
+            '{"dataDir": "%s", "providers": {"openai": {"baseUrl": "http://127.0.0.1:9/v1", '
+            '"apiKey": "unused"}}}' % (Path(scratch) / "data")
+        )
+        profile = Path(scratch) / "callgrind.out"
+        subprocess.run(
+            [
+                "valgrind", "--tool=callgrind", "--demangle=no", "--compress-strings=no",
+                f"--callgrind-out-file={profile}", str(hearth), "acp", "--config", str(config),
+            ],
+            input=INITIALIZE, text=True, capture_output=True, check=True,
+        )
+        names = functions_of(profile, hearth)
+    ORDER.write_text("".join(f"{name}\n" for name in sorted(names)))
+    print(f"{ORDER.relative_to(REPO)}: {len(names)} functions")
+
+
+def functions_of(profile: Path, binary: Path) -> set:
+    """The named functions callgrind saw run in `binary` (`ob=` then `fn=` lines)."""
+    names, current = set(), None
+    for line in profile.read_text().splitlines():
+        if line.startswith("ob="):
+            current = line[3:]
+        elif line.startswith("fn=") and current == str(binary):
+            # `'2`: callgrind's mark for a function's recursive calls.
+            name = line[3:].split("'")[0]
+            # Unnamed code (an address) and callgrind's own "(below main)".
+            if not name.startswith(("0x", "(")):
+                names.add(name)
+    return names
+
+
+def check(hearth: Path) -> int:
+    """Fails when the binary defines too few of the listed functions, or does not keep the
+    ones it defines together (the ordering did not reach the linker)."""
+    listed = set(ORDER.read_text().split())
+    nm = subprocess.run(
+        ["nm", "--defined-only", str(hearth)], capture_output=True, text=True, check=True
+    ).stdout
+    # A generic function may be defined once per codegen unit: every copy counts.
+    defined = {}
+    for parts in (line.split() for line in nm.splitlines()):
+        if len(parts) == 3 and parts[1] in "tTwW":
+            defined.setdefault(parts[2], []).append(int(parts[0], 16))
+    found = [name for name in listed if name in defined]
+    addresses = [address for name in found for address in defined[name]]
+    span = max(addresses) - min(addresses) if addresses else 0
+    print(
+        f"startup order: {len(found)} of {len(listed)} functions found in {hearth}, "
+        f"spanning {span // 1024} KiB"
+    )
+    if len(found) < LEAST_FOUND * len(listed):
+        print("the list is stale (a new toolchain or dependencies): run scripts/startup-order.py record")
+        return 1
+    if span > MOST_SPAN:
+        print("the functions are not together: the linker did not get cli/startup-order.txt")
+        return 1
+    return 0
+
+
+def main() -> int:
+    command = sys.argv[1] if len(sys.argv) > 1 else ""
+    hearth = release_hearth()
+    if command == "record":
+        record(hearth)
+        return 0
+    if command == "check":
+        return check(hearth)
+    print(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
