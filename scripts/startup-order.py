@@ -40,13 +40,15 @@ def release_hearth() -> Path:
 
 def record(hearth: Path) -> None:
     """Builds `hearth` as the release build does (`scripts/lib/release-build.sh`: the symbol
-    names depend on the features the build's packages unify), then runs `hearth acp` under callgrind up to its `initialize` answer and EOF, and writes the
-    names of the functions of the binary itself that ran (every thread), sorted."""
+    names depend on the features the build's packages unify), runs `hearth acp` under
+    callgrind up to its `initialize` answer and EOF, on a new store and then on the same
+    store again, and writes the names of the binary's own functions that ran (every thread)."""
     subprocess.run(
         ["bash", "-c", "source scripts/lib/common.sh && source scripts/lib/release-build.sh "
          "&& release_build_native"],
         cwd=REPO, check=True,
     )
+    names = set()
     with tempfile.TemporaryDirectory() as scratch:
         config = Path(scratch) / "config.json"
         # A file store and a provider, as an editor's user has them.
@@ -55,14 +57,15 @@ def record(hearth: Path) -> None:
             '"apiKey": "unused"}}}' % (Path(scratch) / "data")
         )
         profile = Path(scratch) / "callgrind.out"
-        subprocess.run(
-            [
-                "valgrind", "--tool=callgrind", "--demangle=no", "--compress-strings=no",
-                f"--callgrind-out-file={profile}", str(hearth), "acp", "--config", str(config),
-            ],
-            input=INITIALIZE, text=True, capture_output=True, check=True,
-        )
-        names = functions_of(profile, hearth)
+        for _ in ("a new store", "the store reopened"):
+            subprocess.run(
+                [
+                    "valgrind", "--tool=callgrind", "--demangle=no", "--compress-strings=no",
+                    f"--callgrind-out-file={profile}", str(hearth), "acp", "--config", str(config),
+                ],
+                input=INITIALIZE, text=True, capture_output=True, check=True,
+            )
+            names |= functions_of(profile, hearth)
     ORDER.write_text("".join(f"{name}\n" for name in sorted(names)))
     print(f"{ORDER.relative_to(REPO)}: {len(names)} functions")
 

@@ -109,6 +109,9 @@ pub struct Store {
     file: Option<PathBuf>,
     /// Set by `close`, so that no read opens the read connection again afterwards.
     closed: AtomicBool,
+    /// Whether the writer still has to be told `synchronous=NORMAL`, before its first
+    /// commit: the pragma makes SQLite parse the schema, which `initialize` does not need.
+    untuned: AtomicBool,
 }
 
 impl Store {
@@ -127,6 +130,8 @@ impl Store {
                     reader: shared,
                     file: None,
                     closed: AtomicBool::new(false),
+                    // Nothing is synced in memory.
+                    untuned: AtomicBool::new(false),
                 })
             }
             StoreLocation::File(path) => Self::open_file(path).map_err(|e| cannot_open(path, e)),
@@ -144,23 +149,25 @@ impl Store {
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
         configure(&writer)?;
-        // Reading the journal mode back forces SQLite to read the header: a file that is
-        // not a database fails here, before anything is written.
-        let mode: String = writer.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            return Err(StoreError(format!(
-                "could not enable WAL (journal mode is {mode})"
-            )));
+        // WAL mode is kept in the file; setting it makes SQLite parse the schema, so only a
+        // file not yet in it (new, or made by another program) is set.
+        if !in_wal_mode(path) {
+            let mode: String = writer.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+            if !mode.eq_ignore_ascii_case("wal") {
+                return Err(StoreError(format!(
+                    "could not enable WAL (journal mode is {mode})"
+                )));
+            }
         }
-        // NORMAL is durable against process crashes in WAL mode; only power loss can drop
-        // the last commits, and it never corrupts.
-        writer.pragma_update(None, "synchronous", "NORMAL")?;
+        // Reads the header (`user_version`) under the write lock: a file that is not a
+        // database, or one that cannot be written, fails here, before anything is written.
         schema::migrate(&mut writer)?;
         Ok(Store {
             writer: Arc::new(Mutex::new(Some(writer))),
             reader: Arc::new(Mutex::new(None)),
             file: Some(path.to_path_buf()),
             closed: AtomicBool::new(false),
+            untuned: AtomicBool::new(true),
         })
     }
 
@@ -212,7 +219,16 @@ impl Store {
     pub fn apply(&self, ops: Vec<StoreOp>) -> Result<(), StoreError> {
         let ops = fold_chunks(ops);
         let mut conn = lock(&self.writer);
-        let tx = conn.as_mut().ok_or_else(closed)?.transaction()?;
+        let conn = conn.as_mut().ok_or_else(closed)?;
+        if self.untuned.swap(false, Ordering::AcqRel) {
+            // NORMAL is durable against process crashes in WAL mode; only power loss can
+            // drop the last commits, and it never corrupts. Without it (FULL) commits are
+            // slower, never less safe, so a failure costs the batch nothing.
+            if let Err(e) = conn.pragma_update(None, "synchronous", "NORMAL") {
+                tracing::warn!(error = %e, "cannot set the store's synchronous mode");
+            }
+        }
+        let tx = conn.transaction()?;
         for op in ops {
             if let Err(e) = ops::apply(&tx, &op) {
                 tracing::error!(error = %e, op = op_name(&op), "store write failed");
@@ -378,6 +394,15 @@ fn open_reader(path: &Path) -> rusqlite::Result<Connection> {
     Ok(reader)
 }
 
+/// Whether the file at `path` is a database in WAL mode: its header's read and write
+/// versions (bytes 18 and 19) are 2. Anything else, a missing file included, is not.
+fn in_wal_mode(path: &Path) -> bool {
+    let mut header = [0u8; 20];
+    std::fs::File::open(path)
+        .and_then(|mut file| std::io::Read::read_exact(&mut file, &mut header))
+        .is_ok_and(|()| header.starts_with(b"SQLite format 3\0") && header[18..20] == [2, 2])
+}
+
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
     conn.pragma_update(None, "foreign_keys", true)
@@ -490,6 +515,51 @@ mod tests {
             assert_ne!(after, before, "{location:?}");
             assert_eq!(version(), after, "{location:?}");
         }
+    }
+
+    /// A file store is in WAL mode from its first open, and its writer commits with
+    /// `synchronous=NORMAL` — told so at its first commit, not at start, since the pragma
+    /// parses the schema. A file another program left in rollback mode is put back in WAL.
+    #[test]
+    fn a_file_store_is_in_wal_mode_and_commits_with_synchronous_normal() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hearth.db");
+        let synchronous = |store: &Store| -> i64 {
+            let writer = lock(&store.writer);
+            let writer = writer.as_ref().unwrap();
+            writer
+                .pragma_query_value(None, "synchronous", |r| r.get(0))
+                .unwrap()
+        };
+        let journal_mode = || -> String {
+            let other = Connection::open(&path).unwrap();
+            other
+                .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+                .unwrap()
+        };
+        let (full, normal) = (2, 1);
+        for start in ["new", "reopened", "left in rollback mode"] {
+            if start == "left in rollback mode" {
+                let other = Connection::open(&path).unwrap();
+                let mode: String = other
+                    .query_row("PRAGMA journal_mode=DELETE", [], |r| r.get(0))
+                    .unwrap();
+                assert_eq!(mode, "delete");
+                assert!(!in_wal_mode(&path));
+            }
+            let store = Store::open(&StoreLocation::File(path.clone())).unwrap();
+            assert!(in_wal_mode(&path), "{start}");
+            assert_eq!(journal_mode(), "wal", "{start}");
+            assert_eq!(
+                synchronous(&store),
+                full,
+                "{start}: not told before a commit"
+            );
+            store.apply(vec![create_session(start)]).unwrap();
+            assert_eq!(synchronous(&store), normal, "{start}");
+            store.close();
+        }
+        assert!(!in_wal_mode(&dir.path().join("missing.db")));
     }
 
     /// A file store's read connection is opened at the first read, not at start; one that
