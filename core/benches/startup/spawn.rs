@@ -1,6 +1,6 @@
 //! Cold start as an editor sees it: spawn `hearth acp` on a file store, write `initialize`,
 //! read the answer's line; then its resident memory, read from /proc before stdin closes.
-//! The floor is `spawn_floor` (cli/examples), a Rust binary that reads a line and writes
+//! The floor is `spawn_floor` (benches/spawn-floor), a Rust binary that reads a line and writes
 //! one, spawned the same way; they take turns run by run, so the ratio comes from one run.
 //! With `HEARTH_BENCH_BASE` (another build's `hearth`, as benches/compare.sh makes) that
 //! build takes its turn too.
@@ -56,7 +56,7 @@ pub fn report(runs: usize) {
     let mut subjects = vec![
         Subject::new(
             "floor (`spawn_floor`)".into(),
-            release.join("examples/spawn_floor"),
+            release.join("spawn_floor"),
             Vec::new(),
         ),
         Subject::new("`hearth acp`".into(), release.join("hearth"), args.clone()),
