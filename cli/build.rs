@@ -1,7 +1,7 @@
 //! Links `hearth` with the functions start-up runs packed together (`startup-order.txt`, made
 //! by `scripts/startup-order.py`): `hearth acp` then maps a few hundred KiB of its code before
 //! answering `initialize`, not pages strewn over all of `.text` (RSS after `initialize`
-//! 12.3 → 6.3 MiB: `benches/README.md`, "Cold start").
+//! 12.6 → 6.5 MiB: `benches/README.md`, "Cold start").
 //!
 //! Only for release builds for x86_64 Linux, whose default linker (rust-lld) reads the list;
 //! the cross builds link with GNU ld or zig, and macOS and Windows with linkers of their own.
