@@ -1,5 +1,5 @@
 //! Links `hearth` with the functions start-up runs packed together (`startup-order.txt`, made
-//! by `scripts/startup-order.py`): `hearth acp` then maps a few hundred KiB of its code before
+//! by `scripts/startup-order.py`): `hearth acp` then maps about 1 MB of its code before
 //! answering `initialize`, not pages strewn over all of `.text` (RSS after `initialize`
 //! 12.6 → 6.5 MiB: `benches/README.md`, "Cold start").
 //!
