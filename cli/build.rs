@@ -9,7 +9,6 @@
 //! A name the binary does not define is skipped, so a stale list costs nothing but the gain.
 
 use std::env;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -37,18 +36,21 @@ fn links_with(option: &str) -> bool {
     let (Some(rustc), Some(out)) = (env::var_os("RUSTC"), env::var_os("OUT_DIR")) else {
         return false;
     };
+    let out = PathBuf::from(out);
+    let source = out.join("link_probe.rs");
+    if std::fs::write(&source, "fn main() {}\n").is_err() {
+        return false;
+    }
     let mut probe = Command::new(rustc);
     probe
         .args([
-            "--crate-name",
-            "link_probe",
             "--crate-type",
             "bin",
-            "--edition",
-            "2021",
+            "--target",
+            "x86_64-unknown-linux-gnu",
+            "-o",
         ])
-        .args(["--target", "x86_64-unknown-linux-gnu", "-o"])
-        .arg(PathBuf::from(out).join("link_probe"))
+        .arg(out.join("link_probe"))
         .arg(format!("-Clink-arg={option}"));
     if let Ok(flags) = env::var("CARGO_ENCODED_RUSTFLAGS") {
         probe.args(flags.split('\u{1f}').filter(|flag| !flag.is_empty()));
@@ -58,18 +60,10 @@ fn links_with(option: &str) -> bool {
             .arg("-C")
             .arg(format!("linker={}", linker.to_string_lossy()));
     }
-    let spawned = probe
-        .arg("-")
-        .stdin(Stdio::piped())
+    probe
+        .arg(source)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .spawn();
-    let Ok(mut child) = spawned else {
-        return false;
-    };
-    let written = child
-        .stdin
-        .take()
-        .is_some_and(|mut stdin| stdin.write_all(b"fn main() {}\n").is_ok());
-    child.wait().is_ok_and(|status| status.success()) && written
+        .status()
+        .is_ok_and(|status| status.success())
 }
