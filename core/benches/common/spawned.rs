@@ -13,12 +13,11 @@ use std::time::Duration;
 /// it ships (`scripts/lib/release-build.sh`): a build of `hearth-cli` alone unifies other
 /// features, so its symbols miss `cli/startup-order.txt` and its start-up maps more code.
 /// Under `benches/run.sh`, which has just made that build (`HEARTH_BENCH_BUILT`), it is not
-/// asked again: this bench's own `bench`-profile build leaves some of its units to be
-/// rebuilt.
+/// asked again.
 pub fn release_builds() -> PathBuf {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     if std::env::var_os("HEARTH_BENCH_BUILT").is_none() {
-        let shipped = Command::new("bash")
+        let shipped = hearth_testkit::nested_cargo::command("bash")
             .arg("-c")
             .arg("source scripts/lib/common.sh && source scripts/lib/release-build.sh && release_build_native")
             .current_dir(&repo)
@@ -26,7 +25,7 @@ pub fn release_builds() -> PathBuf {
             .expect("bash");
         assert!(shipped.success(), "cannot build hearth");
     }
-    let status = Command::new(env!("CARGO"))
+    let status = hearth_testkit::nested_cargo::command(env!("CARGO"))
         .args([
             "build",
             "--release",

@@ -114,7 +114,7 @@ pub fn build_hearth() {
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
-        let out = std::process::Command::new(cargo)
+        let out = hearth_testkit::nested_cargo::command(cargo)
             .args(["build", "--quiet", "-p", "hearth-cli", "--bin", "hearth"])
             .current_dir(hearth_testkit::repo_root())
             .output()

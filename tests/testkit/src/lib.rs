@@ -6,8 +6,10 @@
 //! - [`transcript`]: golden transcripts (frames in, expected frames out, with placeholders).
 //! - [`absolute`], [`file_uri`]: a Unix-form absolute path in this OS's form; a path's `file://` URI.
 //! - [`sandbox`] (Linux): whether the sandbox's tests run here, or skip.
+//! - [`nested_cargo`]: a build started from a test or bench, run as from a shell.
 
 mod client;
+pub mod nested_cargo;
 mod paths;
 pub mod processes;
 #[cfg(target_os = "linux")]
