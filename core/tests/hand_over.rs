@@ -156,6 +156,44 @@ fn a_send_from_inside_the_hand_over_is_queued_behind_it_and_never_nested() {
     engine.close().unwrap();
 }
 
+/// What `include/hearth.h` promises: a send to another engine from inside a host's callback
+/// is queued there too. Handed over on the spot, the other engine's callback would run nested
+/// inside this one, and a host sharing one lock between its engines would wait for itself.
+#[test]
+fn a_send_to_another_engine_from_inside_a_callback_is_queued_there_never_nested() {
+    let (setup, other_setup) = (
+        Setup::new(json!({"responses": []})),
+        Setup::new(json!({"responses": []})),
+    );
+    let (other, other_rx) = start(&other_setup.config(), |_, _| {});
+    let other_for_host = other.clone();
+    let slot: Arc<OnceLock<Arc<Engine>>> = Arc::new(OnceLock::new());
+    let engine_slot = slot.clone();
+    let (engine, rx) = start(&setup.config(), move |frame, path| {
+        // From inside a hand-over on this thread, then from inside the delivery thread's
+        // callback (the answer to the request queued from the first).
+        match (frame["id"].as_u64(), path) {
+            (Some(1), Path::Here) => {
+                other_for_host.send(&initialize(1)).unwrap();
+                engine_slot.get().unwrap().send(&initialize(2)).unwrap();
+            }
+            (Some(2), Path::Delivery) => other_for_host.send(&initialize(2)).unwrap(),
+            _ => {}
+        }
+    });
+    slot.set(engine.clone()).ok().unwrap();
+    engine.send(&initialize(1)).unwrap();
+    assert_eq!(until_answer(&rx, 2).len(), 2);
+    let answers = until_answer(&other_rx, 2);
+    assert_eq!(answers.len(), 2);
+    assert!(
+        answers.iter().all(|a| a.path == Path::Delivery),
+        "the other engine's answers are delivered by its own thread"
+    );
+    engine.close().unwrap();
+    other.close().unwrap();
+}
+
 #[test]
 fn close_from_inside_the_hand_over_is_an_error_and_the_engine_goes_on() {
     let setup = Setup::new(json!({"responses": []}));

@@ -145,6 +145,7 @@ typedef struct {
     int unterminated;         /* frames without the promised NUL after `len` bytes */
     int released;             /* free_user_data calls */
     int frames_after_release; /* on_frame calls after free_user_data: must stay 0 */
+    pthread_t first_thread;   /* the thread the first frame reached on_frame on */
 
     reaction react;
     hearth_engine *engine;      /* for the reactions; set before the first send */
@@ -170,7 +171,8 @@ static void host_destroy(host *h) {
     pthread_mutex_destroy(&h->lock);
 }
 
-/* Runs on the engine's delivery thread, without our lock held: it calls into the engine. */
+/* Runs inside on_frame (on the engine's delivery thread, or on the thread calling
+ * hearth_engine_send), without our lock held: it calls into the engine. */
 static void react(host *h, int first_frame, int closing) {
     if (h->react == SEND_ON_FIRST_FRAME && first_frame) {
         h->reaction_status = send_text(h->engine, h->reaction_frame);
@@ -202,6 +204,7 @@ static void on_frame(void *user_data, const char *frame, size_t len) {
     }
     h->frames[h->count++] = copy;
     int first_frame = h->count == 1, closing = h->closing;
+    if (first_frame) h->first_thread = pthread_self();
     pthread_mutex_unlock(&h->lock);
     react(h, first_frame, closing);
     pthread_cond_broadcast(&h->changed);
@@ -443,6 +446,7 @@ static void test_full_session(const char *base_url) {
     CHECK(send_text(engine, INITIALIZE(1)) == HEARTH_OK);
     /* Answered at once, with nothing queued ahead: on_frame ran on this thread, inside send. */
     CHECK(contains(frame_at(&h, 0), RESPONSE_TO(1)));
+    CHECK(pthread_equal(h.first_thread, pthread_self()));
     CHECK(contains(frame_at(&h, wait_for(&h, RESPONSE_TO(1))), "\"protocolVersion\":1"));
     CHECK(send_text(engine, SESSION_NEW(2)) == HEARTH_OK);
     CHECK(session_id(frame_at(&h, wait_for(&h, RESPONSE_TO(2))), id, sizeof id) == 0);

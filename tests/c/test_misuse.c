@@ -95,6 +95,7 @@ typedef struct {
     int closing;
     long closed_sends, ok_sends, other_sends;
     int holding, gate_open; /* SEND_WHILE_FREED: the answer to "gate" waits in on_frame */
+    long nested; /* on_frame calls made while an on_frame (any host's) ran on the same thread */
 } host;
 
 static void host_init(host *h, reaction react) {
@@ -193,9 +194,14 @@ static void react(host *h, const char *frame) {
     }
 }
 
+/* How many on_frame calls, of any host, are running on this thread. */
+static _Thread_local int on_frame_depth;
+
 static void on_frame(void *user_data, const char *frame, size_t len) {
     host *h = user_data;
+    int nested = on_frame_depth++ > 0;
     pthread_mutex_lock(&h->lock);
+    h->nested += nested;
     h->frames++;
     if (h->released) h->frames_after_release++;
     if (frame[len] != '\0') h->unterminated++;
@@ -211,6 +217,7 @@ static void on_frame(void *user_data, const char *frame, size_t len) {
     pthread_mutex_lock(&h->lock);
     pthread_cond_broadcast(&h->changed);
     pthread_mutex_unlock(&h->lock);
+    on_frame_depth--;
 }
 
 static void release_host(void *user_data) {
@@ -476,7 +483,7 @@ static void test_free_from_callback(void) {
 }
 
 static void test_cross_engine_send(void) {
-    puts("# hearth_engine_send on engine B from engine A's on_frame");
+    puts("# hearth_engine_send on engine B from engine A's on_frame: queued for B, never nested");
     host a, b;
     hearth_engine *engine_a = NULL, *engine_b = NULL;
     host_init(&a, SEND_OTHER);
@@ -490,6 +497,10 @@ static void test_cross_engine_send(void) {
     hearth_engine_free(engine_a); /* joins A's delivery thread: its reaction is over */
     CHECK(a.reaction_status == HEARTH_OK);
     hearth_engine_free(engine_b);
+    /* A's answer reached on_frame inside send, on this thread; B's, made there, did not run
+     * inside it. */
+    CHECK(a.nested == 0);
+    CHECK(b.nested == 0);
     host_destroy(&a);
     host_destroy(&b);
 }

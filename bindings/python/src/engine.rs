@@ -50,8 +50,8 @@ impl Engine {
     }
 
     /// Hands the engine one client → agent frame (a JSON-RPC message as text). Never blocks;
-    /// may be called from any thread, including from inside `on_frame` (an answer made then
-    /// is queued, never delivered inside the running `on_frame`). The answer to a request
+    /// may be called from any thread, including from inside any engine's `on_frame` (an
+    /// answer made then is queued, never delivered inside the running `on_frame`). The answer to a request
     /// served at once may reach `on_frame` on this thread before `send` returns; the GIL
     /// stays held for it, so the answer crosses no thread.
     fn send(&self, frame: &str) -> PyResult<()> {

@@ -9,7 +9,9 @@
 //!   keeps the engine's order and commit-before-deliver (an uncommitted write is an item);
 //! - no other hand-over is running: the delivery thread waits for this one to end before it
 //!   takes a batch, so the host never gets two frames at once, and a `send` from inside the
-//!   host's callback queues its answer behind the one being handed over.
+//!   host's callback queues its answer behind the one being handed over;
+//! - the thread is not inside any host's callback: a `send` from there, to this engine or
+//!   another, queues its answer, so no callback ever runs nested in another.
 //!
 //! Only frames produced on the thread inside `send` qualify (`CallerScope`, a thread-local
 //! that names the engine): a frame made on a runtime worker must not run host code there.
@@ -28,6 +30,18 @@ use super::{Outbox, deliver_with};
 thread_local! {
     /// The queue of the engine whose `send` runs on this thread (its address), or 0.
     static SENDING: Cell<usize> = const { Cell::new(0) };
+    /// Whether this thread is running a host's callback, any engine's. A frame made there (a
+    /// send from inside the callback, to its own engine or another) is queued: handed over,
+    /// it would run a host's callback nested inside the running one.
+    static IN_CALLBACK: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs one of a host's callbacks with this thread marked as inside it.
+pub(super) fn in_callback<T>(callback: impl FnOnce() -> T) -> T {
+    let outer = IN_CALLBACK.with(|inside| inside.replace(true));
+    let result = callback();
+    IN_CALLBACK.with(|inside| inside.set(outer));
+    result
 }
 
 /// While alive, frames this thread produces for the engine are offered to its host here.
@@ -58,7 +72,7 @@ impl Outbox {
     /// Offers `frame` to the host on this thread when that is allowed (see the module doc);
     /// gives it back when it must be queued instead.
     pub(super) fn hand_here(&self, frame: String) -> Option<String> {
-        if SENDING.with(Cell::get) != self.id() {
+        if SENDING.with(Cell::get) != self.id() || IN_CALLBACK.with(Cell::get) {
             return Some(frame);
         }
         let host = {

@@ -276,7 +276,7 @@ fn deliver(host: &dyn Host, frame: &str) {
 /// Runs one of the host's callbacks: `None` if it panicked, which must not take the engine's
 /// thread (or the caller's `send`) down with it; the frame is dropped.
 fn deliver_with<T>(callback: impl FnOnce() -> T) -> Option<T> {
-    let outcome = catch_unwind(AssertUnwindSafe(callback));
+    let outcome = here::in_callback(|| catch_unwind(AssertUnwindSafe(callback)));
     if outcome.is_err() {
         tracing::error!("the host's deliver callback panicked; frame dropped");
     }

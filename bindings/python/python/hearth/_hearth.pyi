@@ -25,9 +25,10 @@ class Engine:
 
     ``on_frame(frame)`` gets every frame one at a time, in order: on the engine's delivery
     thread, or — for the answer to a request served at once with nothing queued ahead of it —
-    on the thread calling ``send``, inside that call. It may call ``send`` (that answer is then
-    queued, never delivered inside the running ``on_frame``); it must not call ``close``. An exception it raises is reported
-    through ``sys.unraisablehook`` and delivery goes on.
+    on the thread calling ``send``, inside that call. It may call ``send`` on this engine or
+    another (that answer is then queued, never delivered inside the running ``on_frame``); it
+    must not call ``close``. An exception it raises is reported through
+    ``sys.unraisablehook`` and delivery goes on.
 
     The engine holds ``on_frame`` where Python's garbage collector can't see it: close the
     engine (or use ``with``) rather than relying on collection when ``on_frame`` refers back
