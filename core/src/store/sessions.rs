@@ -206,7 +206,7 @@ pub fn for_each_stored(
 /// both the filter and the order and a cursor is a seek: a single query with
 /// `(?1 IS NULL OR cwd = ?1)` scanned the whole `updated_at` index for a `cwd` of few sessions,
 /// and from the top for a late page (`list_queries_seek_in_an_index` holds the plans).
-fn list_query(cwd: bool, cursor: bool) -> &'static str {
+pub(super) fn list_query(cwd: bool, cursor: bool) -> &'static str {
     macro_rules! page {
         ($filter:literal) => {
             concat!(
