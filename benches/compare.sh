@@ -10,8 +10,9 @@
 # REV's rows are those its binary and libhearth make: C and stdio (round trips), the Rust
 # reference and C (throughput); Node and Python are this tree's only. Their labels end in
 # "— at REV". REV's engine must open the store this tree's writes (the same schema version).
-# The startup and turn figures (in-process Rust benches of this tree) are not compared, and
-# no results.md is written. Environment: CARGO_TARGET_DIR, PYTHON (see build.sh).
+# The startup part compares its spawned `hearth acp` (REV's binary taking turns with this
+# tree's); its in-process figures, and the turn and search parts (this tree's engine only), are
+# not compared. No results.md is written. Environment: CARGO_TARGET_DIR, PYTHON (see build.sh).
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

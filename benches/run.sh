@@ -8,7 +8,9 @@
 #    (benches/throughput);
 # 3. startup and memory (core/benches/startup.rs), after checking that the release `hearth`
 #    follows cli/startup-order.txt;
-# 4. engine overhead per streamed token and cancel latency (core/benches/turn.rs).
+# 4. engine overhead per streamed token, cancel latency and model steps of long sessions
+#    (core/benches/turn.rs);
+# 5. grep, glob and list on a tree of 100,000 files beside ripgrep (core/benches/search.rs).
 # --quick runs each briefly, to prove the harness still works (CI); the numbers of a quick run
 # mean little. Benchmarks never assert timings: the machines are shared and noisy.
 # With HEARTH_BENCH_BASE (set by benches/compare.sh, see harness.sh), parts 1 and 2 also

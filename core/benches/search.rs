@@ -2,7 +2,8 @@
 //! the `tool_call` frame to its `completed` update, through the engine and the scripted mock
 //! LLM — beside ripgrep on the same tree in the same run, interleaved: `rg -l PATTERN` for
 //! `grep` (a pattern a few files hold, so both read every file) and `rg --files -g GLOB` for
-//! `glob`; and `list` of a directory of 50,000 entries (its output bounded as always).
+//! `glob`; and `list` of a directory of 50,000 entries (its output bounded as always). Each
+//! call must complete, count every match or entry, and show a bounded result.
 //!
 //! The tree is generated under `target/bench-tree/` (100,000 files of about 1 KB in 1,000
 //! directories, a `.gitignore`; `--quick`: 10,000) and kept for the next run.
@@ -24,6 +25,8 @@ use serde_json::{Value, json};
 /// The pattern `grep` looks for: in one file of 2,000.
 const PATTERN: &str = "needle_[0-9]+";
 const GLOB: &str = "**/*_7.rs";
+/// Above what a result of 200 lines, the tools' bound, can take.
+const MAX_RESULT_BYTES: usize = 64 * 1024;
 
 /// A tree of `files` files, in directories of 100, made once and kept.
 fn tree(files: usize) -> PathBuf {
@@ -78,18 +81,24 @@ fn text(reply: &str) -> Response {
 }
 
 /// One prompt whose model calls `name` once: the time from its `tool_call` frame to its
-/// `completed` update, and the call's result as the client got it.
-fn timed_call(client: &mut Client, session: &Value, name: &str) -> Duration {
+/// `completed` update, and that update as the client got it. A call that failed stops the
+/// bench: its time would say nothing about the tool.
+fn timed_call(client: &mut Client, session: &Value, name: &str) -> (Duration, String) {
     client.send(
         "session/prompt",
         json!({"sessionId": session, "prompt": [{"type": "text", "text": name}]}),
     );
     client.until(|f| f.contains(r#""sessionUpdate":"tool_call""#));
     let started = Instant::now();
-    client.until(|f| f.contains(r#""status":"completed""#) || f.contains(r#""status":"failed""#));
+    let finished = client
+        .first(|f| f.contains(r#""status":"completed""#) || f.contains(r#""status":"failed""#));
     let elapsed = started.elapsed();
+    assert!(
+        finished.contains(r#""status":"completed""#),
+        "`{name}` failed: {finished}"
+    );
     client.until(|f| f.contains(r#""stopReason""#));
-    elapsed
+    (elapsed, finished)
 }
 
 fn ms(d: Duration) -> f64 {
@@ -108,14 +117,29 @@ fn main() {
     let wide = wide(entries);
     eprintln!("trees ready in {:.1} s", made.elapsed().as_secs_f64());
     let root_str = root.to_str().unwrap();
+    // Each call with what its result must count (its `rawOutput`): every match or entry was
+    // found, though the model is shown the first 200 only.
     let calls = [
-        ("grep", json!({"pattern": PATTERN})),
-        ("glob", json!({"pattern": GLOB})),
-        ("list", json!({"path": wide, "depth": 1})),
+        (
+            "grep",
+            json!({"pattern": PATTERN}),
+            format!(r#""matches":{}"#, files / 2_000),
+        ),
+        (
+            "glob",
+            json!({"pattern": GLOB}),
+            format!(r#""files":{}"#, files / 10),
+        ),
+        (
+            "list",
+            json!({"path": wide, "depth": 1}),
+            // And the file that marks the directory complete.
+            format!(r#""entries":{}"#, entries + 1),
+        ),
     ];
     let mut responses = Vec::new();
     for _ in 0..runs + 1 {
-        for (name, arguments) in &calls {
+        for (name, arguments, _) in &calls {
             responses.push(tool_call(name, arguments.clone()));
             responses.push(text("done"));
         }
@@ -133,8 +157,17 @@ fn main() {
     // The first round warms the page cache for both and is not counted.
     for round in 0..=runs {
         let mut row = Vec::new();
-        for (name, _) in &calls {
-            row.push(ms(timed_call(&mut client, &session, name)));
+        for (name, _, counted) in &calls {
+            let (elapsed, result) = timed_call(&mut client, &session, name);
+            assert!(
+                result.contains(counted),
+                "`{name}` did not find {counted}: {result}"
+            );
+            assert!(
+                result.len() < MAX_RESULT_BYTES,
+                "`{name}`'s result is not bounded"
+            );
+            row.push(ms(elapsed));
         }
         let rg = [time_run("rg", &rg_grep), time_run("rg", &rg_glob)];
         have_rg &= rg.iter().all(Option::is_some);

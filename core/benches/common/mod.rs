@@ -90,17 +90,27 @@ impl Client {
         id
     }
 
+    fn next_frame(&self) -> String {
+        self.frames
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a frame")
+    }
+
     /// Waits for the frame `pred` accepts, counting the frames before it.
     pub fn until(&self, pred: impl Fn(&str) -> bool) -> usize {
-        let mut seen = 0;
-        loop {
-            let frame = self
-                .frames
-                .recv_timeout(Duration::from_secs(60))
-                .expect("a frame");
+        let mut seen = 1;
+        while !pred(&self.next_frame()) {
             seen += 1;
+        }
+        seen
+    }
+
+    /// Waits for the frame `pred` accepts, and returns it.
+    pub fn first(&self, pred: impl Fn(&str) -> bool) -> String {
+        loop {
+            let frame = self.next_frame();
             if pred(&frame) {
-                return seen;
+                return frame;
             }
         }
     }
@@ -108,15 +118,8 @@ impl Client {
     pub fn call(&mut self, method: &str, params: Value) -> Value {
         let id = self.send(method, params);
         let wanted = format!(r#""id":{id},"#);
-        loop {
-            let frame = self
-                .frames
-                .recv_timeout(Duration::from_secs(60))
-                .expect("a frame");
-            if frame.contains(&wanted) && !frame.contains(r#""method""#) {
-                return serde_json::from_str(&frame).unwrap();
-            }
-        }
+        let answer = self.first(|f| f.contains(&wanted) && !f.contains(r#""method""#));
+        serde_json::from_str(&answer).unwrap()
     }
 }
 
