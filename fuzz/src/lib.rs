@@ -13,6 +13,7 @@
 //! Any panic anywhere in the process aborts (libfuzzer-sys installs that panic hook), so a
 //! panicking engine task is a crash even though the engine would turn it into an error frame.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -41,7 +42,9 @@ pub fn id_key(id: &Value) -> String {
 ///
 /// - response-shaped (no `method`, a `result` or an `error`): never answered, whatever its
 ///   `id` or `jsonrpc` (answering a malformed response can make two peers loop);
-/// - not UTF-8 / not JSON: parse error, answered with `null`;
+/// - not UTF-8 / not JSON: parse error, answered with `null`; a number no `f64` holds
+///   (`1e400`) is still JSON — where a member must be a string or an integer it is neither —
+///   and a string holding a lone surrogate is not (no Rust string can hold it);
 /// - not an object (a scalar, or a batch, which Hearth documents it does not support):
 ///   answered with `null`;
 /// - an `id` that is not a string or an integer: answered with `null`;
@@ -54,7 +57,7 @@ pub fn expected_answer(frame: &[u8]) -> Option<Value> {
     let Ok(text) = std::str::from_utf8(frame) else {
         return Some(Value::Null);
     };
-    let Ok(value) = serde_json::from_str::<Value>(text) else {
+    let Ok(value) = serde_json::from_str::<Value>(&out_of_range_as_null(text)) else {
         return Some(Value::Null);
     };
     let Value::Object(object) = value else {
@@ -80,6 +83,47 @@ pub fn expected_answer(frame: &[u8]) -> Option<Value> {
         Some(_) => Some(reply_id),
         None => Some(reply_id),
     }
+}
+
+/// `text` with each number token outside strings that no `f64` holds written `null`, so a
+/// JSON tree can be read from it: such a number is valid JSON, and `null` is, as it is, neither
+/// a string nor an integer.
+fn out_of_range_as_null(text: &str) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let (mut tamed, mut copied, mut at, mut in_string) = (String::new(), 0, 0, false);
+    while at < bytes.len() {
+        let byte = bytes[at];
+        if in_string {
+            match byte {
+                b'\\' => at += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            at += 1;
+        } else if byte == b'"' {
+            in_string = true;
+            at += 1;
+        } else if byte == b'-' || byte.is_ascii_digit() {
+            let start = at;
+            while at < bytes.len()
+                && matches!(bytes[at], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+            {
+                at += 1;
+            }
+            if text[start..at].parse::<f64>().is_ok_and(f64::is_infinite) {
+                tamed.push_str(&text[copied..start]);
+                tamed.push_str("null");
+                copied = at;
+            }
+        } else {
+            at += 1;
+        }
+    }
+    if copied == 0 {
+        return Cow::Borrowed(text);
+    }
+    tamed.push_str(&text[copied..]);
+    Cow::Owned(tamed)
 }
 
 /// What the host recorded since the round began.
@@ -432,5 +476,12 @@ mod tests {
         assert_eq!(e(r#"{"jsonrpc":"1.0","id":7,"result":1}"#), None);
         assert_eq!(e(r#"{"jsonrpc":"2.0","id":7}"#), Some(json!(7)));
         assert_eq!(expected_answer(b"\xff"), Some(Value::Null));
+        // A number no f64 holds is JSON: neither a string nor an integer where one is due.
+        assert_eq!(e(r#"{"jsonrpc":1e400,"id":"l","method":"x"}"#), Some(json!("l")));
+        assert_eq!(e(r#"{"jsonrpc":"2.0","id":-1E+999,"method":"x"}"#), Some(Value::Null));
+        assert_eq!(e(r#"{"jsonrpc":"2.0","id":2,"method":"x","params":[1e400]}"#), Some(json!(2)));
+        assert_eq!(e(r#"{"jsonrpc":"2.0","id":"1e400","method":"x"}"#), Some(json!("1e400")));
+        // A lone surrogate is no text.
+        assert_eq!(e(r#"{"jsonrpc":"2.0","id":3,"method":"x","params":["\ud800"]}"#), Some(Value::Null));
     }
 }
