@@ -315,7 +315,8 @@ impl EngineContext {
     /// for this engine's other writes: a tool call's check needs every "always" answer
     /// stored before it, not the turn's events queued before it, whose commit (and the
     /// delivery of the frames ahead of them) would put the delivery thread's pace into every
-    /// tool call. Read right here when the read connection is free, as `read_now` does.
+    /// tool call. Read right here when a connection is free (`Store::try_reader`), as
+    /// `read_now` does.
     pub async fn rules(&self, workspace: &str) -> Result<Vec<RuleRow>, StoreError> {
         if self.outbox.has_pending_rules() {
             self.outbox.flushed().await;
@@ -326,8 +327,8 @@ impl EngineContext {
         }
     }
 
-    /// Runs `read` right here when that costs no wait: nothing is pending and the read
-    /// connection is free. `None` means "use `read`". For small, indexed queries answered on
+    /// Runs `read` right here when that costs no wait: nothing is pending and a connection
+    /// is free (`Store::try_reader`: the writer, else the read connection). `None` means "use `read`". For small, indexed queries answered on
     /// the caller's thread (`session/list`). SQLite itself could still make a WAL reader wait,
     /// but only while a crashed writer's log is recovered, which happens at open.
     pub fn read_now<T>(&self, read: impl FnOnce(&Reader<'_>) -> T) -> Option<T> {

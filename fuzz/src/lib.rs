@@ -21,6 +21,7 @@ use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use hearth_core::{Config, Engine, EngineError, Host};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 /// How long a round may wait for its answers before it is declared a hang. Generous: the
@@ -85,9 +86,12 @@ pub fn expected_answer(frame: &[u8]) -> Option<Value> {
     }
 }
 
-/// `text` with each number token outside strings that no `f64` holds written `null`, so a
-/// JSON tree can be read from it: such a number is valid JSON, and `null` is, as it is, neither
-/// a string nor an integer.
+/// `text` with each number token outside strings that is JSON but that serde_json reads as no
+/// `f64` written `null`, so a JSON tree can be read from it: such a number is valid JSON (the
+/// engine keeps `params` as text, and checks a member it must read as a string or an integer
+/// by its type), and `null` is, as it is, neither a string nor an integer. JSON's number
+/// grammar and the range are serde_json's, not Rust's `f64` parser's, which takes forms JSON
+/// does not (`1.e999`, `01e999`) and reads some numbers near `f64::MAX` that serde_json refuses.
 fn out_of_range_as_null(text: &str) -> Cow<'_, str> {
     let bytes = text.as_bytes();
     let (mut tamed, mut copied, mut at, mut in_string) = (String::new(), 0, 0, false);
@@ -110,7 +114,7 @@ fn out_of_range_as_null(text: &str) -> Cow<'_, str> {
             {
                 at += 1;
             }
-            if text[start..at].parse::<f64>().is_ok_and(f64::is_infinite) {
+            if is_json_beyond_f64(&text[start..at]) {
                 tamed.push_str(&text[copied..start]);
                 tamed.push_str("null");
                 copied = at;
@@ -124,6 +128,11 @@ fn out_of_range_as_null(text: &str) -> Cow<'_, str> {
     }
     tamed.push_str(&text[copied..]);
     Cow::Owned(tamed)
+}
+
+/// Whether `token` is a JSON number that serde_json reads as no `f64`.
+fn is_json_beyond_f64(token: &str) -> bool {
+    serde_json::from_str::<&RawValue>(token).is_ok() && serde_json::from_str::<f64>(token).is_err()
 }
 
 /// What the host recorded since the round began.
@@ -481,6 +490,15 @@ mod tests {
         assert_eq!(e(r#"{"jsonrpc":"2.0","id":-1E+999,"method":"x"}"#), Some(Value::Null));
         assert_eq!(e(r#"{"jsonrpc":"2.0","id":2,"method":"x","params":[1e400]}"#), Some(json!(2)));
         assert_eq!(e(r#"{"jsonrpc":"2.0","id":"1e400","method":"x"}"#), Some(json!("1e400")));
+        // JSON's number grammar and range, not Rust's: `1.e999` is no JSON, and serde_json
+        // reads no f64 from this one, which Rust reads as f64::MAX.
+        assert_eq!(e(r#"{"jsonrpc":"2.0","id":1,"method":"x","params":[1.e999]}"#), Some(Value::Null));
+        assert_eq!(e(r#"{"jsonrpc":"2.0","id":1,"method":"x","params":[01e999]}"#), Some(Value::Null));
+        assert_eq!(e(r#"{"jsonrpc":"2.0","id":1,"method":"x","params":[-.5e999]}"#), Some(Value::Null));
+        assert_eq!(
+            e(r#"{"jsonrpc":"2.0","id":2,"method":"x","params":[17976931348623158e292]}"#),
+            Some(json!(2))
+        );
         // A lone surrogate is no text.
         assert_eq!(e(r#"{"jsonrpc":"2.0","id":3,"method":"x","params":["\ud800"]}"#), Some(Value::Null));
     }

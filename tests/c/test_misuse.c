@@ -497,8 +497,9 @@ static void test_cross_engine_send(void) {
     hearth_engine_free(engine_a); /* joins A's delivery thread: its reaction is over */
     CHECK(a.reaction_status == HEARTH_OK);
     hearth_engine_free(engine_b);
-    /* A's answer reached on_frame inside send, on this thread; B's, made there, did not run
-     * inside it. */
+    /* Wherever A's answer reached on_frame (inside send on this thread, or on A's delivery
+     * thread: both run it marked as a callback), B's answer, made there, did not run inside
+     * it. */
     CHECK(a.nested == 0);
     CHECK(b.nested == 0);
     host_destroy(&a);

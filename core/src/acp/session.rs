@@ -99,10 +99,10 @@ pub fn new(responder: Responder, raw: Params<'_>) {
     registry::route(&ctx, &id, job);
 }
 
-/// Answered on the caller's thread when the store can be read at once (nothing pending, the
-/// read connection free); otherwise after the pending writes. Either way it sees every write
-/// queued before it, but not the effect of jobs still queued on a session (a `delete` not yet
-/// run): the list is not ordered with them, as it never was. The same request with nothing
+/// Answered on the caller's thread when the store can be read at once (nothing pending, a
+/// connection free: `Context::read_now`); otherwise after the pending writes. Either way it
+/// sees every write queued before it, but not the effect of jobs still queued on a session (a
+/// `delete` not yet run): the list is not ordered with them, as it never was. The same request with nothing
 /// committed since the last is answered with the last answer (`list_cache.rs`).
 pub fn list(responder: Responder, raw: Params<'_>) {
     let request: ListSessionsRequest = match params(raw) {

@@ -5,7 +5,9 @@
 //! client is on disk, and a `kill -9` leaves a database that opens cleanly (WAL).
 //! Reads use a second connection so they never wait behind a write (file stores), opened at
 //! the first read: the engine's start (and its `initialize` answer) needs only the writer,
-//! which is what checks and migrates the file.
+//! which is what checks and migrates the file. Short reads made on the calling thread
+//! ([`Store::try_reader`]) take the writer instead when no write holds it, for its page
+//! cache; a commit then waits for them.
 
 mod checkpoints;
 mod event;
@@ -368,9 +370,11 @@ impl Reader<'_> {
 
     /// Where the store is at: it changes with every commit, this engine's or another
     /// process's on the same file — what a cached read is keyed by. One cheap statement:
-    /// `PRAGMA data_version` (commits by other connections, our writer's among them), and
-    /// this connection's own changes (a file store's writer, the one connection of a
-    /// `:memory:` store), which `data_version` does not count.
+    /// `PRAGMA data_version`, which counts the commits of every other connection to the file
+    /// (on the read connection, our writer's among them), and this connection's own changes
+    /// (the writer's, when the read is made on it; the one connection of a `:memory:`
+    /// store's), which `data_version` does not count. Which connection read it is part of
+    /// the version: the two count differently.
     pub fn version(&self) -> Result<Version, StoreError> {
         self.read(|conn| {
             let data_version = conn
@@ -578,9 +582,18 @@ mod tests {
         let reader = store.try_reader().unwrap();
         assert!(!reader.writer);
         assert!(reader.session("sess_1").unwrap().is_some());
-        assert_ne!(reader.version().unwrap(), after);
+        let on_reader = reader.version().unwrap();
+        assert_ne!(
+            on_reader, after,
+            "the connection that read it is part of the version"
+        );
         drop((reader, writing));
         assert_eq!(on_writer(), after);
+        // The read connection counts the writer's commits too.
+        store.apply(vec![create_session("sess_2")]).unwrap();
+        let writing = lock(&store.writer);
+        assert_ne!(store.try_reader().unwrap().version().unwrap(), on_reader);
+        drop(writing);
     }
 
     /// A cached statement with a bound `LIMIT` runs again without being prepared again, in
@@ -668,15 +681,14 @@ mod tests {
         let expected = format!("cannot open the session store {}: ", path.display());
         assert!(error.starts_with(&expected), "{error}");
         std::fs::rename(&aside, &path).unwrap();
+        {
+            // A read right here while a write holds the writer opens it too.
+            let _writing = lock(&store.writer);
+            let reader = store.try_reader().unwrap();
+            assert!(!reader.writer);
+            assert!(reader.session("sess_1").unwrap().is_some());
+        }
         assert!(store.reader().session("sess_1").unwrap().is_some());
-        assert!(
-            store
-                .try_reader()
-                .unwrap()
-                .session("sess_1")
-                .unwrap()
-                .is_some()
-        );
         store.close();
         let error = store.reader().session("sess_1").unwrap_err().0;
         assert_eq!(error, closed().0, "closed, and not opened again");

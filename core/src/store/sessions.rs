@@ -286,6 +286,8 @@ mod tests {
     #[test]
     fn list_queries_seek_in_an_index() {
         let mut conn = Connection::open_in_memory().unwrap();
+        // Configured as the store's connections are: one plan whatever is bound (QPSG).
+        super::super::configure(&conn).unwrap();
         super::super::schema::migrate(&mut conn).unwrap();
         for (cwd, cursor) in [(false, false), (true, false), (false, true), (true, true)] {
             let sql = format!("EXPLAIN QUERY PLAN {}", list_query(cwd, cursor));
