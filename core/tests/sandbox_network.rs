@@ -155,6 +155,8 @@ fn the_bwrap_layer_protects_hooks_hides_secrets_and_keeps_tmp_private() {
             "ls -A \"$HOME/.ssh\"; cat \"$HOME/.ssh/id_ed25519\"; test -z \"$(ls -A \"$HOME/.ssh\")\"".into(),
             format!("echo p > {probe} && cat {probe}"),
             "echo w > landed".into(),
+            // `.git` moved away with its read-only paths, a new one in its place.
+            "mv .git .git-old && mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit".into(),
         ],
         Some(home.path()),
     );
@@ -181,6 +183,13 @@ fn the_bwrap_layer_protects_hooks_hides_secrets_and_keeps_tmp_private() {
     assert_eq!(
         std::fs::read_to_string(ran.cwd.join("landed")).unwrap(),
         "w\n"
+    );
+    assert_ne!(exit_code(&results[6]), "Exit code: 0", "{}", results[6]);
+    assert!(!ran.cwd.join(".git-old").exists(), "{}", results[6]);
+    assert!(
+        !ran.cwd.join(".git/hooks/pre-commit").exists(),
+        "{}",
+        results[6]
     );
     assert!(
         ran.finals[0]["_meta"]["hearth"]["sandbox"]["backend"]

@@ -38,9 +38,24 @@ pub struct Policy {
     pub protected: Vec<PathBuf>,
 }
 
+impl Setup {
+    /// This setup with its extra writable roots (`writableRoots`) where they really lead
+    /// (`canonical`), as a command's policy compares them: a root reached through a symlink
+    /// (which a command may re-point between two runs) is checked against Hearth's state
+    /// where it leads, as Landlock and bwrap, which follow it, would grant it.
+    pub fn resolved(&self, canonical: impl Fn(&Path) -> PathBuf) -> Setup {
+        let mut setup = self.clone();
+        for root in &mut setup.settings.writable_roots {
+            *root = canonical(root);
+        }
+        setup
+    }
+}
+
 impl Policy {
     /// The policy for a command of a session with `roots` (cwd and additional directories)
-    /// and `temp_dir`, all canonical; an error naming the root that holds Hearth's state.
+    /// and `temp_dir`, all canonical (and the setup's writable roots: [`Setup::resolved`]); an
+    /// error naming the root that holds Hearth's state.
     pub fn new(setup: &Setup, roots: &[PathBuf], temp_dir: PathBuf) -> Result<Policy, String> {
         let settings = &setup.settings;
         let mut writable: Vec<PathBuf> = match settings.mode {
@@ -52,6 +67,8 @@ impl Policy {
         }
         if settings.mode != Mode::Off {
             for root in &writable {
+                // A root inside Hearth's directories stays writable (seatbelt.rs's golden
+                // `root-inside-data-dir`): the state itself is not in it.
                 if let Some(own) = setup.protected.iter().find(|own| own.starts_with(root)) {
                     return Err(format!(
                         "the sandbox cannot make {} writable: it contains Hearth's own state \
@@ -203,6 +220,23 @@ mod tests {
             "/t".into(),
         );
         assert!(fine.is_ok());
+    }
+
+    #[test]
+    fn a_resolved_setup_has_its_writable_roots_where_they_lead() {
+        let mut linked = setup(Mode::WorkspaceWrite, &["/real/data"]);
+        linked.settings.writable_roots = vec!["/alias".into()];
+        assert!(Policy::new(&linked, &roots(), "/t".into()).is_ok());
+        let resolved = linked.resolved(|root| {
+            if root == Path::new("/alias") {
+                PathBuf::from("/real")
+            } else {
+                root.to_owned()
+            }
+        });
+        assert_eq!(resolved.settings.writable_roots, [PathBuf::from("/real")]);
+        let error = Policy::new(&resolved, &roots(), "/t".into()).unwrap_err();
+        assert!(error.contains("cannot make /real writable"), "{error}");
     }
 
     #[test]

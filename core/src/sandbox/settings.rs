@@ -61,7 +61,7 @@ impl Settings {
 #[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum Bwrap {
-    /// Where `bwrap` is on PATH.
+    /// Where `bwrap` is installed (`io/process/bwrap.rs` says where it is looked for).
     #[default]
     Auto,
     /// Never: Landlock only.

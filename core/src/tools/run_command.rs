@@ -52,7 +52,8 @@ impl RunCommand {
     /// paths cannot be granted.
     fn policy(&self, ctx: &Context, scope: Option<&Scope>) -> Result<Policy> {
         let roots: Vec<PathBuf> = ctx.roots.iter().map(|r| ctx.io.canonicalize(r)).collect();
-        let policy = Policy::new(&ctx.sandbox, &roots, self.temp_dir.clone()).map_err(ToolError)?;
+        let setup = ctx.sandbox.resolved(|root| ctx.io.canonicalize(root));
+        let policy = Policy::new(&setup, &roots, self.temp_dir.clone()).map_err(ToolError)?;
         match scope {
             None => Ok(policy),
             Some(Scope::Unconfined) => Ok(policy.unconfined()),

@@ -20,10 +20,17 @@ fn required() -> bool {
     std::env::var("HEARTH_REQUIRE_SANDBOX").as_deref() == Ok("1")
 }
 
-/// Whether `bwrap` is on PATH.
+/// Whether `bwrap` is installed where the engine looks for it (`io/process/bwrap.rs`'s
+/// `INSTALLED`; apt's bubblewrap puts it in /usr/bin).
 pub fn bwrap_installed() -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("bwrap").is_file()))
+    [
+        "/usr/bin/bwrap",
+        "/bin/bwrap",
+        "/usr/local/bin/bwrap",
+        "/run/current-system/sw/bin/bwrap",
+    ]
+    .iter()
+    .any(|path| std::path::Path::new(path).is_file())
 }
 
 /// Whether this run tests the bwrap layer.

@@ -1,5 +1,5 @@
-//! The bwrap layer: where `bwrap` (bubblewrap) is on the command's PATH, the command runs
-//! inside it, which gives what Landlock cannot — a private `/tmp`, read-only holes in the
+//! The bwrap layer: where `bwrap` (bubblewrap) is installed in a system directory (never
+//! looked for along PATH, see [`find`]), the command runs inside it, which gives what Landlock cannot — a private `/tmp`, read-only holes in the
 //! writable roots (`.git/hooks`, `.git/config`, `.hearth/`), and secrets under `$HOME`
 //! (`~/.ssh`, `~/.aws`, `~/.gnupg`) hidden. The view: `/` read-only, a fresh `/dev` and
 //! `/proc`, a private pid namespace (when its first process dies, the kernel kills the rest),
@@ -10,7 +10,7 @@
 //! through it. A set-uid bwrap is not used (no-new-privs would break it).
 
 use std::ffi::OsString;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use super::launch::Launch;
@@ -23,17 +23,40 @@ const PROTECTED: &[&str] = &[".git/hooks", ".git/config", ".hearth"];
 /// Paths under `$HOME` a command does not see at all.
 const HIDDEN: &[&str] = &[".ssh", ".aws", ".gnupg"];
 
-/// The `bwrap` on the PATH of `env`, if there is one (executable, not set-uid).
-pub fn find(env: &[(OsString, OsString)]) -> Option<PathBuf> {
-    let path = env.iter().find(|(name, _)| name == "PATH")?.1.clone();
-    std::env::split_paths(&path)
-        .map(|dir| dir.join("bwrap"))
-        .find(|candidate| {
-            candidate.metadata().is_ok_and(|meta| {
-                let mode = meta.permissions().mode();
-                meta.is_file() && mode & 0o111 != 0 && mode & 0o4000 == 0
-            })
-        })
+/// Where an installed `bwrap` is: the distributions' places, and NixOS's. Not the command's
+/// PATH, which may name a directory a confined command can write (a workspace's `.venv/bin`
+/// or `node_modules/.bin`): a `bwrap` planted there that ran its command unwrapped would
+/// turn the filesystem's confinement off for every later command (Landlock is left out
+/// under this layer).
+const INSTALLED: &[&str] = &[
+    "/usr/bin/bwrap",
+    "/bin/bwrap",
+    "/usr/local/bin/bwrap",
+    "/run/current-system/sw/bin/bwrap",
+];
+
+/// The installed `bwrap`, if there is one that no confined command can have replaced: the
+/// file it leads to and its directory owned by root and writable by no one else, outside
+/// `writable` (the writable roots and the temp dir); executable, not set-uid (no-new-privs
+/// would break it).
+pub fn find(writable: &[PathBuf]) -> Option<PathBuf> {
+    INSTALLED.iter().map(PathBuf::from).find(|candidate| {
+        let Ok(real) = candidate.canonicalize() else {
+            return false;
+        };
+        let trusted = |path: &Path| {
+            path.metadata()
+                .is_ok_and(|meta| meta.uid() == 0 && meta.mode() & 0o022 == 0)
+        };
+        let runnable = real.metadata().is_ok_and(|meta| {
+            let mode = meta.permissions().mode();
+            meta.is_file() && mode & 0o111 != 0 && mode & 0o4000 == 0
+        });
+        runnable
+            && trusted(&real)
+            && real.parent().is_some_and(trusted)
+            && !writable.iter().any(|root| real.starts_with(root))
+    })
 }
 
 /// Rewrites `launch` to run its program through `bwrap`, with `writable` (the writable roots
@@ -80,6 +103,17 @@ fn arguments(
     }
     for root in writable {
         mount(&mut args, Mount::Writable, root);
+    }
+    // `.git` a mount point of its own, which cannot be renamed or removed (EBUSY): else a
+    // command could move it away with its read-only hooks and config, and put a `.git` of
+    // its own making in its place, whose hooks git would run outside the sandbox. A `.git`
+    // file (a worktree's or submodule's pointer to its repository) read-only.
+    for git in writable.iter().map(|root| root.join(".git")) {
+        if git.is_dir() {
+            mount(&mut args, Mount::Writable, &git);
+        } else if git.exists() {
+            mount(&mut args, Mount::ReadOnly, &git);
+        }
     }
     for path in writable
         .iter()
@@ -149,17 +183,48 @@ mod tests {
         let (r, h) = (root.display(), home.display());
         assert!(joined.starts_with("--die-with-parent --unshare-pid --ro-bind / / "));
         assert!(joined.contains("--tmpfs /tmp"), "{joined}");
-        let bind = joined.find(&format!("--bind {r} {r}")).unwrap();
+        let bind = joined.find(&format!("--bind {r} {r} ")).unwrap();
+        let git = joined.find(&format!("--bind {r}/.git {r}/.git ")).unwrap();
         let hooks = joined
             .find(&format!("--ro-bind {r}/.git/hooks {r}/.git/hooks"))
             .unwrap();
-        assert!(bind < hooks, "the hole comes after the root: {joined}");
+        assert!(
+            bind < git && git < hooks,
+            "root, .git, then the holes: {joined}"
+        );
         assert!(joined.contains(&format!("--ro-bind {r}/.git/config {r}/.git/config")));
         assert!(!joined.contains(".hearth"), "a missing path is left alone");
         assert!(joined.contains(&format!("--tmpfs {h}/.ssh")), "{joined}");
         assert!(joined.contains(&format!("--ro-bind /dev/null {h}/.aws")));
         assert!(!joined.contains(".gnupg"));
         assert!(joined.ends_with(&format!("--chdir {r}")));
+    }
+
+    #[test]
+    fn a_git_file_is_read_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_owned();
+        std::fs::write(root.join(".git"), "gitdir: /elsewhere/.git/worktrees/w\n").unwrap();
+        let roots = std::slice::from_ref(&root);
+        let joined = strings(&arguments(roots, roots, None, &root)).join(" ");
+        let r = root.display();
+        assert!(
+            joined.contains(&format!("--ro-bind {r}/.git {r}/.git")),
+            "{joined}"
+        );
+    }
+
+    /// Whatever the PATH of Hearth or of a command says: only an installed bwrap, and none
+    /// that a writable root holds (this one, `/`, holds all).
+    #[test]
+    fn only_an_installed_bwrap_outside_the_writable_roots_is_taken() {
+        if let Some(found) = find(&[]) {
+            assert!(
+                INSTALLED.iter().any(|path| found == Path::new(path)),
+                "{found:?}"
+            );
+        }
+        assert_eq!(find(&[PathBuf::from("/")]), None);
     }
 
     #[test]

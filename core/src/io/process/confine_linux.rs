@@ -43,7 +43,7 @@ pub fn prepare(launch: &mut Launch, policy: &Policy) -> Result<Confined, String>
     let mut writable = policy.writable.clone();
     writable.push(policy.temp_dir.clone());
     let wrapper = match policy.bwrap {
-        Bwrap::Auto => bwrap::find(&launch.env),
+        Bwrap::Auto => bwrap::find(&writable),
         Bwrap::Off => None,
     };
     let allowlist = policy.allowlist().map(<[String]>::to_vec);

@@ -25,19 +25,15 @@ pub fn sandbox_available() -> bool {
 }
 
 /// The backend a command would run under with `settings` — "bwrap + seccomp" where the bwrap
-/// layer would be chosen (bwrap on PATH), else "landlock ABI 7 + seccomp" — or `None` where
+/// layer would be chosen (bwrap installed), else "landlock ABI 7 + seccomp" — or `None` where
 /// nothing confines a command (no Landlock in this kernel; macOS without `sandbox-exec`;
-/// Windows). For `initialize` and `/sandbox`: it looks along PATH each time.
+/// Windows). For `initialize` and `/sandbox`: it looks for bwrap each time.
 #[cfg_attr(not(target_os = "linux"), allow(unused_variables))]
 pub fn sandbox_backend(settings: &Settings) -> Option<String> {
     let backend = available()?;
     #[cfg(target_os = "linux")]
     {
-        let path: Vec<_> = std::env::var_os("PATH")
-            .map(|path| ("PATH".into(), path))
-            .into_iter()
-            .collect();
-        if settings.bwrap == crate::sandbox::Bwrap::Auto && super::bwrap::find(&path).is_some() {
+        if settings.bwrap == crate::sandbox::Bwrap::Auto && super::bwrap::find(&[]).is_some() {
             return Some(BWRAP_BACKEND.into());
         }
     }

@@ -26,14 +26,12 @@ impl ServerSandbox {
     /// The sandbox of a server of `kind` (`lsp`, `mcp`: it names the temp dir) writing
     /// `roots`; why it cannot be (a root holding Hearth's own state).
     pub fn new(setup: &Setup, roots: &[&Path], kind: &str) -> Result<Self, String> {
-        let canonical: Vec<PathBuf> = roots
-            .iter()
-            .map(|root| dunce::canonicalize(root).unwrap_or_else(|_| root.to_path_buf()))
-            .collect();
+        let canonical_of = |root: &Path| dunce::canonicalize(root).unwrap_or_else(|_| root.into());
+        let canonical: Vec<PathBuf> = roots.iter().map(|root| canonical_of(root)).collect();
         let system = std::env::temp_dir();
         let system = dunce::canonicalize(&system).unwrap_or(system);
         let temp_dir = system.join(new_id(&format!("hearth-{kind}")));
-        let mut policy = Policy::new(setup, &canonical, temp_dir)?;
+        let mut policy = Policy::new(&setup.resolved(canonical_of), &canonical, temp_dir)?;
         // Servers keep to Landlock: bwrap's private `/tmp` would hide the files outside the
         // roots a client opens in them (a scratch file in /tmp), and its pid namespace the
         // server's pid from whoever reads it (its own logs, crash reports, the tests).
