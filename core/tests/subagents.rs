@@ -748,6 +748,18 @@ fn a_child_past_its_time_limit_is_cancelled_and_the_parent_reads_why() {
 /// calls are marked with its own `task` call, one level deeper; its answer goes up the chain.
 #[test]
 fn an_agent_file_listing_task_delegates_one_level_deeper_when_the_depth_allows() {
+    delegates_one_level_deeper(json!({"maxDepth": 2}));
+}
+
+/// One child at a time: the grandchild still runs while its parent, holding the first
+/// level's one slot, waits for it (before, one slot for every depth: it waited until the
+/// parent ran out of time).
+#[test]
+fn a_grandchild_runs_while_its_parent_holds_the_only_slot_of_its_level() {
+    delegates_one_level_deeper(json!({"maxDepth": 2, "maxConcurrent": 1, "timeoutSecs": 15}));
+}
+
+fn delegates_one_level_deeper(subagents: Value) {
     let setup = Setup::new(json!({"responses": [
         task("p1", "lead", "CHILD-1 ask a helper"),
         child("CHILD-1", task("c1", "explore", "GRANDCHILD list it")),
@@ -764,7 +776,7 @@ fn an_agent_file_listing_task_delegates_one_level_deeper_when_the_depth_allows()
         "---\ndescription: Delegates\ntools: task, read\n---\nDelegate.\n",
     )
     .unwrap();
-    let mut client = start(&setup, json!({"subagents": {"maxDepth": 2}}));
+    let mut client = start(&setup, json!({ "subagents": subagents }));
     let session = session(&mut client, &cwd);
     let answer = client.prompt(&session, "go deep");
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");

@@ -27,7 +27,9 @@
 //! reverts them). Its id of its own, `childSessionId`, names it in the frames.
 //!
 //! Limits (`config.subagents`): children of one session run at most `maxConcurrent` at once
-//! (one semaphore per client session, shared down the tree); each stops after `maxTurns`
+//! at each depth (a semaphore per depth per client session, shared down the tree: a child
+//! holds its slot while it waits for its own children, so one pool for every depth would let
+//! the children of a full level wait forever for a slot); each stops after `maxTurns`
 //! model requests or `timeoutSecs`; a child delegates further only when its agent file lists
 //! `task` and the depth allows. A child that fails, is cancelled or hits a limit is an error
 //! result for the parent model, with the child's last text; the parent turn goes on.
@@ -59,8 +61,9 @@ pub struct Children {
     /// How deep the children it starts are (1: children of the client's session).
     depth: u32,
     limits: SubagentLimits,
-    /// Children running at once, for the whole tree of one client session.
-    slots: Arc<Semaphore>,
+    /// Children running at once, for the whole tree of one client session: one semaphore per
+    /// depth, the first for depth 1.
+    slots: Arc<[Semaphore]>,
 }
 
 impl Children {
@@ -73,7 +76,9 @@ impl Children {
                 prompt_id: prompt_id.to_string(),
                 depth: 1,
                 limits,
-                slots: Arc::new(Semaphore::new(limits.max_concurrent)),
+                slots: (0..limits.max_depth)
+                    .map(|_| Semaphore::new(limits.max_concurrent))
+                    .collect(),
             }) as Arc<dyn ChildTurns>
         })
     }
@@ -117,8 +122,8 @@ impl Children {
     ) -> Result<ChildAnswer, ToolError> {
         let _slot = tokio::select! {
             biased;
-            () = cancel.cancelled() => return Err(ToolError("Cancelled by the user before the subagent started.".into())),
-            slot = self.slots.acquire() => slot.map_err(|_| ToolError("The session is closing.".into()))?,
+            () = cancel.cancelled() => return Err(ToolError("Cancelled before the subagent started.".into())),
+            slot = self.slots[self.depth as usize - 1].acquire() => slot.map_err(|_| ToolError("The session is closing.".into()))?,
         };
         let started = Instant::now();
         let child = self.child_session(&job.agent);

@@ -5,7 +5,7 @@
 //! On approval the turn's `User` has already switched the session's mode, the way
 //! `session/set_mode` does, so the model's next write runs under the new mode.
 //!
-//! Offered to the model only in plan mode (`agent/request.rs`); called in another mode, it
+//! Offered to the model only in plan mode (`Session::tool_specs`); called in another mode, it
 //! says so and changes nothing.
 
 use schemars::JsonSchema;
