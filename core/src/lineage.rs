@@ -11,4 +11,8 @@ pub struct ChildLink {
     pub agent: String,
     /// 1 for a child of the client's session.
     pub depth: u32,
+    /// The session of the child that delegated, for a grandchild (depth 2 and deeper): a
+    /// client showing subagents as child sessions sees it announced there, not on the
+    /// client's session. `None` for a child of the client's session.
+    pub delegating_session_id: Option<String>,
 }

@@ -7,6 +7,7 @@
 
 mod common;
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use common::tools::{always_answer, session, tool_updates, workspace};
@@ -759,7 +760,8 @@ fn a_grandchild_runs_while_its_parent_holds_the_only_slot_of_its_level() {
     delegates_one_level_deeper(json!({"maxDepth": 2, "maxConcurrent": 1, "timeoutSecs": 15}));
 }
 
-fn delegates_one_level_deeper(subagents: Value) {
+/// A session whose child (agent `lead`) delegates to a grandchild, which lists the workspace.
+fn nested_delegation() -> (Setup, PathBuf) {
     let setup = Setup::new(json!({"responses": [
         task("p1", "lead", "CHILD-1 ask a helper"),
         child("CHILD-1", task("c1", "explore", "GRANDCHILD list it")),
@@ -776,6 +778,79 @@ fn delegates_one_level_deeper(subagents: Value) {
         "---\ndescription: Delegates\ntools: task, read\n---\nDelegate.\n",
     )
     .unwrap();
+    (setup, cwd)
+}
+
+/// For a client that shows child sessions, a grandchild is announced on the child that
+/// delegated to it, and its task is a message from that child — live and replayed.
+#[test]
+fn a_subagents_client_sees_a_grandchild_under_the_child_that_delegated() {
+    let (setup, cwd) = nested_delegation();
+    let config = json!({"subagents": {"maxDepth": 2}});
+    let (session, live) = {
+        let mut client = subagents_client(&setup, config.clone());
+        let session = session(&mut client, &cwd);
+        let answer = client.prompt(&session, "go deep");
+        assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+        let live = announcements(&client, &session);
+        (session, live)
+    };
+    let (child, grandchild) = &live;
+    assert_eq!(
+        grandchild.len(),
+        1,
+        "the grandchild is announced once, live"
+    );
+    let mut client = subagents_client(&setup, config);
+    let loaded = client.call(
+        "session/load",
+        json!({"sessionId": session, "cwd": cwd, "mcpServers": []}),
+    );
+    assert!(loaded.get("error").is_none(), "{loaded}");
+    let replayed = announcements(&client, &session);
+    assert_eq!(&replayed.0, child);
+    assert_eq!(replayed.1, *grandchild, "replayed under the same child");
+    let calls = client.updates(&grandchild[0]);
+    assert!(
+        calls
+            .iter()
+            .any(|u| u["sessionUpdate"] == "tool_call" && u["name"] == "list"),
+        "{calls:?}"
+    );
+}
+
+/// The child announced on `session` (only one), and the grandchildren announced on the
+/// child's session, after checking that the grandchild's task opens its session as a message
+/// from the child.
+fn announcements(client: &AcpClient<InProcess>, session: &str) -> (String, Vec<String>) {
+    let on_session = states(client, session);
+    let ids = |states: &[Value]| -> Vec<String> {
+        let mut ids: Vec<String> = states
+            .iter()
+            .map(|s| s["sessionId"].as_str().unwrap().to_string())
+            .collect();
+        ids.dedup();
+        ids
+    };
+    let children = ids(&on_session);
+    assert_eq!(
+        children.len(),
+        1,
+        "only the child on the client's session: {children:?}"
+    );
+    let child = children[0].clone();
+    let grandchildren = ids(&states(client, &child));
+    for grandchild in &grandchildren {
+        let opened = &client.updates(grandchild)[0];
+        if opened["sessionUpdate"] == "session_message" {
+            assert_eq!(opened["senderSessionId"], child, "{opened}");
+        }
+    }
+    (child, grandchildren)
+}
+
+fn delegates_one_level_deeper(subagents: Value) {
+    let (setup, cwd) = nested_delegation();
     let mut client = start(&setup, json!({ "subagents": subagents }));
     let session = session(&mut client, &cwd);
     let answer = client.prompt(&session, "go deep");

@@ -203,12 +203,15 @@ pub fn attributed(mut update: Value, link: &ChildLink) -> Value {
     };
     let meta = fields.entry("_meta").or_insert_with(|| json!({}));
     meta["claudeCode"] = json!({ "parentToolUseId": link.parent_tool_call_id });
-    let hearth = json!({
+    let mut hearth = json!({
         "parentToolCallId": link.parent_tool_call_id,
         "childSessionId": link.child_session_id,
         "agent": link.agent,
         "depth": link.depth,
     });
+    if let Some(delegating) = &link.delegating_session_id {
+        hearth["delegatingSessionId"] = json!(delegating);
+    }
     match meta.get_mut("hearth").and_then(Value::as_object_mut) {
         Some(own) => own.extend(
             hearth

@@ -60,6 +60,8 @@ pub struct Children {
     prompt_id: String,
     /// How deep the children it starts are (1: children of the client's session).
     depth: u32,
+    /// The child session these children's parent is, below the first depth.
+    delegating: Option<String>,
     limits: SubagentLimits,
     /// Children running at once, for the whole tree of one client session: one semaphore per
     /// depth, the first for depth 1.
@@ -75,6 +77,7 @@ impl Children {
                 parent: session.clone(),
                 prompt_id: prompt_id.to_string(),
                 depth: 1,
+                delegating: None,
                 limits,
                 slots: (0..limits.max_depth)
                     .map(|_| Semaphore::new(limits.max_concurrent))
@@ -83,13 +86,20 @@ impl Children {
         })
     }
 
-    /// The children `child` (of agent `agent`) may start in turn.
-    fn nested(&self, child: &Arc<Session>, agent: &AgentType) -> Option<Arc<dyn ChildTurns>> {
+    /// The children `child` (of agent `agent`, known to the client as `link`) may start in
+    /// turn.
+    fn nested(
+        &self,
+        child: &Arc<Session>,
+        agent: &AgentType,
+        link: &ChildLink,
+    ) -> Option<Arc<dyn ChildTurns>> {
         may_delegate(agent, self.depth, self.limits).then(|| {
             Arc::new(Children {
                 parent: child.clone(),
                 prompt_id: self.prompt_id.clone(),
                 depth: self.depth + 1,
+                delegating: Some(link.child_session_id.clone()),
                 limits: self.limits,
                 slots: self.slots.clone(),
             }) as Arc<dyn ChildTurns>
@@ -135,16 +145,20 @@ impl Children {
             child_session_id: new_id("sub"),
             agent: job.agent.name.clone(),
             depth: self.depth,
+            delegating_session_id: self.delegating.clone(),
         };
         let sink = ChildSink::new(&*self.parent, &child, link, job.description.clone(), report);
-        sink.open(&self.parent.id, job.prompt);
+        sink.open(
+            self.delegating.as_deref().unwrap_or(&self.parent.id),
+            job.prompt,
+        );
         let setup = Setup {
             prompt_id: self.prompt_id.clone(),
             max_steps: job
                 .agent
                 .max_turns
                 .map_or(self.limits.max_turns, |n| n.min(self.limits.max_turns)),
-            children: self.nested(&child, &job.agent),
+            children: self.nested(&child, &job.agent, &sink.link),
         };
         let max_steps = setup.max_steps;
         tracing::debug!(

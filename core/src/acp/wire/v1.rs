@@ -64,15 +64,16 @@ impl V1Wire {
     /// The session a live update goes out on: a subagent's own (not its announcement, which
     /// its parent carries) for a client that shows child sessions.
     fn addressee<'a>(&self, session_id: &'a str, update: &'a Value) -> &'a str {
-        let child = update
-            .pointer("/_meta/hearth/childSessionId")
-            .and_then(Value::as_str);
-        match child {
-            Some(child) if self.shows.subagents && update["sessionUpdate"] != "subagent_update" => {
-                child
-            }
-            _ => session_id,
+        if !self.shows.subagents {
+            return session_id;
         }
+        if update["sessionUpdate"] == "subagent_update" {
+            return announced_on(session_id, update);
+        }
+        update
+            .pointer("/_meta/hearth/childSessionId")
+            .and_then(Value::as_str)
+            .unwrap_or(session_id)
     }
 
     /// A compaction event for a client that does not show compactions: its tool call.
@@ -220,10 +221,22 @@ impl Replay for V1Replay<'_> {
                 "description": update.pointer("/_meta/hearth/agent"),
                 "_meta": update["_meta"],
             });
-            out(update_frame(self.session_id, &announcement));
+            out(update_frame(
+                announced_on(self.session_id, &update),
+                &announcement,
+            ));
         }
         out(stored_update_frame(child, stored));
     }
+}
+
+/// The session a subagent's `subagent_update` goes out on (for a client that shows child
+/// sessions): the child session that delegated it, or the client's `session_id`.
+fn announced_on<'a>(session_id: &'a str, update: &'a Value) -> &'a str {
+    update
+        .pointer("/_meta/hearth/delegatingSessionId")
+        .and_then(Value::as_str)
+        .unwrap_or(session_id)
 }
 
 /// The `think` call standing in for a compaction.
