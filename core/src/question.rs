@@ -23,6 +23,9 @@ pub struct Question {
     pub message: String,
     /// The form: `{"type": "object", "properties": {...}, "required": [...]}`.
     pub schema: Value,
+    /// The session it is asked on, when not the asking one's: a subagent's own, for a
+    /// client that shows subagents as child sessions (`Wire::asks_on`).
+    pub asked_on: Option<String>,
 }
 
 /// How a question ended.

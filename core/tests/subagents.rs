@@ -8,6 +8,7 @@
 mod common;
 
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::tools::{always_answer, session, tool_updates, workspace};
@@ -758,6 +759,59 @@ fn an_agent_file_listing_task_delegates_one_level_deeper_when_the_depth_allows()
 #[test]
 fn a_grandchild_runs_while_its_parent_holds_the_only_slot_of_its_level() {
     delegates_one_level_deeper(json!({"maxDepth": 2, "maxConcurrent": 1, "timeoutSecs": 15}));
+}
+
+/// An MCP server's question during a child's call is asked, for a client that shows child
+/// sessions, on the child's session and with the child's call, as its permission requests
+/// are (before: on the client's session, with a call the client saw on the child's).
+#[test]
+fn an_mcp_servers_question_in_a_childs_call_is_asked_on_the_childs_session() {
+    let setup = Setup::new(json!({"responses": [
+        task("p1", "general", "CHILD-M pick a colour"),
+        child("CHILD-M", call("c1", "mcp__files__pick_colour", json!({}))),
+        child("CHILD-M", text(&["Picked."])),
+        text(&["Done."]),
+    ]}));
+    let cwd = workspace(&setup);
+    let config = common::config(&setup, json!({"permissionMode": "bypass"}));
+    let mut client = AcpClient::new(InProcess::start(&config));
+    client.call(
+        "initialize",
+        json!({"protocolVersion": 1,
+               "clientCapabilities": {"subagents": {}, "elicitation": {"form": {}}}}),
+    );
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let seen = asked.clone();
+    client.respond_with(move |method, params| {
+        (method == "elicitation/create").then(|| {
+            seen.lock().unwrap().push(params.clone());
+            json!({"action": "accept", "content": {"colour": "blue"}})
+        })
+    });
+    let created = client.call(
+        "session/new",
+        json!({"cwd": cwd, "mcpServers": [common::mcp_server("files", &[])]}),
+    );
+    let session = created["sessionId"].as_str().unwrap().to_string();
+    let answer = client.prompt(&session, "pick through a child");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let child = states(&client, &session)[0]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let calls: Vec<Value> = client
+        .updates(&child)
+        .into_iter()
+        .filter(|u| u["sessionUpdate"] == "tool_call")
+        .map(|u| u["toolCallId"].clone())
+        .collect();
+    let asked = asked.lock().unwrap();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["sessionId"], child, "asked on the child's session");
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(asked[0]["toolCallId"], calls[0], "within the child's call");
+    let results = tool_results(&setup, 2);
+    assert_eq!(results, ["picked blue"], "the answer reached the server");
 }
 
 /// A session whose child (agent `lead`) delegates to a grandchild, which lists the workspace.

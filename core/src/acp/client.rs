@@ -186,6 +186,7 @@ impl Asker for AcpAsker {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Reply> {
         Box::pin(async move {
+            let session_id = question.asked_on.as_deref().unwrap_or(session_id);
             if self.forms {
                 self.client.form(session_id, question, cancel).await
             } else {

@@ -129,6 +129,7 @@ fn call_context(turn: &Turn<'_>, id: &str) -> (Mode, tools::Context) {
             turn.session,
             id,
             turn.token,
+            turn.sink.subagent().as_ref(),
         )),
         ..turn.tool_ctx.clone()
     };

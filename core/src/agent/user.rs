@@ -9,6 +9,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
+use crate::lineage::ChildLink;
 use crate::permissions::prompt::PermissionAsk;
 use crate::permissions::{Mode, plan_exit};
 use crate::question::{Question, Reply};
@@ -19,18 +20,25 @@ pub struct CallUser {
     session: Arc<Session>,
     call_id: String,
     cancel: CancellationToken,
+    /// A subagent's own session, for a client that shows it (`Wire::asks_on`).
+    asks_on: Option<String>,
 }
 
 impl CallUser {
+    /// The user of call `call_id` of `session`, made by the subagent `subagent` if any.
     pub fn for_call(
         session: &Arc<Session>,
         call_id: &str,
         cancel: &CancellationToken,
+        subagent: Option<&ChildLink>,
     ) -> Arc<dyn User> {
+        let wire = session.ctx().wire();
+        let asks_on = wire.asks_on(&session.id, subagent);
         Arc::new(CallUser {
             session: session.clone(),
             call_id: call_id.to_string(),
             cancel: cancel.clone(),
+            asks_on: (asks_on != &*session.id).then(|| asks_on.to_string()),
         })
     }
 
@@ -47,6 +55,10 @@ impl User for CallUser {
         &self.call_id
     }
 
+    fn asks_on(&self) -> Option<&str> {
+        self.asks_on.as_deref()
+    }
+
     fn mode(&self) -> Mode {
         self.session.state().settings.mode
     }
@@ -55,6 +67,7 @@ impl User for CallUser {
         Box::pin(async move {
             let question = Question {
                 tool_call_id: Some(self.call_id.clone()),
+                asked_on: self.asks_on.clone(),
                 ..question
             };
             let asker = self.session.ctx().asker();

@@ -61,10 +61,12 @@ impl ClientHandler for Handler {
             // A URL elicitation: Hearth does not advertise that mode.
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         };
+        let call = self.running.only();
         let question = Question {
-            tool_call_id: self.running.only(),
             message: format!("The MCP server `{}` asks: {message}", self.server),
             schema: serde_json::to_value(&requested_schema).unwrap_or(Value::Null),
+            asked_on: call.as_ref().and_then(|call| call.asks_on.clone()),
+            tool_call_id: call.map(|call| call.id),
         };
         let reply = questions
             .asker

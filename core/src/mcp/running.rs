@@ -10,10 +10,20 @@
 
 use std::sync::{Arc, Mutex};
 
-/// The ids (the client's `toolCallId`s) of the calls running on one server.
+/// The calls running on one server.
 #[derive(Debug, Default)]
 pub struct Running {
-    calls: Mutex<Vec<String>>,
+    calls: Mutex<Vec<RunningCall>>,
+}
+
+/// A call running on a server, as a question of the server's is attributed to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunningCall {
+    /// The client's `toolCallId`.
+    pub id: String,
+    /// Where a question within it is asked, when not on the session's own id: a
+    /// subagent's session (`tools::User::asks_on`).
+    pub asks_on: Option<String>,
 }
 
 /// A call running on the server, until this is dropped.
@@ -23,9 +33,13 @@ pub struct Entered {
 }
 
 impl Running {
-    /// Counts the call `id` as running until the returned guard is dropped.
-    pub fn enter(self: &Arc<Self>, id: &str) -> Entered {
-        self.lock().push(id.to_string());
+    /// Counts the call `id` (whose questions are asked on `asks_on`) as running until the
+    /// returned guard is dropped.
+    pub fn enter(self: &Arc<Self>, id: &str, asks_on: Option<&str>) -> Entered {
+        self.lock().push(RunningCall {
+            id: id.to_string(),
+            asks_on: asks_on.map(str::to_string),
+        });
         Entered {
             running: self.clone(),
             id: id.to_string(),
@@ -33,14 +47,14 @@ impl Running {
     }
 
     /// The call a question of the server's belongs to: the one running, when only one is.
-    pub fn only(&self) -> Option<String> {
+    pub fn only(&self) -> Option<RunningCall> {
         match self.lock().as_slice() {
-            [id] => Some(id.clone()),
+            [call] => Some(call.clone()),
             _ => None,
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<RunningCall>> {
         self.calls.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -48,7 +62,7 @@ impl Running {
 impl Drop for Entered {
     fn drop(&mut self) {
         let mut calls = self.running.lock();
-        if let Some(at) = calls.iter().position(|id| *id == self.id) {
+        if let Some(at) = calls.iter().position(|call| call.id == self.id) {
             calls.remove(at);
         }
     }
@@ -62,16 +76,20 @@ mod tests {
     fn only_a_lone_call_claims_the_question() {
         let running = Arc::new(Running::default());
         assert_eq!(running.only(), None);
-        let first = running.enter("tc_1");
-        assert_eq!(running.only().as_deref(), Some("tc_1"));
-        let second = running.enter("tc_2");
+        let first = running.enter("tc_1", None);
+        assert_eq!(running.only().map(|call| call.id).as_deref(), Some("tc_1"));
+        let second = running.enter("tc_2", Some("sub_1"));
         assert_eq!(
             running.only(),
             None,
             "two calls: which one asked is unknown"
         );
         drop(first);
-        assert_eq!(running.only().as_deref(), Some("tc_2"));
+        let only = running.only().unwrap();
+        assert_eq!(
+            (only.id.as_str(), only.asks_on.as_deref()),
+            ("tc_2", Some("sub_1"))
+        );
         drop(second);
         assert_eq!(running.only(), None);
     }

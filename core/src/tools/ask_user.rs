@@ -77,6 +77,7 @@ impl Tool for AskUser {
             tool_call_id: None,
             message: question.to_string(),
             schema: schema(&input.options, input.multi_select, free_text),
+            asked_on: None,
         };
         let title = format!("Ask: {}", question.message);
         Ok(Planned::new(title, Vec::new(), Access::None, question))

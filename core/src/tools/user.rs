@@ -26,6 +26,9 @@ pub trait User: Send + Sync {
     /// The client's id of the call this is bound to (an MCP server's question during it
     /// names it).
     fn call_id(&self) -> &str;
+    /// The session a question about the call is asked on, when not the call's session's: a
+    /// subagent's own, for a client that shows subagents as child sessions.
+    fn asks_on(&self) -> Option<&str>;
     /// The session's permission mode now.
     fn mode(&self) -> Mode;
     /// Asks the user `question` on behalf of this call.

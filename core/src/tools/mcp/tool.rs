@@ -62,7 +62,10 @@ impl McpTool {
         let params = CallToolRequestParams::new(self.info.name.clone()).with_arguments(arguments);
         // While it runs, a question of the server's may name it (`mcp/running.rs`).
         let running = self.server.running();
-        let _running = ctx.user.as_ref().map(|user| running.enter(user.call_id()));
+        let _running = ctx
+            .user
+            .as_ref()
+            .map(|user| running.enter(user.call_id(), user.asks_on()));
         let handle = self
             .peer
             .send_cancellable_request(
