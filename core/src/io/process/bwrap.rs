@@ -107,12 +107,13 @@ fn arguments(
     // `.git` a mount point of its own, which cannot be renamed or removed (EBUSY): else a
     // command could move it away with its read-only hooks and config, and put a `.git` of
     // its own making in its place, whose hooks git would run outside the sandbox. A `.git`
-    // file (a worktree's or submodule's pointer to its repository) read-only.
+    // file (a worktree's or submodule's pointer to its repository) read-only. A symlink is
+    // left alone: bwrap would mount over where it leads, not on the link.
     for git in writable.iter().map(|root| root.join(".git")) {
-        if git.is_dir() {
-            mount(&mut args, Mount::Writable, &git);
-        } else if git.exists() {
-            mount(&mut args, Mount::ReadOnly, &git);
+        match git.symlink_metadata() {
+            Ok(meta) if meta.is_dir() => mount(&mut args, Mount::Writable, &git),
+            Ok(meta) if meta.is_file() => mount(&mut args, Mount::ReadOnly, &git),
+            _ => {}
         }
     }
     for path in writable
@@ -212,6 +213,12 @@ mod tests {
             joined.contains(&format!("--ro-bind {r}/.git {r}/.git")),
             "{joined}"
         );
+        // A symlink is not mounted on (bwrap would mount where it leads).
+        std::fs::remove_file(root.join(".git")).unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), root.join(".git")).unwrap();
+        let joined = strings(&arguments(roots, roots, None, &root)).join(" ");
+        assert!(!joined.contains(&format!("{r}/.git {r}/.git")), "{joined}");
     }
 
     /// Whatever the PATH of Hearth or of a command says: only an installed bwrap, and none
