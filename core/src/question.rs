@@ -10,6 +10,8 @@
 //! Never a silent default: every way a question ends without an answer is a [`Reply`] of its
 //! own, and the caller tells the model (or the MCP server) which.
 
+use std::sync::Arc;
+
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -50,6 +52,34 @@ pub trait Asker: Send + Sync {
         question: &'a Question,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Reply>;
+}
+
+/// Told when a question or a permission request starts and stops waiting for the user: a
+/// subagent's state reads `requires_action` meanwhile (`agent/child.rs`).
+pub trait Waiting: Send + Sync {
+    fn waiting(&self, waiting: bool);
+}
+
+/// One wait for the user, reported from its start until it drops — answered, cancelled, or
+/// given up with the future that waited — so no end goes unreported.
+pub struct Wait(Option<Arc<dyn Waiting>>);
+
+impl Wait {
+    /// Starts a wait reported to `on` (`None`: nobody is told).
+    pub fn start(on: Option<Arc<dyn Waiting>>) -> Wait {
+        if let Some(on) = &on {
+            on.waiting(true);
+        }
+        Wait(on)
+    }
+}
+
+impl Drop for Wait {
+    fn drop(&mut self) {
+        if let Some(on) = &self.0 {
+            on.waiting(false);
+        }
+    }
 }
 
 /// A form one choice answers: which property gets the chosen value, and the choices as

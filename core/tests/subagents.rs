@@ -763,7 +763,8 @@ fn a_grandchild_runs_while_its_parent_holds_the_only_slot_of_its_level() {
 
 /// An MCP server's question during a child's call is asked, for a client that shows child
 /// sessions, on the child's session and with the child's call, as its permission requests
-/// are (before: on the client's session, with a call the client saw on the child's).
+/// are (before: on the client's session, with a call the client saw on the child's); and
+/// the child's state reads `requires_action` while it waits (before: running throughout).
 #[test]
 fn an_mcp_servers_question_in_a_childs_call_is_asked_on_the_childs_session() {
     let setup = Setup::new(json!({"responses": [
@@ -795,10 +796,13 @@ fn an_mcp_servers_question_in_a_childs_call_is_asked_on_the_childs_session() {
     let session = created["sessionId"].as_str().unwrap().to_string();
     let answer = client.prompt(&session, "pick through a child");
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
-    let child = states(&client, &session)[0]["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let states = states(&client, &session);
+    let child = states[0]["sessionId"].as_str().unwrap().to_string();
+    let shown: Vec<&str> = states
+        .iter()
+        .map(|s| s["state"]["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(shown, ["running", "requires_action", "running", "idle"]);
     let calls: Vec<Value> = client
         .updates(&child)
         .into_iter()

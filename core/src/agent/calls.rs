@@ -16,6 +16,7 @@ use crate::chat::ToolResult;
 use crate::ids::new_id;
 use crate::permissions::prompt::{self, PermissionAsk};
 use crate::permissions::{self, Decision, Mode, Roots, Rule, Sandboxing};
+use crate::question::Wait;
 use crate::session::Session;
 use crate::session::events::{EventSink, SessionEvent, ToolCallStart, ToolOutcome, Visibility};
 use crate::tools::{self, AnyTool, CallReport, Kind, Output, PlanEntry, Ready};
@@ -129,7 +130,7 @@ fn call_context(turn: &Turn<'_>, id: &str) -> (Mode, tools::Context) {
             turn.session,
             id,
             turn.token,
-            turn.sink.subagent().as_ref(),
+            turn.sink,
         )),
         ..turn.tool_ctx.clone()
     };
@@ -333,9 +334,9 @@ async fn ask_user(
     let ctx = turn.session.ctx();
     let wire = ctx.wire();
     let asking = wire.asks_on(&turn.session.id, ask.subagent.as_ref());
-    turn.sink.waiting_for_user(true);
+    let wait = Wait::start(turn.sink.waits());
     let chosen = ctx.approver().ask(asking, ask, turn.token).await;
-    turn.sink.waiting_for_user(false);
+    drop(wait);
     let chosen = chosen.map_err(|message| format!("The permission request failed: {message}"))?;
     let Some(chosen) = chosen else {
         return Err("Cancelled by the user before it was approved.".into());

@@ -11,8 +11,9 @@
 //! What the parent logs of it is what `session/load` replays, and what crash recovery closes.
 //!
 //! For a client that advertises `subagents` the sink also reports the child's state
-//! (`SessionEvent::SubagentState`: running, requires_action while its permission request
-//! waits, idle with its stop reason and usage) and its text as chunks of its own; the wire
+//! (`SessionEvent::SubagentState`, `child_state.rs`: running, requires_action while a
+//! permission request or an MCP server's question of its calls waits, idle with its stop
+//! reason and usage) and its text as chunks of its own; the wire
 //! (`acp/wire/v1.rs`) announces it with `subagent_update` and puts its frames and permission
 //! requests on its own session id, and `session/cancel` on that id cancels it alone
 //! (`Sessions::adopt_child`). Other clients see none of that: never logged, the state and the
@@ -42,10 +43,12 @@ use futures::future::BoxFuture;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+use super::child_state::ChildStates;
 use super::{Setup, StopReason, TurnError, check_credential, converse, system_prompt};
 use crate::chat::{AssistantPart, Message};
 use crate::config::SubagentLimits;
 use crate::ids::new_id;
+use crate::question::Waiting;
 use crate::session::Session;
 use crate::session::events::{ChildLink, ChildState, EventSink, SessionEvent, Visibility};
 use crate::tools::{AgentType, CallReport, ChildAnswer, ChildJob, ChildTurns, Tally, ToolError};
@@ -147,7 +150,8 @@ impl Children {
             depth: self.depth,
             delegating_session_id: self.delegating.clone(),
         };
-        let sink = ChildSink::new(&*self.parent, &child, link, job.description.clone(), report);
+        let states = ChildStates::start(self.parent.clone(), link.clone(), job.description);
+        let sink = ChildSink::new(&*self.parent, &child, link, states, report);
         sink.open(
             self.delegating.as_deref().unwrap_or(&self.parent.id),
             job.prompt,
@@ -278,8 +282,7 @@ struct ChildSink<'a> {
     parent: &'a dyn EventSink,
     child: &'a Session,
     link: ChildLink,
-    /// The `task` call's label.
-    title: String,
+    states: Arc<ChildStates>,
     report: &'a dyn CallReport,
     state: Mutex<Seen>,
 }
@@ -299,14 +302,14 @@ impl<'a> ChildSink<'a> {
         parent: &'a dyn EventSink,
         child: &'a Session,
         link: ChildLink,
-        title: String,
+        states: Arc<ChildStates>,
         report: &'a dyn CallReport,
     ) -> Self {
         ChildSink {
             parent,
             child,
             link,
-            title,
+            states,
             report,
             state: Mutex::default(),
         }
@@ -343,7 +346,6 @@ impl<'a> ChildSink<'a> {
     /// Starts the child's context with `prompt`, and tells a client that shows child
     /// sessions that it runs and what it was asked (by `from`, the delegating session).
     fn open(&self, from: &str, prompt: String) {
-        self.state(ChildState::Running);
         let delegated = SessionEvent::Delegated {
             link: self.link.clone(),
             from: from.to_string(),
@@ -357,22 +359,11 @@ impl<'a> ChildSink<'a> {
     /// spent.
     fn close(&self, ended: &Ended) -> Tally {
         let spent = self.seen().tally;
-        self.state(ChildState::Idle {
+        self.states.end(ChildState::Idle {
             stop_reason: ended.stop_reason(),
             usage: spent,
         });
         spent
-    }
-
-    /// Tells a client that shows child sessions what the child is doing (the first time:
-    /// that it exists).
-    fn state(&self, state: ChildState) {
-        let update = SessionEvent::SubagentState {
-            link: self.link.clone(),
-            title: self.title.clone(),
-            state,
-        };
-        self.parent.emit(update, Visibility::Transient);
     }
 
     fn forward(&self, event: SessionEvent, visibility: Visibility) {
@@ -460,11 +451,8 @@ impl EventSink for ChildSink<'_> {
         Some(self.link.clone())
     }
 
-    fn waiting_for_user(&self, waiting: bool) {
-        self.state(match waiting {
-            true => ChildState::RequiresAction,
-            false => ChildState::Running,
-        });
+    fn waits(&self) -> Option<Arc<dyn Waiting>> {
+        Some(self.states.clone())
     }
 
     fn remember(&self, message: Message) {

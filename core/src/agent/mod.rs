@@ -9,6 +9,7 @@
 mod calls;
 mod checkpoint;
 mod child;
+mod child_state;
 pub mod commands;
 mod compaction;
 mod hosted_search;

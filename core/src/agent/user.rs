@@ -9,11 +9,11 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use crate::lineage::ChildLink;
 use crate::permissions::prompt::PermissionAsk;
 use crate::permissions::{Mode, plan_exit};
-use crate::question::{Question, Reply};
+use crate::question::{Question, Reply, Wait, Waiting};
 use crate::session::Session;
+use crate::session::events::EventSink;
 use crate::tools::{Kind, PlanVerdict, User};
 
 pub struct CallUser {
@@ -22,23 +22,28 @@ pub struct CallUser {
     cancel: CancellationToken,
     /// A subagent's own session, for a client that shows it (`Wire::asks_on`).
     asks_on: Option<String>,
+    /// The subagent told while a question waits (`EventSink::waits`).
+    waits: Option<Arc<dyn Waiting>>,
 }
 
 impl CallUser {
-    /// The user of call `call_id` of `session`, made by the subagent `subagent` if any.
+    /// The user of call `call_id` of `session`, whose turn emits to `sink` (a subagent's,
+    /// or the session's own).
     pub fn for_call(
         session: &Arc<Session>,
         call_id: &str,
         cancel: &CancellationToken,
-        subagent: Option<&ChildLink>,
+        sink: &dyn EventSink,
     ) -> Arc<dyn User> {
         let wire = session.ctx().wire();
-        let asks_on = wire.asks_on(&session.id, subagent);
+        let subagent = sink.subagent();
+        let asks_on = wire.asks_on(&session.id, subagent.as_ref());
         Arc::new(CallUser {
             session: session.clone(),
             call_id: call_id.to_string(),
             cancel: cancel.clone(),
             asks_on: (asks_on != &*session.id).then(|| asks_on.to_string()),
+            waits: sink.waits(),
         })
     }
 
@@ -59,6 +64,10 @@ impl User for CallUser {
         self.asks_on.as_deref()
     }
 
+    fn waits(&self) -> Option<Arc<dyn Waiting>> {
+        self.waits.clone()
+    }
+
     fn mode(&self) -> Mode {
         self.session.state().settings.mode
     }
@@ -71,6 +80,7 @@ impl User for CallUser {
                 ..question
             };
             let asker = self.session.ctx().asker();
+            let _wait = Wait::start(self.waits());
             asker.ask(&self.session.id, &question, &self.cancel).await
         })
     }

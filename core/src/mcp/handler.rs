@@ -18,7 +18,7 @@ use serde_json::Value;
 use tokio::sync::Notify;
 
 use super::running::Running;
-use crate::question::{Asker, Question, Reply};
+use crate::question::{Asker, Question, Reply, Wait};
 
 /// Where a server's questions go: the user of the session that runs it.
 #[derive(Clone)]
@@ -66,8 +66,10 @@ impl ClientHandler for Handler {
             message: format!("The MCP server `{}` asks: {message}", self.server),
             schema: serde_json::to_value(&requested_schema).unwrap_or(Value::Null),
             asked_on: call.as_ref().and_then(|call| call.asks_on.clone()),
-            tool_call_id: call.map(|call| call.id),
+            tool_call_id: call.as_ref().map(|call| call.id.clone()),
         };
+        // A subagent's call: its state reads `requires_action` until the user answers.
+        let _wait = Wait::start(call.and_then(|call| call.waits));
         let reply = questions
             .asker
             .ask(&questions.session_id, &question, &context.ct)

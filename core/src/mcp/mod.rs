@@ -56,6 +56,7 @@ pub use board::{ServerRef, ServerState, ServerStatus};
 pub use connect::{http_client, lost, service_error, unavailable};
 pub use handler::Questions;
 pub use prompts::McpPrompt;
+pub use running::RunningCall;
 pub use spec::{McpServerSpec, Transport};
 
 /// The `tracing` target of MCP events and of stdio servers' stderr.

@@ -10,20 +10,25 @@
 
 use std::sync::{Arc, Mutex};
 
+use crate::question::Waiting;
+
 /// The calls running on one server.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Running {
     calls: Mutex<Vec<RunningCall>>,
 }
 
 /// A call running on a server, as a question of the server's is attributed to it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct RunningCall {
     /// The client's `toolCallId`.
     pub id: String,
     /// Where a question within it is asked, when not on the session's own id: a
     /// subagent's session (`tools::User::asks_on`).
     pub asks_on: Option<String>,
+    /// Who is told while such a question waits: the subagent that made the call
+    /// (`tools::User::waits`).
+    pub waits: Option<Arc<dyn Waiting>>,
 }
 
 /// A call running on the server, until this is dropped.
@@ -33,16 +38,13 @@ pub struct Entered {
 }
 
 impl Running {
-    /// Counts the call `id` (whose questions are asked on `asks_on`) as running until the
-    /// returned guard is dropped.
-    pub fn enter(self: &Arc<Self>, id: &str, asks_on: Option<&str>) -> Entered {
-        self.lock().push(RunningCall {
-            id: id.to_string(),
-            asks_on: asks_on.map(str::to_string),
-        });
+    /// Counts `call` as running until the returned guard is dropped.
+    pub fn enter(self: &Arc<Self>, call: RunningCall) -> Entered {
+        let id = call.id.clone();
+        self.lock().push(call);
         Entered {
             running: self.clone(),
-            id: id.to_string(),
+            id,
         }
     }
 
@@ -72,25 +74,33 @@ impl Drop for Entered {
 mod tests {
     use super::*;
 
+    fn call(id: &str, asks_on: Option<&str>) -> RunningCall {
+        RunningCall {
+            id: id.to_string(),
+            asks_on: asks_on.map(str::to_string),
+            waits: None,
+        }
+    }
+
+    fn only(running: &Running) -> Option<(String, Option<String>)> {
+        running.only().map(|call| (call.id, call.asks_on))
+    }
+
     #[test]
     fn only_a_lone_call_claims_the_question() {
         let running = Arc::new(Running::default());
-        assert_eq!(running.only(), None);
-        let first = running.enter("tc_1", None);
-        assert_eq!(running.only().map(|call| call.id).as_deref(), Some("tc_1"));
-        let second = running.enter("tc_2", Some("sub_1"));
+        assert_eq!(only(&running), None);
+        let first = running.enter(call("tc_1", None));
+        assert_eq!(only(&running), Some(("tc_1".into(), None)));
+        let second = running.enter(call("tc_2", Some("sub_1")));
         assert_eq!(
-            running.only(),
+            only(&running),
             None,
             "two calls: which one asked is unknown"
         );
         drop(first);
-        let only = running.only().unwrap();
-        assert_eq!(
-            (only.id.as_str(), only.asks_on.as_deref()),
-            ("tc_2", Some("sub_1"))
-        );
+        assert_eq!(only(&running), Some(("tc_2".into(), Some("sub_1".into()))));
         drop(second);
-        assert_eq!(running.only(), None);
+        assert_eq!(only(&running), None);
     }
 }

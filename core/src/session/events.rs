@@ -4,6 +4,8 @@
 //! the client cannot show — the connection's `Wire` (both ports in `context.rs`, implemented by
 //! the protocol edge).
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::Settings;
@@ -11,6 +13,7 @@ use crate::chat::{Message, UserPart};
 pub use crate::lineage::ChildLink;
 use crate::llm::Usage;
 use crate::permissions::Mode;
+use crate::question::Waiting;
 use crate::tools::{Diff, Kind, Location, PlanEntry, ToolContent};
 
 /// An amount of money (or of a provider's credits).
@@ -261,9 +264,11 @@ pub trait EventSink: Send + Sync {
     fn subagent(&self) -> Option<ChildLink> {
         None
     }
-    /// A permission request of the turn's is pending (`true`) or answered: a subagent says
-    /// so in its state.
-    fn waiting_for_user(&self, _waiting: bool) {}
+    /// Who is told while a permission request or a question of the turn's calls waits for
+    /// the user: a subagent, which says so in its state (`None`: nobody).
+    fn waits(&self) -> Option<Arc<dyn Waiting>> {
+        None
+    }
 }
 
 /// What a logged update says, as far as the model's context and crash recovery care

@@ -2,10 +2,12 @@
 //! plan to approve (`exit_plan_mode`). The turn implements it for each call (`agent/user.rs`),
 //! bound to that call, so `tools/` knows no session and no protocol.
 
+use std::sync::Arc;
+
 use futures::future::BoxFuture;
 
 use crate::permissions::Mode;
-use crate::question::{Question, Reply};
+use crate::question::{Question, Reply, Waiting};
 
 /// What became of a plan submitted for approval.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +31,9 @@ pub trait User: Send + Sync {
     /// The session a question about the call is asked on, when not the call's session's: a
     /// subagent's own, for a client that shows subagents as child sessions.
     fn asks_on(&self) -> Option<&str>;
+    /// Who is told while a question about the call waits for the user: the subagent that
+    /// made the call, which says so in its state.
+    fn waits(&self) -> Option<Arc<dyn Waiting>>;
     /// The session's permission mode now.
     fn mode(&self) -> Mode;
     /// Asks the user `question` on behalf of this call.

@@ -12,7 +12,7 @@ use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
 use serde_json::Value;
 
 use super::content::output;
-use crate::mcp::{ServerRef, lost, service_error, unavailable};
+use crate::mcp::{RunningCall, ServerRef, lost, service_error, unavailable};
 use crate::tools::{About, Access, CallReport, Context, Kind, Output, Planned, Tool, ToolError};
 
 type McpToolInfo = rmcp::model::Tool;
@@ -62,10 +62,13 @@ impl McpTool {
         let params = CallToolRequestParams::new(self.info.name.clone()).with_arguments(arguments);
         // While it runs, a question of the server's may name it (`mcp/running.rs`).
         let running = self.server.running();
-        let _running = ctx
-            .user
-            .as_ref()
-            .map(|user| running.enter(user.call_id(), user.asks_on()));
+        let _running = ctx.user.as_ref().map(|user| {
+            running.enter(RunningCall {
+                id: user.call_id().to_string(),
+                asks_on: user.asks_on().map(str::to_string),
+                waits: user.waits(),
+            })
+        });
         let handle = self
             .peer
             .send_cancellable_request(
