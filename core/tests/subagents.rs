@@ -215,6 +215,43 @@ fn a_child_reads_a_file_and_its_answer_reaches_the_parent_with_its_calls_attribu
     }
 }
 
+/// A child's answer streamed a word at a time, as a model streams it, reaches its `task`
+/// call without one update a word: each update carries the whole text so far, so the client
+/// gets it at most every 100 ms, and all of it once the answer ends (before: one a word).
+#[test]
+fn a_childs_streamed_answer_is_reported_in_a_few_updates_ending_with_all_of_it() {
+    let words: Vec<String> = (0..100).map(|i| format!("w{i} ")).collect();
+    let events: Vec<Value> = words
+        .iter()
+        .flat_map(|word| [json!({"text": word}), json!({"stallMs": 3})])
+        .collect();
+    let setup = Setup::new(json!({"responses": [
+        task("p1", "explore", "CHILD-L say a lot"),
+        child("CHILD-L", json!({ "events": events })),
+        text(&["Done."]),
+    ]}));
+    let cwd = workspace(&setup);
+    let mut client = start(&setup, json!({}));
+    let session = session(&mut client, &cwd);
+    let answer = client.prompt(&session, "go");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let task_id = &task_call_ids(&client, &session)[0];
+    let progress: Vec<Value> = tool_updates(&client, &session)
+        .into_iter()
+        .filter(|u| u["toolCallId"] == *task_id && u.get("status").is_none())
+        .collect();
+    assert!(
+        (1..30).contains(&progress.len()),
+        "{} updates for {} words",
+        progress.len(),
+        words.len()
+    );
+    assert_eq!(
+        progress.last().unwrap()["content"][0]["content"]["text"],
+        words.concat()
+    );
+}
+
 #[test]
 fn two_tasks_of_one_answer_run_in_parallel_and_max_concurrent_one_queues_them() {
     for (max_concurrent, overlapped) in [(4, true), (1, false)] {

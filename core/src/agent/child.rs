@@ -37,7 +37,7 @@
 //! Cancelling the parent cancels every child (their tokens are the call's children).
 
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use tokio::sync::Semaphore;
@@ -55,6 +55,11 @@ use crate::tools::{AgentType, CallReport, ChildAnswer, ChildJob, ChildTurns, Tal
 
 /// The most of a child's text its `task` call shows while it runs (the tail).
 const MAX_PROGRESS_BYTES: usize = 4 * 1024;
+
+/// The least time between two reports of a streaming answer's progress. Each report carries
+/// the whole tail, so one a chunk would send a long answer's text hundreds of times over;
+/// the text held back is reported when the answer ends or the model falls silent.
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
 /// The children of one session's turn.
 pub struct Children {
@@ -293,6 +298,10 @@ struct Seen {
     tally: Tally,
     /// The message streaming now, and its text so far (the call's progress).
     streaming: Option<(String, String)>,
+    /// When the progress was last reported.
+    reported: Option<Instant>,
+    /// Text came since, not reported yet.
+    behind: bool,
     /// The text of the child's last answer that had any.
     last_text: String,
 }
@@ -319,27 +328,42 @@ impl<'a> ChildSink<'a> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The child's text so far, as the call's progress.
+    /// The child's text so far, as the call's progress: at once for its first chunk, then
+    /// at most every `PROGRESS_EVERY`.
     fn streamed(&self, message_id: String, text: &str) {
-        let progress = {
-            let mut seen = self.seen();
-            let fresh = seen
-                .streaming
-                .as_ref()
-                .is_none_or(|(id, _)| *id != message_id);
-            if fresh {
-                seen.streaming = Some((message_id, String::new()));
-            }
-            let Some((_, so_far)) = seen.streaming.as_mut() else {
-                return;
-            };
+        let mut seen = self.seen();
+        let fresh = seen
+            .streaming
+            .as_ref()
+            .is_none_or(|(id, _)| *id != message_id);
+        if fresh {
+            seen.streaming = Some((message_id, String::new()));
+        }
+        if let Some((_, so_far)) = seen.streaming.as_mut() {
             so_far.push_str(text);
-            let from = so_far.len().saturating_sub(MAX_PROGRESS_BYTES);
-            let from = (from..=so_far.len())
-                .find(|at| so_far.is_char_boundary(*at))
-                .unwrap_or(so_far.len());
-            so_far[from..].to_string()
+        }
+        seen.behind = true;
+        if seen
+            .reported
+            .is_none_or(|at| at.elapsed() >= PROGRESS_EVERY)
+        {
+            self.catch_up(seen);
+        }
+    }
+
+    /// Reports the text held back, if any.
+    fn catch_up(&self, mut seen: std::sync::MutexGuard<'_, Seen>) {
+        let Some((_, so_far)) = seen.streaming.as_ref().filter(|_| seen.behind) else {
+            return;
         };
+        let from = so_far.len().saturating_sub(MAX_PROGRESS_BYTES);
+        let from = (from..=so_far.len())
+            .find(|at| so_far.is_char_boundary(*at))
+            .unwrap_or(so_far.len());
+        let progress = so_far[from..].to_string();
+        seen.behind = false;
+        seen.reported = Some(Instant::now());
+        drop(seen);
         self.report.progress(progress);
     }
 
@@ -437,11 +461,15 @@ impl EventSink for ChildSink<'_> {
             | SessionEvent::ToolCallAlive { .. }
             | SessionEvent::ToolCallProgress { .. }
             | SessionEvent::ToolCallFinished { .. } => self.forward(event, visibility),
-            // A grandchild's events are marked already; silence keeps the client waiting.
+            // Silence keeps the client waiting, and shows the text held back.
+            SessionEvent::ModelSilent { .. } => {
+                self.catch_up(self.seen());
+                self.parent.emit(event, visibility);
+            }
+            // A grandchild's events are marked already.
             SessionEvent::Child { .. }
             | SessionEvent::SubagentState { .. }
-            | SessionEvent::Delegated { .. }
-            | SessionEvent::ModelSilent { .. } => self.parent.emit(event, visibility),
+            | SessionEvent::Delegated { .. } => self.parent.emit(event, visibility),
             // Its thinking, plan, compactions and notices are its own business.
             _ => {}
         }
@@ -464,6 +492,8 @@ impl EventSink for ChildSink<'_> {
                     _ => None,
                 })
                 .collect();
+            // The answer is whole: its progress shows all of it before the call goes on.
+            self.catch_up(self.seen());
             let mut seen = self.seen();
             seen.tally.requests += 1;
             if !text.trim().is_empty() {
