@@ -547,12 +547,13 @@ fn the_overhead_a_child_adds_before_its_first_request() {
     );
 }
 
-/// A client that advertises `subagents`, initialized.
+/// A client that advertises `subagents` (and forms, for questions), initialized.
 fn subagents_client(setup: &Setup, extra: Value) -> AcpClient<InProcess> {
     let mut client = AcpClient::new(InProcess::start(&common::config(setup, extra)));
     client.call(
         "initialize",
-        json!({"protocolVersion": 1, "clientCapabilities": {"subagents": {}},
+        json!({"protocolVersion": 1,
+               "clientCapabilities": {"subagents": {}, "elicitation": {"form": {}}},
                "clientInfo": {"name": "subagents-client", "version": "0"}}),
     );
     client
@@ -811,13 +812,7 @@ fn an_mcp_servers_question_in_a_childs_call_is_asked_on_the_childs_session() {
         text(&["Done."]),
     ]}));
     let cwd = workspace(&setup);
-    let config = common::config(&setup, json!({"permissionMode": "bypass"}));
-    let mut client = AcpClient::new(InProcess::start(&config));
-    client.call(
-        "initialize",
-        json!({"protocolVersion": 1,
-               "clientCapabilities": {"subagents": {}, "elicitation": {"form": {}}}}),
-    );
+    let mut client = subagents_client(&setup, json!({"permissionMode": "bypass"}));
     let asked = Arc::new(Mutex::new(Vec::new()));
     let seen = asked.clone();
     client.respond_with(move |method, params| {
