@@ -237,6 +237,95 @@ fn bypass_runs_everything_but_still_asks_outside_the_workspace() {
     assert!(!setup.dir.path().join("escape.txt").exists());
 }
 
+/// Outside the workspace the model learns nothing of a file before the user allows it — not
+/// that an edit of it does not apply, nor that it does not exist (before: `edit`'s errors
+/// told it, with no request, so a guess of the file's text could be checked one character
+/// at a time). Each probe asks; rejected, the model reads only the rejection.
+#[test]
+fn an_edit_outside_the_workspace_tells_the_model_nothing_before_the_user_answers() {
+    let setup = Setup::new(json!({"responses": [
+        call("e1", "edit", json!({"path": "../secret.env", "edits": [
+            {"old_text": "API_TOKEN=s", "new_text": "x"}, {"old_text": "never there", "new_text": "y"}]})),
+        call("e2", "edit", json!({"path": "../absent.env", "edits": [{"old_text": "a", "new_text": "b"}]})),
+        call("w1", "write", json!({"path": "../secret.env", "content": "x"})),
+        text(&["done"]),
+    ]}));
+    let cwd = workspace(&setup);
+    let secret = setup.dir.path().join("secret.env");
+    std::fs::write(&secret, "API_TOKEN=s3cr3t\n").unwrap();
+    let mut client = start(&setup, json!({"permissionMode": "bypass"}));
+    let asked = always_answer(&mut client, "reject_once");
+    let session = session(&mut client, &cwd);
+    client.prompt(&session, "probe");
+    let asked = asked.lock().unwrap();
+    let titles: Vec<&str> = asked
+        .iter()
+        .map(|a| a["toolCall"]["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles.len(), 3, "{titles:?}");
+    assert!(titles[0].starts_with("Edit ") && titles[0].ends_with("secret.env"));
+    assert!(titles[1].ends_with("absent.env"), "{titles:?}");
+    for a in asked.iter() {
+        assert_eq!(
+            a["options"].as_array().unwrap().len(),
+            2,
+            "no 'always' outside"
+        );
+    }
+    for result in tool_results(&setup, 3) {
+        assert!(
+            result.starts_with("The user rejected this tool call."),
+            "{result}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(&secret).unwrap(),
+        "API_TOKEN=s3cr3t\n"
+    );
+}
+
+/// Inside the workspace, `.git/` and `.hearth/` and Hearth's own directories ask in every mode
+/// that edits, with no "always" (before: `accept_edits` and `bypass` wrote a `core.fsmonitor`
+/// into `.git/config`, which the user's next `git status` ran outside the sandbox).
+#[test]
+fn an_edit_of_git_or_hearths_own_files_asks_in_every_mode() {
+    for mode in ["accept_edits", "bypass"] {
+        let setup = Setup::new(json!({"responses": [
+            call("g", "edit", json!({"path": ".git/config", "edits": [
+                {"old_text": "[core]", "new_text": "[core]\n\tfsmonitor = \"touch PWNED; false\""}]})),
+            call("h", "write", json!({"path": ".hearth/settings.json", "content": "{}"})),
+            call("n", "write", json!({"path": "notes.txt", "content": "fine"})),
+            text(&["done"]),
+        ]}));
+        let cwd = workspace(&setup);
+        std::fs::create_dir_all(cwd.join(".git")).unwrap();
+        std::fs::write(cwd.join(".git/config"), "[core]\n").unwrap();
+        let mut client = start(&setup, json!({"permissionMode": mode}));
+        let asked = always_answer(&mut client, "reject_once");
+        let session = session(&mut client, &cwd);
+        client.prompt(&session, "go");
+        let asked = asked.lock().unwrap();
+        assert_eq!(asked.len(), 2, "{mode}: {asked:?}");
+        for a in asked.iter() {
+            assert_eq!(
+                a["options"].as_array().unwrap().len(),
+                2,
+                "{mode}: no 'always'"
+            );
+        }
+        assert_eq!(
+            std::fs::read_to_string(cwd.join(".git/config")).unwrap(),
+            "[core]\n"
+        );
+        assert!(!cwd.join(".hearth/settings.json").exists());
+        assert_eq!(
+            std::fs::read_to_string(cwd.join("notes.txt")).unwrap(),
+            "fine",
+            "{mode}: the rest of the workspace is edited without asking"
+        );
+    }
+}
+
 #[test]
 fn dangerous_commands_ask_even_with_an_allow_rule() {
     let setup = Setup::new(json!({"responses": [

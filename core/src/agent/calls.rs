@@ -273,7 +273,7 @@ async fn permit(
     let rules = turn.session.rules(&cwd).await;
     let io = ctx.io.clone();
     let canonical = move |path: &std::path::Path| io.canonicalize(path);
-    let roots = Roots::new(&ctx.roots, &canonical);
+    let roots = Roots::new(&ctx.roots, &canonical).guarding(&ctx.sandbox.protected);
     let sandboxing = sandboxing(ctx);
     match permissions::decide(
         mode,

@@ -1,6 +1,7 @@
 //! Who decides whether a tool call may run: the session's mode, the workspace's stored
-//! "always" rules, and two checks no rule can waive — paths outside the workspace and
-//! dangerous commands.
+//! "always" rules, and the checks no rule or mode can waive — paths outside the workspace,
+//! edits of what runs or steers later outside the sandbox (`.git/`, `.hearth/`, Hearth's own
+//! directories: [`Roots::guarded`]), and dangerous commands.
 //!
 //! Tests: the decisions inline; end to end in `core/tests/permissions.rs`.
 
@@ -25,14 +26,15 @@ pub enum Mode {
     /// Ask before every edit, command and fetch.
     #[default]
     Ask,
-    /// Edits inside the workspace go ahead, and so do commands the sandbox confines;
-    /// other commands and fetches ask.
+    /// Edits inside the workspace go ahead (but for `.git/`, `.hearth/` and Hearth's own
+    /// files), and so do commands the sandbox confines; other commands and fetches ask.
     AcceptEdits,
     /// Read-only: edits are refused; commands run read-only in the sandbox (refused
     /// without one).
     Plan,
-    /// Nothing asks, except paths outside the workspace and widening or leaving the
-    /// sandbox (and commands, where no sandbox confines them).
+    /// Nothing asks, except paths outside the workspace, edits of `.git/`, `.hearth/` and
+    /// Hearth's own files, and widening or leaving the sandbox (and commands, where no
+    /// sandbox confines them).
     Bypass,
 }
 
@@ -142,7 +144,8 @@ pub fn decide(
                         .into(),
                 );
             }
-            if roots.outside(diffs.iter().map(|d| &d.path)).is_some() {
+            let paths = || diffs.iter().map(|d| &d.path);
+            if roots.outside(paths()).is_some() || roots.guarded(paths()).is_some() {
                 return Decision::Ask { remember: None };
             }
             match mode {
@@ -207,15 +210,58 @@ fn host(url: &str) -> Option<&str> {
 /// compares what it finds.
 pub struct Roots<'a> {
     canonical_roots: Vec<PathBuf>,
+    /// Hearth's own directories (data dir, config dir), canonical.
+    own: Vec<PathBuf>,
     canonical: &'a (dyn Fn(&Path) -> PathBuf + Sync),
 }
+
+/// What an edit inside the workspace still asks about, in every mode: a repository's own
+/// files (`.git/`: hooks and `core.fsmonitor` run what they say outside the sandbox, on the
+/// user's next `git status`) and Hearth's project settings (`.hearth/`). The sandbox keeps
+/// commands off the same (`io/process/bwrap.rs`), though it leaves them the rest of `.git`,
+/// which a commit writes.
+const GUARDED: &[&str] = &[".git", ".hearth"];
 
 impl<'a> Roots<'a> {
     pub fn new(roots: &[PathBuf], canonical: &'a (dyn Fn(&Path) -> PathBuf + Sync)) -> Self {
         Roots {
             canonical_roots: roots.iter().map(|r| canonical(r)).collect(),
+            own: Vec::new(),
             canonical,
         }
+    }
+
+    /// These roots, with Hearth's own directories `own` (canonical): an edit there asks.
+    pub fn guarding(self, own: &[PathBuf]) -> Self {
+        Roots {
+            own: own.to_vec(),
+            ..self
+        }
+    }
+
+    /// The first path, where it really leads, that an edit must ask about whatever the mode:
+    /// in Hearth's own directories (its instructions, rules and store) — but for a root
+    /// inside one, which is the user's, as the sandbox has it (`sandbox/policy.rs`) — or
+    /// inside a root under a `.git` or `.hearth` directory.
+    pub fn guarded<'p>(&self, mut paths: impl Iterator<Item = &'p PathBuf>) -> Option<PathBuf> {
+        paths.find_map(|p| {
+            let real = (self.canonical)(p);
+            let own = self.own.iter().any(|own| {
+                real.starts_with(own)
+                    && !self
+                        .canonical_roots
+                        .iter()
+                        .any(|root| root.starts_with(own) && real.starts_with(root))
+            });
+            let in_root = self.canonical_roots.iter().any(|root| {
+                real.strip_prefix(root).is_ok_and(|inner| {
+                    inner
+                        .components()
+                        .any(|part| GUARDED.iter().any(|g| part.as_os_str() == *g))
+                })
+            });
+            (own || in_root).then_some(real)
+        })
     }
 
     /// The first path not inside any root, where it really leads.
@@ -272,6 +318,49 @@ mod tests {
             old_text: None,
             new_text: "x".into(),
         }])
+    }
+
+    #[test]
+    fn git_hearth_and_hearths_own_files_are_guarded_where_they_lead() {
+        let own = [PathBuf::from("/home/u/.config/hearth"), PathBuf::from("/d")];
+        let roots =
+            Roots::new(&[PathBuf::from("/w"), PathBuf::from("/d/ws")], &lexical).guarding(&own);
+        let guarded = |path: &str| roots.guarded([PathBuf::from(path)].iter()).is_some();
+        assert!(guarded("/w/.git/config"));
+        assert!(guarded("/w/vendor/lib/.git/hooks/pre-commit"));
+        assert!(guarded("/w/src/../.git/info/attributes"));
+        assert!(guarded("/w/.hearth/settings.json"));
+        assert!(guarded("/home/u/.config/hearth/AGENTS.md"));
+        assert!(guarded("/d/hearth.db"));
+        assert!(
+            !guarded("/d/ws/notes.txt"),
+            "a root inside Hearth's dir is the user's"
+        );
+        assert!(guarded("/d/ws/.git/config"));
+        assert!(!guarded("/w/.gitignore"));
+        assert!(!guarded("/w/src/git/x.rs"));
+        assert_eq!(
+            decide(
+                Mode::Bypass,
+                "write",
+                &edit("/w/.git/config"),
+                &roots,
+                &[],
+                Sandboxing::Off
+            ),
+            Decision::Ask { remember: None }
+        );
+        assert!(matches!(
+            decide(
+                Mode::Plan,
+                "write",
+                &edit("/w/.git/config"),
+                &roots,
+                &[],
+                Sandboxing::Off
+            ),
+            Decision::Deny(_)
+        ));
     }
 
     #[test]

@@ -11,11 +11,28 @@ use super::bounds::cap;
 use super::line_endings::without_cr;
 use super::lsp;
 use super::paths::shown;
-use super::{Context, Diff, Output, ToolContent, ToolError};
+use super::{Access, Context, Diff, Location, Output, Planned, ToolContent, ToolError};
 
 /// The unified diff shown to the model is cut past this size: it confirms the change, the
 /// model already knows what it asked for.
 const MAX_MODEL_DIFF_BYTES: usize = 8 * 1024;
+
+/// A change `prepare` could not plan from what the file holds (it cannot be read, or an edit
+/// does not apply), kept for `run` to report: why it failed tells the model something of the
+/// file — that it exists, what kind it is, whether a guess of its text matched — so the call
+/// is planned as a read of it, which outside the workspace asks the user first, in every
+/// mode. The model learns nothing of a file it may not read before the user allows it.
+pub fn unplanned<P>(title: String, path: &Path, why: ToolError) -> Planned<Result<P, ToolError>> {
+    Planned::new(
+        title,
+        vec![Location {
+            path: path.to_path_buf(),
+            line: None,
+        }],
+        Access::Read(vec![path.to_path_buf()]),
+        Err(why),
+    )
+}
 
 /// The file's current text, or `None` when it does not exist yet.
 pub async fn current_text(ctx: &Context, path: &Path) -> Result<Option<String>, ToolError> {

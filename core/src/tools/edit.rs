@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::bounds::plural;
-use super::diffs::{apply_and_report, first_changed_line};
+use super::diffs::{apply_and_report, first_changed_line, unplanned};
 use super::line_endings::LineEnding;
 use super::paths::{resolve, shown};
 use super::{
@@ -54,9 +54,10 @@ const DESCRIPTION: &str = "Change parts of an existing file by exact text replac
 
 impl Tool for Edit {
     type Input = Input;
-    type Plan = Call;
+    /// `Err`: the edit does not apply (`diffs::unplanned`).
+    type Plan = Result<Call>;
 
-    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Call>> {
+    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Result<Call>>> {
         if input.edits.is_empty() {
             return Err(ToolError(
                 "`edits` is empty: give at least one replacement".into(),
@@ -64,12 +65,16 @@ impl Tool for Edit {
         }
         let path = resolve(ctx, &input.path)?;
         let name = shown(ctx, &path);
-        let old_text = ctx.io.read_text(&path).await.map_err(|e| {
+        let read = ctx.io.read_text(&path).await.map_err(|e| {
             ToolError(format!(
                 "cannot edit {name}: {e} (use `write` to create a file)"
             ))
-        })?;
-        let edited = apply_edits(&old_text, &input.edits, &name)?;
+        });
+        let planned = read.and_then(|old| Ok((apply_edits(&old, &input.edits, &name)?, old)));
+        let (edited, old_text) = match planned {
+            Ok(planned) => planned,
+            Err(why) => return Ok(unplanned(format!("Edit {name}"), &path, why)),
+        };
         let first_line = first_changed_line(&old_text, &edited.text);
         let diff = Diff {
             path: path.clone(),
@@ -86,14 +91,15 @@ impl Tool for Edit {
                 line: Some(first_line),
             }],
             Access::Edit(vec![diff.clone()]),
-            Call {
+            Ok(Call {
                 diff,
                 replacements: edited.replacements,
-            },
+            }),
         ))
     }
 
-    async fn run(&self, call: Call, ctx: &Context, _report: &dyn CallReport) -> Result<Output> {
+    async fn run(&self, call: Result<Call>, ctx: &Context, _: &dyn CallReport) -> Result<Output> {
+        let call = call?;
         let headline = format!(
             "Edited {} ({}).",
             shown(ctx, &call.diff.path),
@@ -248,7 +254,7 @@ mod tests {
         let ctx = &context(dir.path());
         let error = |edits: Value| async move {
             let input = json!({ "path": "lib.rs", "edits": edits });
-            prepare(&Edit, input, ctx).await.err().unwrap().0
+            call(&Edit, input, ctx).await.err().unwrap().0
         };
 
         let ambiguous = error(json!([{ "old_text": "old();", "new_text": "x();" }])).await;
@@ -278,7 +284,7 @@ mod tests {
                 .contains("are the same")
         );
         assert!(error(json!([])).await.contains("`edits` is empty"));
-        let absent = prepare(
+        let absent = call(
             &Edit,
             json!({ "path": "nope.rs", "edits": [{ "old_text": "a", "new_text": "b" }] }),
             ctx,
@@ -294,6 +300,30 @@ mod tests {
             std::fs::read_to_string(&path).unwrap(),
             SOURCE,
             "nothing was written"
+        );
+    }
+
+    /// Why an edit does not apply tells the model what the file holds: the call is planned as
+    /// a read of it, which the permissions ask about outside the workspace, before `run`
+    /// hands the model the reason.
+    #[tokio::test]
+    async fn an_edit_that_does_not_apply_is_planned_as_a_read_of_the_file() {
+        let (dir, path) = project();
+        let ctx = context(dir.path());
+        for edits in [
+            json!([{ "old_text": "absent", "new_text": "x" }]),
+            json!([{ "old_text": "old();", "new_text": "x();" }]),
+        ] {
+            let input = json!({ "path": "lib.rs", "edits": edits });
+            let prepared = prepare(&Edit, input, &ctx).await.unwrap();
+            assert_eq!(prepared.title, "Edit lib.rs");
+            assert_eq!(prepared.access, Access::Read(vec![path.clone()]));
+        }
+        let input = json!({ "path": "gone.rs", "edits": [{ "old_text": "a", "new_text": "b" }] });
+        let prepared = prepare(&Edit, input, &ctx).await.unwrap();
+        assert_eq!(
+            prepared.access,
+            Access::Read(vec![dir.path().join("gone.rs")])
         );
     }
 

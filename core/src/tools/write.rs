@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::diffs::{apply_and_report, current_text, first_changed_line};
+use super::diffs::{apply_and_report, current_text, first_changed_line, unplanned};
 use super::line_endings::LineEnding;
 use super::paths::{resolve, shown};
 use super::{
@@ -30,11 +30,18 @@ const DESCRIPTION: &str = "Create a file, or replace the whole text of an existi
 
 impl Tool for Write {
     type Input = Input;
-    type Plan = Diff;
+    /// `Err`: the file cannot be read (`diffs::unplanned`).
+    type Plan = Result<Diff>;
 
-    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Diff>> {
+    async fn prepare(&self, input: Input, ctx: &Context) -> Result<Planned<Result<Diff>>> {
         let path = resolve(ctx, &input.path)?;
-        let old_text = current_text(ctx, &path).await?;
+        let old_text = match current_text(ctx, &path).await {
+            Ok(old_text) => old_text,
+            Err(why) => {
+                let title = format!("Write {}", shown(ctx, &path));
+                return Ok(unplanned(title, &path, why));
+            }
+        };
         let verb = if old_text.is_some() {
             "Write"
         } else {
@@ -58,11 +65,12 @@ impl Tool for Write {
                 line: Some(line),
             }],
             Access::Edit(vec![diff.clone()]),
-            diff,
+            Ok(diff),
         ))
     }
 
-    async fn run(&self, diff: Diff, ctx: &Context, _report: &dyn CallReport) -> Result<Output> {
+    async fn run(&self, diff: Result<Diff>, ctx: &Context, _: &dyn CallReport) -> Result<Output> {
+        let diff = diff?;
         let headline = match diff.old_text {
             None => format!("Created {}.", shown(ctx, &diff.path)),
             Some(_) => format!("Wrote {}.", shown(ctx, &diff.path)),
