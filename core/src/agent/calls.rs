@@ -290,11 +290,11 @@ async fn permit(
                 tool_call_id: id.to_string(),
                 title: prepared.title.clone(),
                 kind: tool.kind().as_str(),
-                description: description(&prepared.access),
+                description: description(&prepared.access, &prepared.title),
                 diffs: diffs(&prepared.access),
                 raw_input: matches!(
                     prepared.access,
-                    Access::External { .. } | Access::Escalate(_)
+                    Access::External { .. } | Access::Escalate(_) | Access::Execute(_)
                 )
                 .then(|| serde_json::from_str(&call.arguments).unwrap_or(Value::Null)),
                 options: prompt::options(remember.is_some()),
@@ -305,9 +305,22 @@ async fn permit(
     }
 }
 
-/// What the user reads beside the title: for an escalation, the model's reason and what it
-/// would be granted.
-fn description(access: &Access) -> Option<String> {
+/// `text` as a Markdown code block, in a fence longer than any run of backticks in it (a
+/// command's own could otherwise close the block and show the rest as prose).
+fn fenced(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    format!("{fence}sh\n{text}\n{fence}")
+}
+
+/// What the user reads beside the title: a command that the title shows only in part
+/// (its first line, cut), whole — the user approves all of it; for an escalation, the
+/// model's reason and what it would be granted.
+fn description(access: &Access, title: &str) -> Option<String> {
+    if let Access::Execute(command) = access {
+        let shown_whole = !command.contains('\n') && title.contains(command.trim());
+        return (!shown_whole).then(|| fenced(command.trim_end()));
+    }
     let Access::Escalate(escalation) = access else {
         return None;
     };
@@ -412,4 +425,19 @@ fn finish(turn: &Turn<'_>, id: &str, outcome: Result<&Output, &String>) {
         id: id.to_string(),
         outcome,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_commands_own_backticks_never_close_its_block() {
+        assert_eq!(fenced("ls"), "```sh\nls\n```");
+        assert_eq!(
+            fenced("echo ```\nrm -rf x"),
+            "````sh\necho ```\nrm -rf x\n````"
+        );
+        assert_eq!(fenced("a `b` c"), "```sh\na `b` c\n```");
+    }
 }
