@@ -196,6 +196,39 @@ fn a_file_the_user_changed_since_is_left_and_the_rest_restored() {
     );
 }
 
+/// An edit that failed because the user changed the file while its permission request was
+/// open leaves no checkpoint: the turn's next edit records the file as the user left it, and
+/// `/undo` goes back to that (before: to the text the failed edit had found, over the
+/// user's change).
+#[test]
+fn undo_keeps_what_the_user_wrote_while_a_failed_edit_waited() {
+    let setup = Setup::new(json!({"responses": [
+        edit("e1", "a.txt", "v1", "agent one"),
+        edit("e2", "a.txt", "user v2", "user v2 + agent"),
+        text(&["done"]),
+    ]}));
+    let cwd = workspace(&setup);
+    let a = cwd.join("a.txt");
+    std::fs::write(&a, "v1\n").unwrap();
+    let mut client = start(&setup, json!({}));
+    let mut first = true;
+    let file = a.clone();
+    client.respond_with(move |method, _| {
+        (method == "session/request_permission").then(|| {
+            if std::mem::take(&mut first) {
+                std::fs::write(&file, "user v2\n").unwrap();
+            }
+            json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}})
+        })
+    });
+    let session = client.new_session(cwd.to_str().unwrap());
+    prompt(&mut client, &session, "edit twice");
+    assert_eq!(read(&a).as_deref(), Some("user v2 + agent\n"));
+
+    let report = undo(&mut client, &session);
+    assert_eq!(read(&a).as_deref(), Some("user v2\n"), "{report}");
+}
+
 #[test]
 fn a_removed_file_created_again_is_deleted_then_recreated() {
     let setup = Setup::new(json!({"responses": [

@@ -10,7 +10,8 @@
 //! Around each call in `agent/calls.rs` `execute`: a call whose `Ready::access` is
 //! `Access::Edit` has its diffs' files recorded before it runs, under the turn's user message
 //! id (`log_prompt`'s): the old text, or its absence, with its SHA-256 (`sha256:<hex>`); after
-//! a successful run, the hash of the new text. The store keeps one row per prompt and path
+//! a successful run, the hash of the new text; after a failed one, the record withdrawn if
+//! the call made it (`CheckpointOp::Withdraw`). The store keeps one row per prompt and path
 //! (`checkpoints`, migration 5; `StoreOp::Checkpoint`, through the outbox): the first record
 //! wins, the after-hash follows the last change. `tools/` stays unaware of all this.
 //!
@@ -43,9 +44,16 @@ pub fn before(session: &Session, prompt_id: &str, prepared: &Ready) -> Vec<Diff>
 }
 
 /// Records what a call that ran left: its diffs' new text. A call that failed wrote nothing
-/// (the tools write last), so the checkpoint keeps what it had.
+/// (the tools write last, and only to a file that still holds the diff's old text): its
+/// record is withdrawn if it was the prompt's first, else it would keep what the file held
+/// when the call was prepared — which the user may have changed meanwhile, the very reason
+/// it failed — and an undo would put that back over the user's text.
 pub fn after(session: &Session, prompt_id: &str, diffs: &[Diff], succeeded: bool) {
     if !succeeded {
+        for diff in diffs {
+            let found = diff.old_text.as_deref().map(hash);
+            session.withdraw_checkpoint(prompt_id, &diff.path, found);
+        }
         return;
     }
     for diff in diffs {

@@ -31,6 +31,17 @@ impl Session {
         )));
     }
 
+    /// Forgets the record of `path` a change that failed made (`content_hash`: what it found),
+    /// when it was the prompt's first and nothing changed the file since.
+    pub fn withdraw_checkpoint(&self, message_id: &str, path: &Path, content_hash: Option<String>) {
+        self.ctx.write(StoreOp::Checkpoint(CheckpointOp::Withdraw {
+            session_id: self.id.clone(),
+            message_id: message_id.to_string(),
+            path: path.to_string_lossy().into_owned(),
+            content_hash,
+        }));
+    }
+
     /// Records what the prompt's latest change to `path` left (`None`: no file).
     pub fn record_checkpoint_after(
         &self,

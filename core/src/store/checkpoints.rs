@@ -20,6 +20,15 @@ pub enum CheckpointOp {
     },
     /// These checkpoints were restored (or deliberately left alone) by an undo or rewind.
     Undone { session_id: Arc<str>, ids: Vec<i64> },
+    /// A change of `path` failed, having changed nothing: its record goes, if it was the
+    /// prompt's first (recorded as `content_hash`, no change since), so that the prompt's
+    /// next change records the file as the user left it then.
+    Withdraw {
+        session_id: Arc<str>,
+        message_id: String,
+        path: String,
+        content_hash: Option<String>,
+    },
 }
 
 /// A file as the agent's first change in a prompt found it.
@@ -79,6 +88,19 @@ pub fn apply(tx: &Transaction<'_>, op: &CheckpointOp) -> rusqlite::Result<()> {
                  WHERE session_id = ?1 AND message_id = ?2 AND path = ?3",
             )?
             .execute(params![&**session_id, message_id, path, after_hash])?;
+        }
+        CheckpointOp::Withdraw {
+            session_id,
+            message_id,
+            path,
+            content_hash,
+        } => {
+            tx.prepare_cached(
+                "DELETE FROM checkpoints
+                 WHERE session_id = ?1 AND message_id = ?2 AND path = ?3
+                   AND content_hash IS ?4 AND after_hash IS ?4 AND undone = 0",
+            )?
+            .execute(params![&**session_id, message_id, path, content_hash])?;
         }
         CheckpointOp::Undone { session_id, ids } => {
             let mut stmt = tx.prepare_cached(
@@ -173,5 +195,42 @@ mod tests {
         };
         store.apply(vec![delete]).unwrap();
         assert!(store.reader().checkpoints(&id).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_failed_changes_record_goes_only_when_it_was_the_first_and_nothing_changed_since() {
+        let store = Store::open(&StoreLocation::Memory).unwrap();
+        let id: Arc<str> = Arc::from("sess_1");
+        store.apply(vec![create_session(&id)]).unwrap();
+        let withdraw = |content: &str| {
+            StoreOp::Checkpoint(CheckpointOp::Withdraw {
+                session_id: id.clone(),
+                message_id: "m1".into(),
+                path: "/w/a".into(),
+                content_hash: Some(format!("h-{content}")),
+            })
+        };
+        store
+            .apply(vec![record(&id, "one"), withdraw("one")])
+            .unwrap();
+        assert!(store.reader().checkpoints(&id).unwrap().is_empty());
+
+        let after = StoreOp::Checkpoint(CheckpointOp::After {
+            session_id: id.clone(),
+            message_id: "m1".into(),
+            path: "/w/a".into(),
+            after_hash: Some("h-two".into()),
+        });
+        store
+            .apply(vec![
+                record(&id, "one"),
+                after,
+                withdraw("two"),
+                withdraw("one"),
+            ])
+            .unwrap();
+        let rows = store.reader().checkpoints(&id).unwrap();
+        assert_eq!(rows.len(), 1, "a change went through: the record stays");
+        assert_eq!(rows[0].content.as_deref(), Some("one"));
     }
 }
