@@ -1,7 +1,9 @@
 //! `fetch`: an HTTP(S) GET of a text resource (a documentation page, a JSON API, a raw
 //! file), capped in size and time. HTML comes back as readable text. Never to a loopback,
 //! private, link-local or metadata address unless the user allowed the host
-//! (`fetch_guard.rs`).
+//! (`fetch_guard.rs`): the host is checked before the request and every redirect, which
+//! this file follows itself so that the check can resolve the name, and again at every
+//! connection.
 
 use std::sync::Arc;
 
@@ -11,23 +13,26 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::fetch_guard::{Guard, GuardedResolver};
+use super::fetch_guard::GuardedResolver;
 use super::html;
 use super::{About, Access, CallReport, Context, Kind, Output, Planned, Result, Tool, ToolError};
 use crate::net::{LazyClient, root_cause};
 
 pub struct Fetch {
     http: Arc<LazyClient>,
-    guard: Arc<Guard>,
+    guard: Arc<GuardedResolver>,
 }
 
 impl Fetch {
     /// `http` is the engine's fetch client (`http_client`, built with `guard`), shared by
-    /// every session.
-    pub fn new(http: Arc<LazyClient>, guard: Arc<Guard>) -> Self {
+    /// every session; `guard` also checks each request's host before it is sent.
+    pub fn new(http: Arc<LazyClient>, guard: Arc<GuardedResolver>) -> Self {
         Fetch { http, guard }
     }
 }
+
+/// How many redirects a fetch follows.
+const MAX_REDIRECTS: usize = 5;
 
 /// How much of an error page is quoted back to the model.
 const ERROR_EXCERPT_BYTES: usize = 500;
@@ -67,11 +72,11 @@ impl Tool for Fetch {
     }
 
     async fn run(&self, url: Url, ctx: &Context, _report: &dyn CallReport) -> Result<Output> {
-        self.guard.check_url(&url).map_err(ToolError)?;
+        self.guard.guard().check_url(&url).map_err(ToolError)?;
         let timeout = ctx.limits.fetch_timeout;
         let fetched = tokio::select! {
             _ = ctx.cancel.cancelled() => return Err(ToolError("cancelled".into())),
-            fetched = tokio::time::timeout(timeout, get(&self.http, &url, ctx.limits.fetch_max_bytes)) => fetched,
+            fetched = tokio::time::timeout(timeout, get(&self.http, &self.guard, &url, ctx.limits.fetch_max_bytes)) => fetched,
         };
         let page = fetched.map_err(|_| {
             ToolError(format!(
@@ -88,49 +93,38 @@ impl Tool for Fetch {
 }
 
 /// The client the fetch tool uses: the engine's TLS setup (see `net.rs`), built on first use,
-/// following redirects only on the approved host, every name it connects to resolved through
-/// `guard`.
-pub fn http_client(guard: Arc<Guard>) -> LazyClient {
-    LazyClient::new(move |builder| {
-        with_policy(
-            builder,
-            guard.clone(),
-            Arc::new(GuardedResolver::new(guard.clone())),
-        )
-    })
+/// every name it connects to resolved through `guard`, redirects left to `get`.
+pub fn http_client(guard: Arc<GuardedResolver>) -> LazyClient {
+    LazyClient::new(move |builder| with_policy(builder, guard.clone()))
 }
 
-/// `builder` with fetch's redirect policy and `resolver`, the guard's resolver: the one place
-/// the policy is set, so the tests drive the client the tool uses (with a stub lookup).
-fn with_policy(
-    builder: ClientBuilder,
-    guard: Arc<Guard>,
-    resolver: Arc<dyn Resolve>,
-) -> ClientBuilder {
+/// `builder` with fetch's policy — no redirects of its own, `resolver` (the guard's) for every
+/// name it connects to: the one place the policy is set, so the tests drive the client the
+/// tool uses (with a stub lookup).
+fn with_policy(builder: ClientBuilder, resolver: Arc<dyn Resolve>) -> ClientBuilder {
     builder
-        .redirect(same_host_redirects(guard))
+        .redirect(reqwest::redirect::Policy::none())
         .dns_resolver(resolver)
 }
 
-/// Up to 5 redirects, all on the approved host: permission was given for that host, and a
-/// redirect must not carry the request to another one (say, a cloud metadata address) — nor
-/// to an address `guard` refuses.
-fn same_host_redirects(guard: Arc<Guard>) -> reqwest::redirect::Policy {
-    reqwest::redirect::Policy::custom(move |attempt| {
-        let first_host = attempt
-            .previous()
-            .first()
-            .and_then(|u| u.host_str().map(str::to_string));
-        if attempt.previous().len() > 5 {
-            attempt.error("too many redirects")
-        } else if attempt.url().host_str().map(str::to_string) != first_host {
-            attempt.stop()
-        } else if let Err(refused) = guard.check_url(attempt.url()) {
-            attempt.error(refused)
-        } else {
-            attempt.follow()
-        }
-    })
+/// Where `response` to a request for `at` redirects, when it is a redirect to follow (the
+/// statuses reqwest follows, with a `Location` it can read).
+fn redirect(at: &Url, response: &reqwest::Response) -> Option<Url> {
+    use reqwest::StatusCode as S;
+    let status = response.status();
+    if ![
+        S::MOVED_PERMANENTLY,
+        S::FOUND,
+        S::SEE_OTHER,
+        S::TEMPORARY_REDIRECT,
+        S::PERMANENT_REDIRECT,
+    ]
+    .contains(&status)
+    {
+        return None;
+    }
+    let location = response.headers().get(header::LOCATION)?.to_str().ok()?;
+    at.join(location).ok()
 }
 
 /// How a body is read.
@@ -150,20 +144,43 @@ struct Page {
     format: Format,
 }
 
-async fn get(http: &LazyClient, url: &Url, max_bytes: usize) -> Result<Page> {
-    let failed =
-        |e: reqwest::Error| ToolError(format!("fetching {url} failed: {}", root_cause(&e)));
-    let mut response = http
-        .get()
-        .map_err(ToolError)?
-        .get(url.clone())
-        .header(
-            header::ACCEPT,
-            "text/html, text/plain;q=0.9, application/json;q=0.9, text/*;q=0.8, */*;q=0.1",
-        )
-        .send()
-        .await
-        .map_err(failed)?;
+/// GETs `url`, following up to `MAX_REDIRECTS` redirects, all on its host: permission was
+/// given for that host, and a redirect must not carry the request to another one (say, a
+/// cloud metadata address); a redirect elsewhere is the answer. Before each request `guard`
+/// checks the host — the check that still holds when a proxy carries the request.
+async fn get(
+    http: &LazyClient,
+    guard: &GuardedResolver,
+    url: &Url,
+    max_bytes: usize,
+) -> Result<Page> {
+    let failed = |why: String| ToolError(format!("fetching {url} failed: {why}"));
+    let client = http.get().map_err(ToolError)?;
+    let mut at = url.clone();
+    let mut redirects = 0;
+    let mut response = loop {
+        guard.check_target(&at).await.map_err(failed)?;
+        let response = client
+            .get(at.clone())
+            .header(
+                header::ACCEPT,
+                "text/html, text/plain;q=0.9, application/json;q=0.9, text/*;q=0.8, */*;q=0.1",
+            )
+            .send()
+            .await
+            .map_err(|e| failed(root_cause(&e)))?;
+        let Some(next) = redirect(&at, &response) else {
+            break response;
+        };
+        redirects += 1;
+        if redirects > MAX_REDIRECTS {
+            return Err(failed("too many redirects".into()));
+        }
+        if next.host_str() != url.host_str() {
+            break response;
+        }
+        at = next;
+    };
     let status = response.status();
     let mime = response
         .headers()
@@ -179,7 +196,9 @@ async fn get(http: &LazyClient, url: &Url, max_bytes: usize) -> Result<Page> {
         ERROR_EXCERPT_BYTES
     };
     let (body, truncated) = match format {
-        Some(_) => read_body(&mut response, limit).await.map_err(failed)?,
+        Some(_) => read_body(&mut response, limit)
+            .await
+            .map_err(|e| failed(root_cause(&e)))?,
         None => (Vec::new(), false),
     };
     let page = Page {
@@ -302,6 +321,7 @@ impl Page {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Mutex;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
 
@@ -310,8 +330,11 @@ mod tests {
     use tokio::net::{TcpListener, TcpStream};
 
     use super::*;
+    use crate::tools::fetch_guard::Guard;
     use crate::tools::fetch_guard::stub::Stub;
     use crate::tools::testing::{call, context, prepare, workspace};
+
+    const LINK_LOCAL: &str = "a link-local address (where clouds serve instance metadata)";
 
     /// The tool as configured for these tests: the local test server's host allowed.
     fn fetch() -> Fetch {
@@ -319,8 +342,12 @@ mod tests {
     }
 
     fn guarded(allow: &[&str]) -> Fetch {
-        let guard = Arc::new(Guard::new(allow.iter().map(|a| a.to_string()).collect()));
+        let guard = Arc::new(GuardedResolver::new(allowing(allow)));
         Fetch::new(Arc::new(http_client(guard.clone())), guard)
+    }
+
+    fn allowing(allow: &[&str]) -> Arc<Guard> {
+        Arc::new(Guard::new(allow.iter().map(|a| a.to_string()).collect()))
     }
 
     /// A tiny HTTP/1.1 server with canned answers; returns its base URL.
@@ -330,20 +357,32 @@ mod tests {
 
     /// `serve`, and how many connections it accepted so far.
     async fn serve_counted() -> (String, Arc<AtomicUsize>) {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let accepted = Arc::new(AtomicUsize::new(0));
-        let counter = accepted.clone();
-        tokio::spawn(async move {
-            while let Ok((socket, _)) = listener.accept().await {
-                counter.fetch_add(1, Ordering::SeqCst);
-                tokio::spawn(answer(socket));
-            }
-        });
+        let (base, accepted, _) = serve_recording().await;
         (base, accepted)
     }
 
-    async fn answer(mut socket: TcpStream) {
+    /// The request lines a server received.
+    type Requests = Arc<Mutex<Vec<String>>>;
+
+    /// `serve_counted`, and the request lines it received. It is an HTTP proxy too: a request
+    /// for a whole URL (`GET http://docs.test/data.json`) gets the answer for its path, whatever
+    /// the host — the server resolves and reaches nothing.
+    async fn serve_recording() -> (String, Arc<AtomicUsize>, Requests) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let requests = Requests::default();
+        let (counter, recorder) = (accepted.clone(), requests.clone());
+        tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                counter.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(answer(socket, recorder.clone()));
+            }
+        });
+        (base, accepted, requests)
+    }
+
+    async fn answer(mut socket: TcpStream, requests: Requests) {
         let mut request = Vec::new();
         let mut chunk = [0; 1024];
         while !request.windows(4).any(|w| w == b"\r\n\r\n") {
@@ -353,7 +392,13 @@ mod tests {
             }
         }
         let request = String::from_utf8_lossy(&request).into_owned();
-        let path = request.split_whitespace().nth(1).unwrap_or("/");
+        let line = request.lines().next().unwrap_or_default();
+        requests.lock().unwrap().push(line.to_owned());
+        let target = request.split_whitespace().nth(1).unwrap_or("/");
+        let path = match target.strip_prefix("http://") {
+            Some(url) => url.find('/').map_or("/", |slash| &url[slash..]),
+            None => target,
+        };
         let page = "<html><head><title>Guide</title><script>track()</script></head>\
                     <body><h1>Hello</h1><p>a &lt;b&gt; c</p></body></html>";
         let (status, mime, body): (&str, Option<&str>, Vec<u8>) = match path {
@@ -371,7 +416,7 @@ mod tests {
             ),
             "/untyped" => ("200 OK", None, b"just text".to_vec()),
             "/untyped-binary" => ("200 OK", None, b"ab\0cd".to_vec()),
-            "/old" => ("301 Moved Permanently", Some("text/plain"), Vec::new()),
+            "/old" | "/loop" => ("301 Moved Permanently", Some("text/plain"), Vec::new()),
             "/elsewhere" | "/to-address" | "/to-metadata" => {
                 ("302 Found", Some("text/plain"), b"moved".to_vec())
             }
@@ -394,6 +439,9 @@ mod tests {
         }
         if path == "/old" {
             head.push_str("Location: /data.json\r\n");
+        }
+        if path == "/loop" {
+            head.push_str("Location: /loop\r\n");
         }
         // The port the request came to, whichever name it used.
         let port = request
@@ -422,8 +470,8 @@ mod tests {
     }
 
     /// Counts what the fetch client's connector did. The connector resolves the name too, so
-    /// a refused fetch reaches it (`attempts`); what must never happen is a connection that
-    /// completes (`completed`).
+    /// a name refused there reaches it (`attempts`); what must never happen is a connection
+    /// that completes (`completed`).
     #[derive(Clone, Default)]
     struct Connections {
         attempts: Arc<AtomicUsize>,
@@ -493,7 +541,7 @@ mod tests {
     /// Sits between the guard and the socket: should the guard ever let an address other than
     /// loopback through, the connection fails here, before a packet is sent to it, and the
     /// test fails on the message.
-    struct Tripwire(GuardedResolver);
+    struct Tripwire(Arc<GuardedResolver>);
 
     impl Resolve for Tripwire {
         fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
@@ -511,19 +559,30 @@ mod tests {
     /// The fetch tool on its real client, set up by `with_policy` as `http_client` does, except
     /// that every name resolves to `addresses` and the connector is counted.
     fn stubbed(addresses: &[&str], allow: &[&str]) -> (Fetch, Arc<Stub>, Connections) {
-        let guard = Arc::new(Guard::new(allow.iter().map(|a| a.to_string()).collect()));
         let stub = Stub::new(addresses);
-        let connections = Connections::default();
-        let (on_guard, on_stub, on_connections) =
-            (guard.clone(), stub.clone(), connections.clone());
-        let client = LazyClient::new(move |builder| {
-            let resolver = GuardedResolver::with_lookup(on_guard.clone(), on_stub.clone());
-            with_policy(builder, on_guard.clone(), Arc::new(Tripwire(resolver)))
-                .connector_layer(on_connections.clone())
-        });
-        (Fetch::new(Arc::new(client), guard), stub, connections)
+        let (tool, connections) = on_stub(stub.clone(), allow, None);
+        (tool, stub, connections)
     }
 
+    /// `stubbed` on `stub`, every request carried by `proxy` when there is one, none otherwise
+    /// (whatever the environment says).
+    fn on_stub(stub: Arc<Stub>, allow: &[&str], proxy: Option<&str>) -> (Fetch, Connections) {
+        let guard = Arc::new(GuardedResolver::with_lookup(allowing(allow), stub));
+        let connections = Connections::default();
+        let (on_guard, on_connections) = (guard.clone(), connections.clone());
+        let proxy = proxy.map(|url| reqwest::Proxy::all(url).unwrap());
+        let client = LazyClient::new(move |builder| {
+            let builder = match &proxy {
+                Some(proxy) => builder.proxy(proxy.clone()),
+                None => builder.no_proxy(),
+            };
+            with_policy(builder, Arc::new(Tripwire(on_guard.clone())))
+                .connector_layer(on_connections.clone())
+        });
+        (Fetch::new(Arc::new(client), guard), connections)
+    }
+
+    /// Refused by the check before the request, which the connector never sees.
     #[tokio::test]
     async fn names_resolving_to_forbidden_addresses_are_refused_and_never_connected() {
         let (base, accepted) = serve_counted().await;
@@ -531,40 +590,144 @@ mod tests {
         let (_dir, ctx) = workspace();
         for (address, why) in [
             ("10.0.0.1", "a private address"),
-            (
-                "169.254.169.254",
-                "a link-local address (where clouds serve instance metadata)",
-            ),
+            ("169.254.169.254", LINK_LOCAL),
             ("fd00::1", "a private (unique local) address"),
             ("127.0.0.1", "a loopback address"),
         ] {
             let (tool, stub, connections) = stubbed(&[address], &[]);
             let url = format!("http://inner.test:{port}/data.json");
-            let error = call(&tool, json!({ "url": url }), &ctx)
-                .await
-                .unwrap_err()
-                .0;
-            assert_eq!(
-                error,
-                format!(
-                    "fetching {url} failed: fetch refuses inner.test: it resolves to {address}, \
-                     {why}, which fetch never reaches unless the user adds the host to \
-                     `tools.fetchAllowHosts`"
-                )
-            );
+            let error = whatever_came(&tool, url.clone(), &ctx).await;
+            assert_eq!(error, refusal(&url, "inner.test", address, why));
             assert_eq!(*stub.asked.lock().unwrap(), ["inner.test"]);
             assert_eq!(
                 connections.attempts(),
-                1,
-                "{address}: the layer is in the path"
-            );
-            assert_eq!(
-                connections.completed(),
                 0,
-                "{address}: a connection completed"
+                "{address}: refused only at the connection"
             );
         }
         assert_eq!(accepted.load(Ordering::SeqCst), 0);
+    }
+
+    /// The check at the connection stays: a name whose answer changes between the check before
+    /// the request and the connection's own lookup (DNS rebinding) is refused there.
+    #[tokio::test]
+    async fn a_name_rebound_after_the_check_is_refused_at_the_connection() {
+        let (base, accepted) = serve_counted().await;
+        let port = base.rsplit(':').next().unwrap();
+        let (_dir, ctx) = workspace();
+        // The public answer is only checked, never connected to: the connection gets the second.
+        let stub = Stub::answering(&[&["93.184.215.14"], &["10.0.0.1"]]);
+        let (tool, connections) = on_stub(stub.clone(), &[], None);
+        let url = format!("http://inner.test:{port}/data.json");
+        let error = whatever_came(&tool, url.clone(), &ctx).await;
+        assert_eq!(
+            error,
+            refusal(&url, "inner.test", "10.0.0.1", "a private address")
+        );
+        assert_eq!(*stub.asked.lock().unwrap(), ["inner.test", "inner.test"]);
+        assert_eq!(connections.attempts(), 1, "the layer is in the path");
+        assert_eq!(connections.completed(), 0, "a connection completed");
+        assert_eq!(accepted.load(Ordering::SeqCst), 0);
+    }
+
+    /// Through a proxy the client connects to the proxy only, so the connection's check sees
+    /// the proxy's address (an address here: not resolved at all). The target's host is checked
+    /// before the request, and a refused one never reaches the proxy.
+    #[tokio::test]
+    async fn through_a_proxy_names_resolving_to_forbidden_addresses_are_refused_before_it() {
+        let (proxy, accepted, requests) = serve_recording().await;
+        let (_dir, ctx) = workspace();
+        for (address, why) in [
+            ("10.0.0.1", "a private address"),
+            ("169.254.169.254", LINK_LOCAL),
+            ("fd00:ec2::254", "a private (unique local) address"),
+            ("127.0.0.1", "a loopback address"),
+        ] {
+            let stub = Stub::new(&[address]);
+            let (tool, connections) = on_stub(stub.clone(), &[], Some(&proxy));
+            let url = "http://metadata.test/latest/meta-data/";
+            let error = whatever_came(&tool, url.into(), &ctx).await;
+            assert_eq!(error, refusal(url, "metadata.test", address, why));
+            assert_eq!(*stub.asked.lock().unwrap(), ["metadata.test"]);
+            assert_eq!(connections.attempts(), 0, "{address}: the request was sent");
+        }
+        // An address in the URL is refused as it was, without resolving.
+        let stub = Stub::new(&[]);
+        let (tool, _) = on_stub(stub.clone(), &[], Some(&proxy));
+        let error = whatever_came(&tool, "http://[fd00:ec2::254]/".into(), &ctx).await;
+        assert!(
+            error.starts_with("fetch refuses fd00:ec2::254: it resolves to fd00:ec2::254"),
+            "{error}"
+        );
+        assert!(stub.asked.lock().unwrap().is_empty());
+        assert!(requests.lock().unwrap().is_empty(), "{requests:?}");
+        assert_eq!(accepted.load(Ordering::SeqCst), 0);
+    }
+
+    /// A host the guard permits goes through the proxy, and so does its redirect, the host
+    /// checked before each request.
+    #[tokio::test]
+    async fn through_a_proxy_a_permitted_host_is_fetched_with_its_redirects() {
+        let (proxy, accepted, requests) = serve_recording().await;
+        let (_dir, ctx) = workspace();
+        // A public answer, only checked: the client connects to the proxy alone (and `Tripwire`
+        // would fail the fetch before a connection to it).
+        let stub = Stub::new(&["93.184.215.14"]);
+        let (tool, connections) = on_stub(stub.clone(), &[], Some(&proxy));
+        let output = call(&tool, json!({ "url": "http://docs.test/old" }), &ctx)
+            .await
+            .unwrap();
+        assert!(
+            output
+                .for_model
+                .starts_with("http://docs.test/old (application/json, 11 bytes)"),
+            "{}",
+            output.for_model
+        );
+        assert!(output.for_model.ends_with("{\"ok\":true}"));
+        assert_eq!(
+            *requests.lock().unwrap(),
+            [
+                "GET http://docs.test/old HTTP/1.1",
+                "GET http://docs.test/data.json HTTP/1.1"
+            ]
+        );
+        assert_eq!(*stub.asked.lock().unwrap(), ["docs.test", "docs.test"]);
+        assert_eq!(connections.completed(), 2, "the proxy's, one per request");
+        assert_eq!(accepted.load(Ordering::SeqCst), 2);
+    }
+
+    /// A redirect through a proxy is checked too: here to the same name, which now resolves to
+    /// a metadata address (as our resolver sees it). A redirect to another host is not followed
+    /// at all, proxy or not.
+    #[tokio::test]
+    async fn through_a_proxy_a_redirect_to_a_refused_address_is_refused() {
+        let (proxy, _, requests) = serve_recording().await;
+        let (_dir, ctx) = workspace();
+        let stub = Stub::answering(&[&["93.184.215.14"], &["169.254.169.254"]]);
+        let (tool, _) = on_stub(stub.clone(), &[], Some(&proxy));
+        let url = "http://docs.test/old";
+        let error = whatever_came(&tool, url.into(), &ctx).await;
+        assert_eq!(
+            error,
+            refusal(url, "docs.test", "169.254.169.254", LINK_LOCAL)
+        );
+        assert_eq!(*stub.asked.lock().unwrap(), ["docs.test", "docs.test"]);
+        assert_eq!(
+            *requests.lock().unwrap(),
+            ["GET http://docs.test/old HTTP/1.1"]
+        );
+
+        let stub = Stub::new(&["93.184.215.14"]);
+        let (tool, _) = on_stub(stub.clone(), &[], Some(&proxy));
+        let url = "http://docs.test/to-metadata";
+        let error = whatever_came(&tool, url.into(), &ctx).await;
+        assert_eq!(error, format!("{url} answered HTTP 302 Found: moved"));
+        assert_eq!(*stub.asked.lock().unwrap(), ["docs.test"]);
+        assert_eq!(
+            requests.lock().unwrap()[1..],
+            ["GET http://docs.test/to-metadata HTTP/1.1"]
+        );
     }
 
     /// The redirect names another host, so the same-host policy stops it before the guard
@@ -616,6 +779,14 @@ mod tests {
             Ok(output) => output.for_model,
             Err(e) => e.0,
         }
+    }
+
+    /// What the model reads when a fetch of `url` is refused: `host` resolves to `address`.
+    fn refusal(url: &str, host: &str, address: &str, why: &str) -> String {
+        format!(
+            "fetching {url} failed: fetch refuses {host}: it resolves to {address}, {why}, which \
+             fetch never reaches unless the user adds the host to `tools.fetchAllowHosts`"
+        )
     }
 
     #[tokio::test]
@@ -731,6 +902,20 @@ mod tests {
                 .ends_with("(no content type, 9 bytes)\n\njust text"),
             "{}",
             output.for_model
+        );
+    }
+
+    #[tokio::test]
+    async fn follows_five_redirects_at_most() {
+        let (base, accepted) = serve_counted().await;
+        let (_dir, ctx) = workspace();
+        let url = format!("{base}/loop");
+        let error = whatever_came(&fetch(), url.clone(), &ctx).await;
+        assert_eq!(error, format!("fetching {url} failed: too many redirects"));
+        assert_eq!(
+            accepted.load(Ordering::SeqCst),
+            6,
+            "the request and 5 redirects"
         );
     }
 

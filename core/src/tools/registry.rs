@@ -6,7 +6,7 @@ use super::ask_user::AskUser;
 use super::edit::Edit;
 use super::exit_plan_mode::ExitPlanMode;
 use super::fetch::Fetch;
-use super::fetch_guard::Guard;
+use super::fetch_guard::{Guard, GuardedResolver};
 use super::glob::Glob;
 use super::grep::Grep;
 use super::list::List;
@@ -28,10 +28,10 @@ use crate::net::LazyClient;
 /// of every session.
 #[derive(Clone)]
 pub struct ToolDeps {
-    /// The fetch tool's HTTP client, built on first use, and the hosts it may reach on
-    /// addresses it otherwise refuses.
+    /// The fetch tool's HTTP client, built on first use, and its guard: the hosts it may reach
+    /// on addresses it otherwise refuses, with the resolver that checks the others.
     pub http: Arc<LazyClient>,
-    pub fetch_guard: Arc<Guard>,
+    pub fetch_guard: Arc<GuardedResolver>,
     /// The client of streamable-HTTP MCP servers, built on first use.
     pub mcp_http: Arc<LazyClient>,
     /// The language servers, shared by the sessions on each root.
@@ -52,7 +52,9 @@ impl ToolDeps {
         launcher: Arc<Launcher>,
         sandbox: Arc<crate::sandbox::Setup>,
     ) -> Self {
-        let fetch_guard = Arc::new(Guard::new(config.tools.fetch_allow_hosts.clone()));
+        let fetch_guard = Arc::new(GuardedResolver::new(Arc::new(Guard::new(
+            config.tools.fetch_allow_hosts.clone(),
+        ))));
         ToolDeps {
             http: Arc::new(super::fetch::http_client(fetch_guard.clone())),
             fetch_guard,
