@@ -7,6 +7,17 @@ use std::sync::{Arc, OnceLock};
 use reqwest::{Client, ClientBuilder};
 use rustls_platform_verifier::BuilderVerifierExt;
 
+/// The environment's proxy variables, as reqwest reads them (and as a sandboxed command is
+/// pointed at Hearth's proxy: `io/process/proxy.rs`).
+pub const PROXY_VARIABLES: [&str; 6] = [
+    "HTTP_PROXY",
+    "http_proxy",
+    "HTTPS_PROXY",
+    "https_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+];
+
 fn tls_config() -> Result<rustls::ClientConfig, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = rustls::ClientConfig::builder_with_provider(provider)

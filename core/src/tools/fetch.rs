@@ -567,7 +567,13 @@ mod tests {
     /// `stubbed` on `stub`, every request carried by `proxy` when there is one, none otherwise
     /// (whatever the environment says).
     fn on_stub(stub: Arc<Stub>, allow: &[&str], proxy: Option<&str>) -> (Fetch, Connections) {
-        let guard = Arc::new(GuardedResolver::with_lookup(allowing(allow), stub));
+        let guard = GuardedResolver::with_lookup(allowing(allow), stub);
+        on_guard(guard, proxy)
+    }
+
+    /// `on_stub` with `guard`.
+    fn on_guard(guard: GuardedResolver, proxy: Option<&str>) -> (Fetch, Connections) {
+        let guard = Arc::new(guard);
         let connections = Connections::default();
         let (on_guard, on_connections) = (guard.clone(), connections.clone());
         let proxy = proxy.map(|url| reqwest::Proxy::all(url).unwrap());
@@ -662,6 +668,46 @@ mod tests {
         assert!(stub.asked.lock().unwrap().is_empty());
         assert!(requests.lock().unwrap().is_empty(), "{requests:?}");
         assert_eq!(accepted.load(Ordering::SeqCst), 0);
+    }
+
+    /// A proxy the environment names by a host that resolves to a private or loopback address
+    /// (a company's) is connected to: the user chose it. What it carries is still checked.
+    #[tokio::test]
+    async fn a_proxy_named_by_the_environment_is_reached_at_its_own_address() {
+        let (proxy, accepted, requests) = serve_recording().await;
+        let port = proxy.rsplit(':').next().unwrap();
+        let (_dir, ctx) = workspace();
+        // docs.test's (public, only checked), then the proxy's (loopback, connected to).
+        let stub = Stub::answering(&[&["93.184.215.14"], &["127.0.0.1"]]);
+        let guard = GuardedResolver::with_lookup(allowing(&[]), stub.clone())
+            .trusting(vec!["proxy.test".into()]);
+        let (tool, _) = on_guard(guard, Some(&format!("http://proxy.test:{port}")));
+        let output = call(&tool, json!({ "url": "http://docs.test/data.json" }), &ctx)
+            .await
+            .unwrap();
+        assert!(
+            output.for_model.ends_with("{\"ok\":true}"),
+            "{}",
+            output.for_model
+        );
+        assert_eq!(*stub.asked.lock().unwrap(), ["docs.test", "proxy.test"]);
+        assert_eq!(
+            *requests.lock().unwrap(),
+            ["GET http://docs.test/data.json HTTP/1.1"]
+        );
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
+
+        // The proxy's host as a target is checked as any other.
+        let stub = Stub::new(&["127.0.0.1"]);
+        let guard =
+            GuardedResolver::with_lookup(allowing(&[]), stub).trusting(vec!["proxy.test".into()]);
+        let (tool, _) = on_guard(guard, None);
+        let url = format!("http://proxy.test:{port}/");
+        let error = whatever_came(&tool, url.clone(), &ctx).await;
+        assert_eq!(
+            error,
+            refusal(&url, "proxy.test", "127.0.0.1", "a loopback address")
+        );
     }
 
     /// A host the guard permits goes through the proxy, and so does its redirect, the host

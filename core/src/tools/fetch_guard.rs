@@ -15,7 +15,9 @@
 //! more lookup and spares re-implementing reqwest's choice of proxy. What it cannot close: with
 //! a proxy, the address the proxy connects to comes from the proxy's own DNS answer, which can
 //! differ from ours (DNS rebinding between our check and its lookup); without one, the
-//! connection-time check still closes that.
+//! connection-time check still closes that. The proxies the environment names are connected
+//! to unchecked (`GuardedResolver::trusting`): the user chose them, and a company's proxy at a
+//! private address would otherwise fail every fetch.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
@@ -24,6 +26,7 @@ use futures::future::BoxFuture;
 use reqwest::Url;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
+use crate::net::PROXY_VARIABLES;
 use crate::sandbox::allowed;
 
 /// The user's exceptions: hosts `fetch` may reach whatever they resolve to.
@@ -136,10 +139,37 @@ impl Lookup for System {
     }
 }
 
-/// The fetch client's resolver: every name resolved, then checked by the guard.
+/// The fetch client's resolver: every name resolved, then checked by the guard — but the
+/// proxies'.
 pub struct GuardedResolver {
     guard: Arc<Guard>,
     lookup: Arc<dyn Lookup>,
+    /// The hosts of the proxies the environment names, connected to unchecked.
+    proxies: Vec<String>,
+}
+
+/// The hosts of the proxies the environment names.
+pub fn environment_proxies() -> Vec<String> {
+    PROXY_VARIABLES
+        .iter()
+        .filter_map(|name| std::env::var(name).ok())
+        .filter_map(|value| proxy_host(&value))
+        .collect()
+}
+
+/// The host of a proxy variable's value, which may leave out the scheme (`proxy:3128`).
+fn proxy_host(value: &str) -> Option<String> {
+    let value = value.trim();
+    let url = Url::parse(value)
+        .ok()
+        .filter(|url| url.has_host())
+        .or_else(|| Url::parse(&format!("http://{value}")).ok())?;
+    let host = url.host_str()?;
+    Some(
+        host.trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string(),
+    )
 }
 
 impl GuardedResolver {
@@ -148,7 +178,18 @@ impl GuardedResolver {
     }
 
     pub fn with_lookup(guard: Arc<Guard>, lookup: Arc<dyn Lookup>) -> Self {
-        GuardedResolver { guard, lookup }
+        GuardedResolver {
+            guard,
+            lookup,
+            proxies: Vec::new(),
+        }
+    }
+
+    /// This resolver, connecting to `proxies` (hosts) unchecked: the user's environment
+    /// chose them, and a company's proxy at a private address would otherwise fail every
+    /// fetch. What a proxy carries is still checked, before each request.
+    pub fn trusting(self, proxies: Vec<String>) -> Self {
+        GuardedResolver { proxies, ..self }
     }
 
     pub fn guard(&self) -> &Guard {
@@ -183,7 +224,17 @@ impl GuardedResolver {
 
 impl Resolve for GuardedResolver {
     fn resolve(&self, name: Name) -> Resolving {
-        let resolving = self.resolve_host(name.as_str().to_owned());
+        let host = name.as_str().to_owned();
+        let resolving = match self.proxies.contains(&host) {
+            true => {
+                let lookup = self.lookup.clone();
+                Box::pin(async move {
+                    let found = lookup.lookup(host.clone()).await;
+                    found.map_err(|e| format!("cannot resolve the proxy {host}: {e}"))
+                })
+            }
+            false => self.resolve_host(host),
+        };
         Box::pin(async move {
             let addresses = resolving.await?;
             let addrs: Addrs = Box::new(
@@ -240,6 +291,20 @@ pub(super) mod stub {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_proxy_variables_host_is_read_with_or_without_a_scheme() {
+        for (value, host) in [
+            ("http://proxy.corp:3128", "proxy.corp"),
+            ("proxy.corp:3128", "proxy.corp"),
+            ("http://user:secret@p.example:8080/", "p.example"),
+            ("socks5://[::1]:1080", "::1"),
+            (" 10.1.2.3:3128 ", "10.1.2.3"),
+        ] {
+            assert_eq!(proxy_host(value).as_deref(), Some(host), "{value}");
+        }
+        assert_eq!(proxy_host(""), None);
+    }
     use super::stub::Stub;
     use super::*;
 

@@ -6,7 +6,7 @@ use super::ask_user::AskUser;
 use super::edit::Edit;
 use super::exit_plan_mode::ExitPlanMode;
 use super::fetch::Fetch;
-use super::fetch_guard::{Guard, GuardedResolver};
+use super::fetch_guard::{Guard, GuardedResolver, environment_proxies};
 use super::glob::Glob;
 use super::grep::Grep;
 use super::list::List;
@@ -52,9 +52,9 @@ impl ToolDeps {
         launcher: Arc<Launcher>,
         sandbox: Arc<crate::sandbox::Setup>,
     ) -> Self {
-        let fetch_guard = Arc::new(GuardedResolver::new(Arc::new(Guard::new(
-            config.tools.fetch_allow_hosts.clone(),
-        ))));
+        let guard = Guard::new(config.tools.fetch_allow_hosts.clone());
+        let fetch_guard =
+            Arc::new(GuardedResolver::new(Arc::new(guard)).trusting(environment_proxies()));
         ToolDeps {
             http: Arc::new(super::fetch::http_client(fetch_guard.clone())),
             fetch_guard,

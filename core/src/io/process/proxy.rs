@@ -19,6 +19,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, copy_bidirectional};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::{AbortHandle, JoinSet};
 
+use crate::net::PROXY_VARIABLES;
 use crate::sandbox::{allowed, split_authority};
 
 /// The longest request head read before a request is refused.
@@ -28,17 +29,10 @@ const HEAD_LIMIT: usize = 64 * 1024;
 /// an empty `NO_PROXY`, so even loopback names go through it (there is no other way out).
 pub fn env(port: u16) -> Vec<(&'static str, String)> {
     let url = format!("http://127.0.0.1:{port}");
-    let mut vars: Vec<(&'static str, String)> = [
-        "HTTP_PROXY",
-        "http_proxy",
-        "HTTPS_PROXY",
-        "https_proxy",
-        "ALL_PROXY",
-        "all_proxy",
-    ]
-    .into_iter()
-    .map(|name| (name, url.clone()))
-    .collect();
+    let mut vars: Vec<(&'static str, String)> = PROXY_VARIABLES
+        .into_iter()
+        .map(|name| (name, url.clone()))
+        .collect();
     vars.extend([("NO_PROXY", String::new()), ("no_proxy", String::new())]);
     vars
 }
