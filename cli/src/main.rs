@@ -35,11 +35,28 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Serve the Agent Client Protocol over stdin/stdout (what editors spawn).
-    Acp(ConfigArgs),
+    Acp(AcpArgs),
     /// Run one prompt to completion in the terminal (for scripts and CI).
     Run(RunCommand),
     /// Sign in: store an API key for a provider (what editors run for terminal auth).
     Auth(AuthArgs),
+}
+
+#[derive(clap::Args)]
+struct AcpArgs {
+    #[command(flatten)]
+    config: ConfigArgs,
+    #[command(subcommand)]
+    then: Option<AcpThen>,
+}
+
+/// What `hearth acp … <this>` does instead of serving: ACP's terminal sign-in appends its
+/// method's `args` to the agent's invocation, so `hearth acp --config F auth` signs in with
+/// that very config (its `configDir`, where the key is kept).
+#[derive(Subcommand)]
+enum AcpThen {
+    /// Sign in, as `hearth auth` (what a client runs for ACP's terminal sign-in).
+    Auth(auth::AuthCommand),
 }
 
 #[derive(clap::Args)]
@@ -99,6 +116,11 @@ impl ConfigArgs {
             }
             None => Config::default(),
         };
+        for (flag, value) in [("--data-dir", &self.data_dir), ("--model", &self.model)] {
+            if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
+                return Err(format!("`{flag}` must not be empty"));
+            }
+        }
         if let Some(dir) = &self.data_dir {
             config.data_dir = Some(dir.clone());
         }
@@ -108,6 +130,8 @@ impl ConfigArgs {
         if let Some(path) = &self.mcp_config {
             config.mcp_servers.extend(mcp_config::read(path)?);
         }
+        // What the flags changed gets the checks the file's values got.
+        config.validate().map_err(|e| e.to_string())?;
         Ok(config)
     }
 }
@@ -134,9 +158,13 @@ fn init_logging(filter: Option<&str>) {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Acp(args) => {
-            init_logging(args.log_level.as_deref());
-            args.load().and_then(|config| {
+        Command::Acp(AcpArgs {
+            config,
+            then: Some(AcpThen::Auth(auth)),
+        }) => config.load().and_then(|config| auth::run(auth, &config)),
+        Command::Acp(AcpArgs { config, then: None }) => {
+            init_logging(config.log_level.as_deref());
+            config.load().and_then(|config| {
                 let sign_in = credentials::SignIn::for_config(&config);
                 stdio::serve(config, sign_in).map(|()| 0)
             })

@@ -33,7 +33,7 @@ fn entry(name: &str, server: &Value) -> Value {
         };
         Value::Array(
             map.iter()
-                .map(|(k, v)| json!({ "name": k, "value": v.as_str().unwrap_or_default() }))
+                .map(|(k, v)| json!({ "name": k, "value": v }))
                 .collect(),
         )
     };
@@ -96,5 +96,11 @@ mod tests {
             ]
         );
         assert!(read(file("[]").path()).unwrap_err().contains("mcpServers"));
+        // A value that is not a string is passed on as it is, for the session to report.
+        let typed = file(r#"{"mcpServers": {"n": {"command": "srv", "env": {"PORT": 8080}}}}"#);
+        assert_eq!(
+            read(typed.path()).unwrap()[0]["env"],
+            json!([{"name": "PORT", "value": 8080}])
+        );
     }
 }

@@ -28,10 +28,28 @@ fn write_config(dir: &Path, config: Value) -> std::path::PathBuf {
     path
 }
 
-/// Runs `hearth auth <args> --config <config>` with `stdin` piped in.
+/// Runs `hearth auth --config <config> <args>` with `stdin` piped in.
 fn auth(dir: &Path, config: &Path, args: &[&str], stdin: &str) -> Output {
     let mut command = Command::new(cargo_bin("hearth"));
     command.arg("auth").arg("--config").arg(config).args(args);
+    run(command, dir, stdin)
+}
+
+/// Runs what a client runs for ACP's terminal sign-in: the agent's invocation, `hearth acp
+/// --config <config>`, with the method's `args` (`auth`) appended, then `args`.
+fn acp_auth(dir: &Path, config: &Path, args: &[&str], stdin: &str) -> Output {
+    let mut command = Command::new(cargo_bin("hearth"));
+    command
+        .arg("acp")
+        .arg("--config")
+        .arg(config)
+        .arg("auth")
+        .args(args);
+    run(command, dir, stdin)
+}
+
+/// Runs `command` with no keyring and `stdin` piped in.
+fn run(mut command: Command, dir: &Path, stdin: &str) -> Output {
     for (key, value) in no_keyring(dir) {
         match value {
             Some(v) => command.env(key, v),
@@ -101,7 +119,10 @@ fn a_stored_key_reaches_the_model_and_logout_removes_it() {
     }
 
     let mut client = acp(dir.path(), &config);
-    let init = client.initialize();
+    let init = client.call(
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {"auth": {"terminal": true}}}),
+    );
     assert_eq!(
         client.call("authenticate", json!({"methodId": "hearth-auth"})),
         json!({})
@@ -138,6 +159,8 @@ fn a_stored_key_reaches_the_model_and_logout_removes_it() {
     assert_eq!(prompt_and_bearer(&mut client, &mock), None);
 }
 
+/// The sign-in a client runs for ACP's terminal method (`hearth acp --config F auth`) counts
+/// at the next `authenticate` of an agent already running.
 #[test]
 fn a_sign_in_while_the_agent_runs_counts_at_the_next_authenticate() {
     let dir = tempfile::tempdir().unwrap();
@@ -153,7 +176,10 @@ fn a_sign_in_while_the_agent_runs_counts_at_the_next_authenticate() {
     // Opened before the sign-in: it must use the key too.
     let session = client.new_session("/tmp");
 
-    store_openai_key(dir.path(), &path, "sk-signed-in-later\n");
+    // As a client signs in through the terminal method: `auth` after the agent's invocation.
+    let args = ["--key-stdin", "--provider", "openai"];
+    let stored = acp_auth(dir.path(), &path, &args, "sk-signed-in-later\n");
+    assert!(stored.status.success(), "{stored:?}");
     assert_eq!(
         client.call("authenticate", json!({"methodId": "hearth-auth"})),
         json!({})

@@ -123,6 +123,90 @@ fn version_and_bad_config_keys() {
     assert!(out.stdout.is_empty(), "errors never go to stdout");
 }
 
+/// Values the file's checks refuse are refused wherever they come from, at start, naming
+/// what is wrong: text after the config's object (it was dropped), an empty `--data-dir` or
+/// `--model` (the flags skipped the checks), `mcp.startupTimeoutSecs: 0` (every server then
+/// failed), an `OPENAI_BASE_URL` without a scheme (a prompt failed as a transport error).
+#[test]
+fn bad_values_are_refused_at_start_wherever_they_come_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let good = file("good.json", r#"{"dataDir": ":memory:"}"#);
+    // The arguments after `acp`, a variable set, and what the error must say.
+    type Case<'a> = (Vec<std::ffi::OsString>, Option<(&'a str, &'a str)>, &'a str);
+    let cases: Vec<Case> = vec![
+        (
+            vec![
+                "--config".into(),
+                file("two.json", r#"{"dataDir": ":memory:"} {"model": "m"}"#).into(),
+            ],
+            None,
+            "trailing characters",
+        ),
+        (
+            vec![
+                "--config".into(),
+                good.clone().into(),
+                "--data-dir".into(),
+                "".into(),
+            ],
+            None,
+            "`--data-dir` must not be empty",
+        ),
+        (
+            vec![
+                "--config".into(),
+                good.clone().into(),
+                "--model".into(),
+                " ".into(),
+            ],
+            None,
+            "`--model` must not be empty",
+        ),
+        (
+            vec![
+                "--config".into(),
+                file(
+                    "mcp.json",
+                    r#"{"dataDir": ":memory:", "mcp": {"startupTimeoutSecs": 0}}"#,
+                )
+                .into(),
+            ],
+            None,
+            "`mcp.startupTimeoutSecs`: must be at least 1",
+        ),
+        (
+            vec!["--config".into(), good.clone().into()],
+            Some(("OPENAI_BASE_URL", "127.0.0.1:9/v1")),
+            "`OPENAI_BASE_URL` is `127.0.0.1:9/v1`, not an http(s) URL",
+        ),
+    ];
+    for (args, env, expected) in cases {
+        let mut command = Command::new(cargo_bin("hearth"));
+        command
+            .arg("acp")
+            .args(&args)
+            .stdin(Pipe::null())
+            .current_dir(dir.path());
+        if let Some((name, value)) = env {
+            command.env(name, value);
+        }
+        let out = command.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} started");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "errors never go to stdout");
+    }
+    assert!(
+        !dir.path().join("hearth.db").exists(),
+        "no store made where it was not asked for"
+    );
+}
+
 #[test]
 fn no_credential_means_auth_required() {
     let dir = tempfile::tempdir().unwrap();

@@ -99,6 +99,7 @@ impl Engine {
             Some(policy) => launcher().confined(policy),
             None => launcher(),
         };
+        let resolved = config.resolve()?;
         let location = config.store_location()?;
         let store = Arc::new(Store::open(&location).map_err(|e| EngineError::Store(e.0))?);
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -109,7 +110,6 @@ impl Engine {
             .map_err(|e| EngineError::Start(format!("cannot start the runtime: {e}")))?;
         let (outbox, delivery, delivery_thread) = Outbox::start(store.clone(), host)
             .map_err(|e| EngineError::Start(format!("cannot start the delivery thread: {e}")))?;
-        let resolved = config.resolve();
         let catalog = resolved.catalog.clone();
         let outgoing = Arc::new(Outgoing::default());
         let client = Arc::new(AcpClient::new(outgoing.clone(), outbox.clone()));

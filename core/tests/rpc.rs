@@ -169,6 +169,12 @@ fn initialize_answers_version_1_whatever_was_asked_and_again() {
         // In process no host passes a sign-in port (`HostPorts::sign_in`), so no legacy
         // `terminal-auth`: there is no `hearth` binary to run.
         assert_eq!(auth.get("_meta"), None, "{auth}");
+        // The terminal method only for a client that says it runs one.
+        assert_eq!(result["authMethods"].as_array().unwrap().len(), 2);
+        let result = client.call(
+            "initialize",
+            json!({"protocolVersion": asked, "clientCapabilities": {"auth": {"terminal": true}}}),
+        );
         let terminal = &result["authMethods"][2];
         assert_eq!(terminal["type"], "terminal");
         assert_eq!(terminal["id"], "hearth-auth");

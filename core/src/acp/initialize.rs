@@ -25,8 +25,9 @@ use crate::rpc::RpcError;
 use crate::rpc::envelope::Params;
 use crate::sandbox::{Mode, Network, Settings};
 
-/// The `terminal` method: the client runs the agent again with `auth` appended, and the user
-/// stores a key with `hearth auth` (cli/src/auth.rs).
+/// The `terminal` method: the client runs the agent again with `auth` appended (`hearth acp …
+/// auth`, cli/src/main.rs), and the user stores a key as with `hearth auth` (cli/src/auth.rs).
+/// Offered only to a client that says it can (`clientCapabilities.auth.terminal`).
 const TERMINAL_METHOD: &str = "hearth-auth";
 
 /// One auth method per provider: `(method id, provider, name)`. The credential comes from
@@ -59,15 +60,20 @@ pub fn initialize(responder: Responder, raw: Params<'_>) {
     responder.ctx().connect(connection);
     responder.edge().initialized.store(true, Ordering::Release);
     let edge = responder.edge().clone();
-    let answer = edge.initialize_answer.get_or_init(|| {
+    let terminal = request.client_capabilities.auth.terminal;
+    let answer = edge.initialize_answer[usize::from(terminal)].get_or_init(|| {
         let ctx = responder.ctx();
-        let answer = response(ctx.sign_in(), &ctx.resolved().sandbox.settings);
+        let answer = response(ctx.sign_in(), &ctx.resolved().sandbox.settings, terminal);
         serde_json::value::to_raw_value(&answer).expect("the initialize response serializes")
     });
     responder.reply_raw(answer)
 }
 
-fn response(sign_in: Option<&dyn TerminalSignIn>, sandbox: &Settings) -> InitializeResponse {
+fn response(
+    sign_in: Option<&dyn TerminalSignIn>,
+    sandbox: &Settings,
+    terminal: bool,
+) -> InitializeResponse {
     let sessions = SessionCapabilities::new()
         .list(SessionListCapabilities::new())
         .delete(SessionDeleteCapabilities::new())
@@ -87,9 +93,11 @@ fn response(sign_in: Option<&dyn TerminalSignIn>, sandbox: &Settings) -> Initial
         .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
         .mcp_capabilities(McpCapabilities::new().http(true).sse(false))
         .session_capabilities(sessions);
-    let terminal = AuthMethodTerminal::new(TERMINAL_METHOD, "Sign in with an API key")
-        .description("Runs `hearth auth` in a terminal: pick a provider, paste its key")
-        .args(vec!["auth".to_string()]);
+    let terminal = terminal.then(|| {
+        AuthMethodTerminal::new(TERMINAL_METHOD, "Sign in with an API key")
+            .description("Runs `hearth auth` in a terminal: pick a provider, paste its key")
+            .args(vec!["auth".to_string()])
+    });
     let auth = AUTH_METHODS
         .iter()
         .map(|(id, provider, name)| {
@@ -99,7 +107,7 @@ fn response(sign_in: Option<&dyn TerminalSignIn>, sandbox: &Settings) -> Initial
                     .meta(sign_in.map(|s| legacy_terminal_auth(s.program(), *provider))),
             )
         })
-        .chain(std::iter::once(AuthMethod::Terminal(terminal)))
+        .chain(terminal.map(AuthMethod::Terminal))
         .collect();
     // `_session/steering` (`acp/steering.rs`), advertised where claude-agent-acp and
     // codex-acp advertise it.

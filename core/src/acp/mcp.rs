@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Weak};
 
-use agent_client_protocol_schema::v1::McpServer;
+use agent_client_protocol_schema::v1::{McpServer, McpServerHttp, McpServerStdio};
 use futures::future::BoxFuture;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
@@ -86,8 +86,29 @@ fn spec(index: usize, entry: &Value) -> McpServerSpec {
             },
         },
         Ok(_) => unsupported("this transport".into()),
-        Err(e) => unsupported(format!("malformed entry ({e})")),
+        Err(_) => McpServerSpec {
+            name,
+            transport: Transport::Malformed {
+                why: malformed(entry),
+            },
+        },
     }
+}
+
+/// Why `entry` is not a server, naming the field: read as the transport its `type` names (an
+/// HTTP one, else stdio) — serde says only that no kind of server matched.
+fn malformed(entry: &Value) -> String {
+    let mut entry = entry.clone();
+    let error = match entry.get("type").and_then(Value::as_str) {
+        Some("http") => {
+            if let Some(fields) = entry.as_object_mut() {
+                fields.remove("type");
+            }
+            crate::json_path::from_value::<McpServerHttp>(entry).err()
+        }
+        _ => crate::json_path::from_value::<McpServerStdio>(entry).err(),
+    };
+    error.map_or_else(|| "not a server entry".into(), |e| e.to_string())
 }
 
 /// Whether a stdio entry asks to run confined: `"sandbox": true` (Hearth's own config) or
@@ -200,13 +221,15 @@ mod tests {
             json!({"type": "acp", "name": "inproc", "id": "x"}),
             json!({"name": "broken", "command": 7}),
             json!(42),
+            json!({"name": "nocmd"}),
+            json!({"type": "http", "name": "h", "url": "http://127.0.0.1:9/", "headers": [{"name": "X", "value": 1}]}),
         ];
         let specs = specs(&entries);
         let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(
             names,
             [
-                "files", "own", "acp", "web", "old", "inproc", "broken", "server 8"
+                "files", "own", "acp", "web", "old", "inproc", "broken", "server 8", "nocmd", "h"
             ]
         );
         assert_eq!(
@@ -240,11 +263,26 @@ mod tests {
             specs[3].transport,
             Transport::Unsupported { kind: "acp".into() }
         );
-        for malformed in &specs[4..] {
-            let Transport::Unsupported { kind } = &malformed.transport else {
-                panic!("{malformed:?}")
-            };
-            assert!(kind.starts_with("malformed entry"), "{kind}");
-        }
+        let whys: Vec<&str> = specs[4..]
+            .iter()
+            .map(|spec| match &spec.transport {
+                Transport::Malformed { why } => why.as_str(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(whys.len(), 4);
+        assert!(
+            whys[0].starts_with("`command`: invalid type: integer `7`"),
+            "{whys:?}"
+        );
+        assert!(
+            whys[1].starts_with("invalid type: integer `42`"),
+            "{whys:?}"
+        );
+        assert!(whys[2].starts_with("missing field `command`"), "{whys:?}");
+        assert!(
+            whys[3].starts_with("`headers[0].value`: invalid type"),
+            "{whys:?}"
+        );
     }
 }

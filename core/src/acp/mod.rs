@@ -59,10 +59,10 @@ pub struct Edge {
     /// Our requests to the client, on the wire.
     client: Arc<AcpClient>,
     initialized: AtomicBool,
-    /// The `initialize` answer, serialized at the first one: it depends on nothing the
-    /// client sends, only on the host (`acp/initialize.rs`), and it is the request whose
-    /// round trip embedders measure first.
-    initialize_answer: OnceLock<Box<RawValue>>,
+    /// The `initialize` answer, serialized at the first one: it depends on the host
+    /// (`acp/initialize.rs`) and on one thing the client sends, whether it takes terminal
+    /// sign-in (the index), and it is the request whose round trip embedders measure first.
+    initialize_answer: [OnceLock<Box<RawValue>>; 2],
     /// The last `session/list` answer and the store's version it was read at.
     list_cache: list_cache::ListCache,
 }
@@ -75,7 +75,7 @@ impl Edge {
             outgoing,
             client,
             initialized: AtomicBool::new(false),
-            initialize_answer: OnceLock::new(),
+            initialize_answer: Default::default(),
             list_cache: list_cache::ListCache::default(),
         }
     }

@@ -304,7 +304,9 @@ impl Config {
         Ok(config)
     }
 
-    fn validate(&self) -> Result<(), ConfigError> {
+    /// Checks every value; `from_json` does, and a host that changes the config after it
+    /// (the `hearth` command's flags) does again.
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if self.worker_threads == Some(0) {
             return Err(ConfigError(
                 "invalid config key `workerThreads`: must be at least 1".into(),
@@ -323,6 +325,7 @@ impl Config {
             )));
         }
         for (key, secs) in [
+            ("mcp.startupTimeoutSecs", self.mcp.startup_timeout_secs),
             ("lsp.startupTimeoutSecs", self.lsp.startup_timeout_secs),
             ("lsp.timeoutSecs", self.lsp.timeout_secs),
         ] {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::StoreLocation;
-use super::{Config, ModelConfig, ProviderConfig, ProviderName, Secret};
+use super::{Config, ConfigError, ModelConfig, ProviderConfig, ProviderName, Secret};
 use crate::permissions::Mode;
 use crate::sandbox::Setup;
 
@@ -50,15 +50,17 @@ pub struct Resolved {
 }
 
 impl Config {
-    /// Resolves the config against the environment; the engine does it once, at start.
-    pub fn resolve(&self) -> Resolved {
+    /// Resolves the config against the environment; the engine does it once, at start. An
+    /// error names a variable whose value cannot be used (the config's own keys were checked
+    /// when it was read).
+    pub fn resolve(&self) -> Result<Resolved, ConfigError> {
         let default_model = self
             .model
             .clone()
             .or_else(|| non_empty_env("HEARTH_MODEL"))
             .unwrap_or_else(|| DEFAULT_MODEL.to_string());
         let user_config_dir = self.user_config_dir();
-        Resolved {
+        Ok(Resolved {
             sandbox: Arc::new(sandbox_setup(self, user_config_dir.as_deref())),
             user_config_dir,
             catalog: catalog(self, &default_model),
@@ -68,13 +70,13 @@ impl Config {
                 self.providers.openai.as_ref(),
                 ("OPENAI_BASE_URL", DEFAULT_OPENAI_BASE_URL),
                 OPENAI_API_KEY_ENV,
-            ),
+            )?,
             anthropic: endpoint(
                 self.providers.anthropic.as_ref(),
                 ("ANTHROPIC_BASE_URL", DEFAULT_ANTHROPIC_BASE_URL),
                 ANTHROPIC_API_KEY_ENV,
-            ),
-        }
+            )?,
+        })
     }
 
     /// Where the user's own files live: `configDir`, else the platform config dir's
@@ -171,20 +173,33 @@ fn endpoint(
     configured: Option<&ProviderConfig>,
     (url_env, default_url): (&str, &str),
     key_env: &str,
-) -> Endpoint {
+) -> Result<Endpoint, ConfigError> {
     let configured = configured.cloned().unwrap_or_default();
-    let base_url = configured
-        .base_url
-        .or_else(|| non_empty_env(url_env))
-        .unwrap_or_else(|| default_url.to_string());
-    Endpoint {
+    let from_env = || {
+        let url = non_empty_env(url_env)?;
+        Some(
+            match url.starts_with("http://") || url.starts_with("https://") {
+                true => Ok(url),
+                false => Err(ConfigError(format!(
+                    "the environment variable `{url_env}` is `{url}`, not an http(s) URL"
+                ))),
+            },
+        )
+    };
+    let base_url = match configured.base_url {
+        Some(url) => url,
+        None => from_env()
+            .transpose()?
+            .unwrap_or_else(|| default_url.to_string()),
+    };
+    Ok(Endpoint {
         default_base_url: base_url.trim_end_matches('/') == default_url,
         base_url,
         api_key: configured
             .api_key
             .or_else(|| non_empty_env(key_env).map(Secret)),
         max_retries: configured.max_retries.unwrap_or(3),
-    }
+    })
 }
 
 pub(super) fn non_empty_env(name: &str) -> Option<String> {
@@ -242,15 +257,18 @@ mod tests {
     #[test]
     fn secrets_never_print() {
         let c = Config::from_json(r#"{"providers":{"openai":{"apiKey":"sk-live-123"}}}"#).unwrap();
-        let printed = format!("{c:?} {:?}", c.resolve().openai);
+        let printed = format!("{c:?} {:?}", c.resolve().unwrap().openai);
         assert!(!printed.contains("sk-live-123"), "{printed}");
-        assert_eq!(c.resolve().openai.api_key.unwrap().expose(), "sk-live-123");
+        assert_eq!(
+            c.resolve().unwrap().openai.api_key.unwrap().expose(),
+            "sk-live-123"
+        );
     }
 
     #[test]
     fn catalog_defaults() {
         let c = Config::from_json(r#"{"model":"claude-sonnet-4-5","models":[{"id":"gpt-4.1"},{"id":"o3","name":"o3 (reasoning)"}]}"#).unwrap();
-        let catalog = c.resolve().catalog;
+        let catalog = c.resolve().unwrap().catalog;
         assert_eq!(
             catalog.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(),
             ["claude-sonnet-4-5", "gpt-4.1", "o3"]
@@ -276,10 +294,14 @@ mod tests {
     fn the_user_config_dir_can_be_moved() {
         let c = Config::from_json(r#"{"configDir":"/tmp/hearth-user"}"#).unwrap();
         assert_eq!(
-            c.resolve().user_config_dir,
+            c.resolve().unwrap().user_config_dir,
             Some(PathBuf::from("/tmp/hearth-user"))
         );
-        let default = Config::from_json("{}").unwrap().resolve().user_config_dir;
+        let default = Config::from_json("{}")
+            .unwrap()
+            .resolve()
+            .unwrap()
+            .user_config_dir;
         assert_eq!(default, dirs::config_dir().map(|d| d.join("hearth")));
         let err = Config::from_json(r#"{"configDir":""}"#).unwrap_err();
         assert_eq!(err.0, "invalid config key `configDir`: must not be empty");
@@ -291,7 +313,7 @@ mod tests {
             r#"{"model":"llama3","models":[{"id":"gpt-4o-mini"},{"id":"qwen-vl","vision":true},{"id":"gpt-4o","vision":false}]}"#,
         )
         .unwrap();
-        let catalog = c.resolve().catalog;
+        let catalog = c.resolve().unwrap().catalog;
         let sees = |id| model_sees(&catalog, id);
         assert!(!sees("llama3"));
         assert!(sees("gpt-4o-mini"));

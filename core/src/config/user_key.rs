@@ -24,6 +24,7 @@ pub trait TerminalSignIn: Send + Sync {
 impl Config {
     /// Whether the host passed a key for `provider` (config `apiKey` or its variable).
     pub fn host_passes_key(&self, provider: ProviderName) -> bool {
-        self.resolve().endpoint(provider).api_key.is_some()
+        self.resolve()
+            .is_ok_and(|resolved| resolved.endpoint(provider).api_key.is_some())
     }
 }

@@ -59,6 +59,7 @@ pub async fn run(
         Transport::Unsupported { kind } => server.fail(format!(
             "the `{kind}` transport is not supported; use stdio or http"
         )),
+        Transport::Malformed { why } => server.fail(format!("its entry is malformed: {why}")),
         Transport::Stdio {
             command,
             args,

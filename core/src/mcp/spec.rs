@@ -25,7 +25,10 @@ pub enum Transport {
         url: String,
         headers: Vec<(String, String)>,
     },
-    /// A transport Hearth does not speak (`sse`, `acp`) or an entry it could not read: reported
-    /// as a failed server, never dropped.
+    /// A transport Hearth does not speak (`sse`, `acp`): reported as a failed server, never
+    /// dropped.
     Unsupported { kind: String },
+    /// An entry that is not a server (`why`: which field, and what is wrong with it): reported
+    /// as a failed server, never dropped.
+    Malformed { why: String },
 }

@@ -35,7 +35,8 @@ async def test_initialize_answers_version_1_and_advertises_session_methods(story
     sessions = caps.session_capabilities
     for method in ("list", "delete", "resume", "close"):
         assert getattr(sessions, method) is not None, f"sessionCapabilities.{method} advertised"
-    assert [m.id for m in init.auth_methods] == ["openai-api-key", "anthropic-api-key", "hearth-auth"]
+    # No `hearth-auth` (terminal sign-in): this client does not advertise `auth.terminal`.
+    assert [m.id for m in init.auth_methods] == ["openai-api-key", "anthropic-api-key"]
 
 
 async def test_session_new_gives_a_session_id(story):

@@ -40,7 +40,8 @@ describe("session lifecycle", () => {
     for (const method of ["list", "delete", "resume", "close"]) {
       assert.ok(caps.sessionCapabilities?.[method], `sessionCapabilities.${method} advertised`);
     }
-    assert.deepEqual(init.authMethods.map((m) => m.id), ["openai-api-key", "anthropic-api-key", "hearth-auth"]);
+    // No `hearth-auth` (terminal sign-in): this client does not advertise `auth.terminal`.
+    assert.deepEqual(init.authMethods.map((m) => m.id), ["openai-api-key", "anthropic-api-key"]);
   });
 
   it("session/new gives a session id", async () => {
