@@ -324,6 +324,64 @@ fn kill_9_mid_turn_keeps_everything_the_client_saw() {
     }
 }
 
+/// Two `hearth acp` on one data dir: a load in the second leaves alone the call the first is
+/// running (it stays pending, nothing is written for it); once the first is killed mid-call,
+/// the second's next load of the same session closes the call, as a restart would.
+#[test]
+fn a_call_left_open_by_a_killed_process_is_closed_at_another_processes_next_load() {
+    let write = json!({"path": "z.txt", "content": "z"}).to_string();
+    let mock = mock(json!({"responses": [
+        {"events": [{"toolCall": {"id": "c1", "name": "write", "arguments": write, "chunks": 1}}]},
+    ]}));
+    let (dir, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let config = config(&mock, dir.path());
+    let cwd = work.path().to_string_lossy().into_owned();
+    let mut running = hearth(&config, dir.path());
+    running.initialize();
+    let session = running.new_session(&cwd);
+    running.start_request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "write z"}]}),
+    );
+    running
+        .wait_for(Duration::from_secs(20), |f| {
+            f["method"] == "session/request_permission"
+        })
+        .expect("the write asks first");
+
+    let mut other = hearth(&config, dir.path());
+    other.initialize();
+    let load = json!({"sessionId": session, "cwd": cwd, "mcpServers": []});
+    let statuses = |client: &AcpClient<Stdio>, from: usize| -> Vec<String> {
+        client.received[from..]
+            .iter()
+            .filter(|f| f["params"]["update"]["toolCallId"].is_string())
+            .filter_map(|f| f["params"]["update"]["status"].as_str().map(str::to_string))
+            .collect()
+    };
+    other.call("session/load", load.clone());
+    assert_eq!(statuses(&other, 0), ["pending"], "left alone while it runs");
+
+    running.transport.child.kill().unwrap(); // SIGKILL; TerminateProcess on Windows
+    running.transport.child.wait().unwrap();
+    // Windows may release a dead process's file locks a moment after it is gone.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let before = other.received.len();
+        other.call("session/load", load.clone());
+        let replayed = statuses(&other, before);
+        if replayed == ["pending", "failed"] || Instant::now() > deadline {
+            assert_eq!(
+                replayed,
+                ["pending", "failed"],
+                "closed once its process is gone"
+            );
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 // File modes, root and `setpriv` are Unix's (a read-only store on Windows is an ACL).
 #[cfg(unix)]
 #[test]

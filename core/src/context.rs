@@ -349,7 +349,22 @@ impl EngineContext {
         self.outbox.shutdown();
     }
 
-    /// Releases the database file.
+    /// The id the store records this engine's turns under, its lock taken first (once), so
+    /// that other processes on the data dir see the turns live for as long as the engine is
+    /// (`store/engines.rs`).
+    pub fn turn_owner(&self) -> Arc<str> {
+        let lease = self.store.lease();
+        lease.hold();
+        lease.id().clone()
+    }
+
+    /// Whether the engine `id`, which recorded a running turn, is gone (this one never is).
+    /// Checks a file lock; call it where blocking is allowed.
+    pub fn engine_is_gone(&self, id: &str) -> bool {
+        self.store.lease().is_gone(id)
+    }
+
+    /// Releases the database file, and this engine's lock.
     pub fn close_store(&self) {
         self.store.close();
     }

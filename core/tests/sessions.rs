@@ -497,3 +497,144 @@ fn a_repeated_list_sees_every_commit_since_the_last() {
     );
     assert_eq!(ids(client.call("session/list", json!({}))).len(), 2);
 }
+
+/// The updates `client` received since it had received `before` frames.
+fn updates_since<T: Transport>(client: &AcpClient<T>, before: usize) -> Vec<Value> {
+    client.received[before..]
+        .iter()
+        .filter(|f| f["method"] == "session/update")
+        .map(|f| f["params"]["update"].clone())
+        .collect()
+}
+
+/// Statuses of tool call `id` in `updates`, in order (of every call, for `None`).
+fn statuses_of(updates: &[Value], id: Option<&str>) -> Vec<String> {
+    updates
+        .iter()
+        .filter(|u| u["toolCallId"].is_string() && id.is_none_or(|id| u["toolCallId"] == id))
+        .filter_map(|u| u["status"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// The `running_turns` rows of `session`: the engines the store says run one of its turns.
+fn running_turns(setup: &Setup, session: &str) -> Vec<String> {
+    let db = rusqlite::Connection::open(setup.dir.path().join("hearth.db")).unwrap();
+    db.prepare("SELECT engine FROM running_turns WHERE session_id = ?1")
+        .unwrap()
+        .query_map([session], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+const INTERRUPTED: &str = "Interrupted: Hearth stopped before this tool call finished.";
+
+/// Two engines on one data dir (two `hearth acp` of one user): loading a session whose turn
+/// runs in the other engine replays its open call as it is, writes nothing for it and leaves
+/// the turn recorded as running; the call then ends as the running engine ends it, and the log
+/// never shows it failed.
+#[test]
+fn a_load_leaves_alone_a_turn_another_live_engine_runs() {
+    let setup = Setup::new(json!({"responses": [
+        common::call("c1", "write", json!({"path": "z.txt", "content": "z"})),
+        text(&["done"]),
+    ]}));
+    let (mut running, mut other) = (setup.client(), setup.client());
+    let cwd = setup.cwd();
+    let session = running.new_session(&cwd);
+    let prompt = running.start_prompt(&session, "write z");
+    let asked = running
+        .wait_for(Duration::from_secs(20), |f| {
+            f["method"] == "session/request_permission"
+        })
+        .expect("the write asks first");
+    assert_eq!(running_turns(&setup, &session).len(), 1);
+
+    load(&mut other, &session, &cwd);
+    let replayed = statuses_of(&other.updates(&session), None);
+    assert_eq!(replayed, ["pending"], "the live call replays as it is");
+    assert_eq!(running_turns(&setup, &session).len(), 1, "still running");
+
+    running.answer(
+        &asked,
+        json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}}),
+    );
+    assert_eq!(
+        running.response(&prompt)["result"]["stopReason"],
+        "end_turn"
+    );
+    assert!(running_turns(&setup, &session).is_empty());
+    let mut later = setup.client();
+    load(&mut later, &session, &cwd);
+    let replayed = statuses_of(&later.updates(&session), None);
+    assert_eq!(replayed.last().map(String::as_str), Some("completed"));
+    assert!(!replayed.contains(&"failed".to_string()), "{replayed:?}");
+}
+
+/// A turn recorded by an engine that is alive — its lock in the data dir held — is left alone
+/// by a load; once that engine is gone (the lock free, as the OS leaves it when a process is
+/// killed), the next load of the same live session closes its open call. A turn an older
+/// Hearth recorded (the flag alone, no engine) is closed as it always was.
+#[test]
+fn a_turn_is_closed_once_the_engine_running_it_is_gone() {
+    let setup = Setup::new(json!({"responses": [text(&["one"])]}));
+    let mut client = setup.client();
+    let cwd = setup.cwd();
+    let session = client.new_session(&cwd);
+    client.prompt(&session, "hello");
+    let old = client.new_session(&cwd);
+    // Another process's engine: a turn of it with a call open, and its lock held.
+    let engines = setup.dir.path().join("engines");
+    std::fs::create_dir_all(&engines).unwrap();
+    let lock = std::fs::File::create(engines.join("engine_elsewhere.lock")).unwrap();
+    lock.lock().unwrap();
+    let db = rusqlite::Connection::open(setup.dir.path().join("hearth.db")).unwrap();
+    db.busy_timeout(Duration::from_secs(5)).unwrap();
+    let open_call = |session: &str| {
+        let update = json!({"sessionUpdate": "tool_call", "toolCallId": "c9", "title": "Write z.txt", "kind": "edit", "status": "pending"});
+        db.execute(
+            "INSERT INTO events (session_id, kind, at, update_json) VALUES (?1, 'tool_call', '2030-01-01T00:00:00.000Z', ?2)",
+            [session, &update.to_string()],
+        )
+        .unwrap();
+    };
+    open_call(&session);
+    db.execute(
+        "INSERT INTO running_turns (session_id, engine) VALUES (?1, 'engine_elsewhere')",
+        [&session],
+    )
+    .unwrap();
+    open_call(&old);
+    db.execute("UPDATE sessions SET turn_running = 1 WHERE id = ?1", [&old])
+        .unwrap();
+
+    load(&mut client, &session, &cwd);
+    assert_eq!(
+        statuses_of(&client.updates(&session), Some("c9")),
+        ["pending"]
+    );
+    assert_eq!(running_turns(&setup, &session), ["engine_elsewhere"]);
+    drop(lock);
+    let before = client.received.len();
+    load(&mut client, &session, &cwd);
+    let replayed = updates_since(&client, before);
+    assert_eq!(statuses_of(&replayed, Some("c9")), ["pending", "failed"]);
+    let closed = replayed.iter().find(|u| u["status"] == "failed").unwrap();
+    assert_eq!(closed["content"][0]["content"]["text"], INTERRUPTED);
+    assert!(running_turns(&setup, &session).is_empty());
+    assert!(!engines.join("engine_elsewhere.lock").exists(), "swept");
+
+    load(&mut client, &old, &cwd);
+    assert_eq!(
+        statuses_of(&client.updates(&old), Some("c9")),
+        ["pending", "failed"]
+    );
+    let flag: bool = db
+        .query_row(
+            "SELECT turn_running FROM sessions WHERE id = ?1",
+            [&old],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(!flag);
+}

@@ -95,7 +95,7 @@ pub fn fork(responder: Responder, raw: Params<'_>) {
             parent_id: Some(parent.session.id.to_string()),
             config: settings.to_value(),
             // The store's copy says whether a turn was running (see `store/fork.rs`).
-            turn_running: false,
+            orphaned_turn: false,
             client_system_prompt: client_system_prompt
                 .or_else(|| parent.session.state().client_system_prompt.clone()),
             title_source,

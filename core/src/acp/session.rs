@@ -73,7 +73,7 @@ pub fn new(responder: Responder, raw: Params<'_>) {
         updated_at: at,
         parent_id: None,
         config: state.settings.to_value(),
-        turn_running: false,
+        orphaned_turn: false,
         client_system_prompt: state.client_system_prompt.clone(),
         title_source: None,
     };
@@ -192,7 +192,9 @@ fn info(record: ListedSession) -> SessionInfo {
     info
 }
 
-/// Replays the log as the client first saw it — every `session/update` before the answer.
+/// Replays the log as the client first saw it — every `session/update` before the answer. A
+/// session already live here is first caught up with what other processes on the data dir did
+/// to it (`session/catch_up.rs`): the turns of engines gone since closed.
 pub fn load(responder: Responder, raw: Params<'_>) {
     let (request, requested, client_system_prompt) = match reopening::<LoadSessionRequest>(raw) {
         Ok(parsed) => parsed,
@@ -200,6 +202,7 @@ pub fn load(responder: Responder, raw: Params<'_>) {
     };
     let id = request.session_id.to_string();
     schedule(responder, id, |responder, live| async move {
+        live.catch_up().await;
         // The servers start while the log replays.
         let (servers, released) = reopen(
             &live,
@@ -255,7 +258,7 @@ async fn replay(ctx: &Arc<EngineContext>, id: &Arc<str>) -> Result<(), StoreErro
     Ok(())
 }
 
-/// Reattaches to a stored session without replaying it.
+/// Reattaches to a stored session without replaying it; caught up first, as for `load`.
 pub fn resume(responder: Responder, raw: Params<'_>) {
     let (request, requested, client_system_prompt) = match reopening::<ResumeSessionRequest>(raw) {
         Ok(parsed) => parsed,
@@ -263,6 +266,7 @@ pub fn resume(responder: Responder, raw: Params<'_>) {
     };
     let id = request.session_id.to_string();
     schedule(responder, id, |responder, live| async move {
+        live.catch_up().await;
         let (servers, released) = reopen(
             &live,
             &request.cwd,

@@ -50,8 +50,9 @@ fn only_a_queued_rule_is_a_pending_rule() {
     outbox.frame("{}".into());
     entered.recv_timeout(Duration::from_secs(5)).unwrap();
 
-    let other = StoreOp::SetTurnRunning {
+    let other = StoreOp::TurnRunning {
         session_id: "s".into(),
+        engine: "engine_1".into(),
         running: true,
     };
     outbox.write(other, None);

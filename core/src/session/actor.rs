@@ -2,6 +2,12 @@
 //! in arrival order. A job is work on the live session (`Job::Run`), or ending it
 //! (`Job::End`: close or delete). Prompts go on to the session's turn queue, so a long turn
 //! never holds up `load`, `close` or a config change.
+//!
+//! A session comes up new, or restored from the store (`restore`): its row, its model context
+//! and its running cost read back, then the turns the store records as running on it closed
+//! if their engine is gone (`recovery.rs`) — a turn another live process runs is left alone.
+//! A turn left alone that way is looked at again at the session's next `load` or `resume`
+//! (`LiveSession::catch_up`, `catch_up.rs`).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -10,8 +16,10 @@ use futures::future::BoxFuture;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::catch_up::{self, Synced};
 use super::history::History;
 use super::project::Project;
+use super::recovery::RecordedTurns;
 use super::registry::SessionHandle;
 use super::services::SessionServices;
 use super::turns::{OnTurnEnd, TurnOutcome, Turns};
@@ -86,6 +94,13 @@ impl LiveSession {
     pub async fn after_turns(&self) {
         self.turns.idle().await;
     }
+
+    /// Catches the session up with what other processes on the data dir did to it since it
+    /// last read the store (`catch_up.rs`): for `session/load` and `session/resume`, before
+    /// they answer.
+    pub async fn catch_up(&self) {
+        self.turns.catch_up(&self.session).await;
+    }
 }
 
 pub async fn run(
@@ -110,7 +125,7 @@ pub async fn run(
     let Restored {
         state,
         history,
-        interrupted,
+        turns: recorded,
         spent,
     } = restored;
     let project = Project::read(Path::new(&state.cwd), ctx.resolved());
@@ -129,10 +144,8 @@ pub async fn run(
         project,
     ));
     session.spend(spent);
-    if interrupted {
-        super::recovery::close_interrupted_tool_calls(&session).await;
-    }
-    let turns = Turns::start(&handle, &session);
+    super::recovery::close_interrupted_turns(&session, recorded).await;
+    let turns = Turns::start(&handle, &session, Synced::default());
     while let Some(job) = jobs.recv().await {
         match job {
             Job::Run { epoch, work } => {
@@ -161,8 +174,9 @@ pub async fn run(
 struct Restored {
     state: SessionState,
     history: History,
-    /// A turn was running when the engine last wrote the session.
-    interrupted: bool,
+    /// The turns the store records as running on it: interrupted ones are closed as it
+    /// comes up.
+    turns: RecordedTurns,
     /// What it had spent (its running cost goes on from there).
     spent: f64,
 }
@@ -172,7 +186,7 @@ impl Restored {
         Restored {
             state,
             history: History::default().logged(),
-            interrupted: false,
+            turns: RecordedTurns::default(),
             spent: 0.0,
         }
     }
@@ -182,19 +196,15 @@ impl Restored {
 /// queued write is committed.
 async fn restore(ctx: &Arc<EngineContext>, id: &Arc<str>) -> Result<Option<Restored>, String> {
     let message = |e: StoreError| e.0;
-    let Some(record) = ctx.read(|rows| rows.session(id)).await.map_err(message)? else {
+    let Some((state, turns)) = catch_up::read_row(ctx, id).await.map_err(message)? else {
         return Ok(None);
     };
-    let mut history = History::default();
-    ctx.for_each_context_event(id, |event| history.observe(&event, ctx.log()))
-        .await
-        .map_err(message)?;
-    let spent = ctx.read(|rows| rows.spent(id)).await.map_err(message)?;
+    let (history, spent) = catch_up::read_context(ctx, id).await.map_err(message)?;
     Ok(Some(Restored {
-        state: SessionState::from_record(&record, ctx.resolved()),
-        history: history.restarted().logged(),
-        interrupted: record.turn_running,
-        spent: spent.unwrap_or(0.0),
+        state,
+        history,
+        turns,
+        spent,
     }))
 }
 

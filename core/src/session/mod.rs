@@ -2,6 +2,7 @@
 //! the events they emit.
 
 pub mod actor;
+pub mod catch_up;
 mod checkpoints;
 pub mod events;
 pub mod failure;
@@ -436,11 +437,13 @@ impl Session {
         });
     }
 
-    /// Keeps the row's `turn_running` flag, which tells a later restore whether this session
-    /// was interrupted mid-turn.
+    /// Records in the store that this engine runs a turn of the session, or no longer does:
+    /// what tells another engine restoring it that the turn is live, or — once this engine is
+    /// gone — interrupted (`recovery.rs`).
     pub fn mark_running(&self, running: bool) {
-        self.ctx.write(StoreOp::SetTurnRunning {
+        self.ctx.write(StoreOp::TurnRunning {
             session_id: self.id.clone(),
+            engine: self.ctx.turn_owner(),
             running,
         });
     }

@@ -1,39 +1,74 @@
 //! Closing what a crash left open. A session restored from the store may hold tool calls
 //! that never got a final status (the engine was killed mid-call); without one, a client
 //! replaying the session shows them running forever.
+//!
+//! A turn is interrupted only when no engine will finish it: the engine that recorded it
+//! (`running_turns`) is gone — its lock in the data dir is free (`store/engines.rs`) — or no
+//! engine owns it (set by an older Hearth, which named none, or copied by a fork mid-turn).
+//! Several processes may share a data dir, so a session restored here may have a turn
+//! running in another engine: its calls are live, and nothing is written for them. While
+//! any turn of the session is live (another engine's, or this one's) none is closed, since
+//! the log does not say whose its open calls are; the session is checked again at its next
+//! load or resume (`catch_up.rs`), and closed once every owner is gone.
 
 use std::collections::HashMap;
 
 use super::Session;
-use super::events::{CallStatus, EventSink, Recorded, SessionEvent, ToolOutcome, Visibility};
-use crate::store::StoreOp;
+use super::events::{CallStatus, Recorded, SessionEvent, ToolOutcome};
+use crate::store::{Event, Interrupted, StoreOp, now};
 
-/// Gives every tool call left open in the log a final `failed` status, for the next replay,
-/// and clears the session's `turn_running` flag.
-pub async fn close_interrupted_tool_calls(session: &Session) {
+/// The turns the store records as running on a session.
+#[derive(Debug, Default)]
+pub struct RecordedTurns {
+    /// The engines that recorded them.
+    pub engines: Vec<String>,
+    /// One that no engine owns (`SessionRecord::orphaned_turn`).
+    pub orphaned: bool,
+}
+
+/// Closes the session's interrupted turns if every turn recorded on it is: gives every tool
+/// call left open in the log a final `failed` status, for the next replay, and takes the
+/// turns out of the store — in one write, which appends nothing if another engine closed them
+/// first. Returns whether a turn of the session is running in a live engine, so that the
+/// session must be checked again later.
+pub async fn close_interrupted_turns(session: &Session, turns: RecordedTurns) -> bool {
+    if turns.engines.is_empty() && !turns.orphaned {
+        return false;
+    }
     let ctx = session.ctx();
+    let (gone, live): (Vec<String>, Vec<String>) = tokio::task::block_in_place(|| {
+        (turns.engines.into_iter()).partition(|engine| ctx.engine_is_gone(engine))
+    });
+    if !live.is_empty() {
+        return true;
+    }
     let id = session.id.clone();
     let events = match ctx.read(move |log| log.events(&id)).await {
         Ok(events) => events,
         Err(e) => {
             tracing::error!(session = %session.id, error = %e, "cannot read the log to close interrupted tool calls");
-            return;
+            return false;
         }
     };
-    ctx.write(StoreOp::SetTurnRunning {
-        session_id: session.id.clone(),
-        running: false,
-    });
     let format = ctx.log();
     let logged = events.iter().filter_map(|e| e.update.as_ref());
-    for id in open_tool_calls(logged.map(|update| format.decode(update))) {
-        let text = "Interrupted: Hearth stopped before this tool call finished.";
-        let outcome = ToolOutcome::Failed(text.into());
-        session.emit(
-            SessionEvent::ToolCallFinished { id, outcome },
-            Visibility::ReplayOnly,
-        );
-    }
+    let closing = open_tool_calls(logged.map(|update| format.decode(update)))
+        .into_iter()
+        .map(|id| {
+            let text = "Interrupted: Hearth stopped before this tool call finished.";
+            let outcome = ToolOutcome::Failed(text.into());
+            // Logged as `emit` logs it for replay only (every wire shows it as it is).
+            Event::update(format.encode(SessionEvent::ToolCallFinished { id, outcome }))
+        })
+        .collect();
+    ctx.write(StoreOp::CloseInterrupted(Interrupted {
+        session_id: session.id.clone(),
+        engines: gone,
+        orphaned: turns.orphaned,
+        closing,
+        at: now(),
+    }));
+    false
 }
 
 /// Tool calls whose last status is not final, in the order they were announced.

@@ -3,15 +3,19 @@
 //! prompt resolves, through the callback it came with, with how its turn ended — answering
 //! the client is the protocol edge's. The callback runs here, before the next job, so a
 //! turn's answer always precedes whatever is answered after it (a `close` waiting for it).
+//!
+//! A turn holds the queue's [`Synced`] lock while it runs, and a catch-up with what other
+//! processes did to the session (`catch_up.rs`) runs only when it can take it.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::FutureExt;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Mutex, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::Session;
+use super::catch_up::{Synced, catch_up};
 use super::registry::SessionHandle;
 use crate::agent::{StopReason, TurnEnd, TurnError};
 use crate::chat::Prompt;
@@ -34,16 +38,24 @@ enum TurnJob {
 #[derive(Clone)]
 pub struct Turns {
     tx: mpsc::UnboundedSender<TurnJob>,
+    /// Where the session stands with the store; held by the running turn.
+    synced: Arc<Mutex<Synced>>,
 }
 
 impl Turns {
-    pub fn start(handle: &Arc<SessionHandle>, session: &Arc<Session>) -> Turns {
+    pub fn start(handle: &Arc<SessionHandle>, session: &Arc<Session>, synced: Synced) -> Turns {
         let (tx, rx) = mpsc::unbounded_channel();
-        session
-            .ctx()
-            .runtime()
-            .spawn(run(handle.clone(), session.clone(), rx));
-        Turns { tx }
+        let synced = Arc::new(Mutex::new(synced));
+        let runner = run(handle.clone(), session.clone(), rx, synced.clone());
+        session.ctx().runtime().spawn(runner);
+        Turns { tx, synced }
+    }
+
+    /// Catches `session` up with the store (`catch_up.rs`), unless a turn is running.
+    pub async fn catch_up(&self, session: &Session) {
+        if let Ok(mut synced) = self.synced.try_lock() {
+            catch_up(session, &mut synced).await;
+        }
     }
 
     /// Queues a prompt; `token` cancels its turn. If the runtime is shutting down the job is
@@ -70,6 +82,7 @@ async fn run(
     handle: Arc<SessionHandle>,
     session: Arc<Session>,
     mut jobs: mpsc::UnboundedReceiver<TurnJob>,
+    synced: Arc<Mutex<Synced>>,
 ) {
     while let Some(job) = jobs.recv().await {
         match job {
@@ -82,6 +95,7 @@ async fn run(
                 token,
                 done,
             } => {
+                let running = synced.lock().await;
                 let outcome = if handle.start_turn(epoch, &token) {
                     let outcome = turn(&session, &token, prompt).await;
                     handle.end_turn();
@@ -89,6 +103,7 @@ async fn run(
                 } else {
                     Ok(TurnEnd::stopped(StopReason::Cancelled))
                 };
+                drop(running);
                 done(outcome);
             }
         }

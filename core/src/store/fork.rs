@@ -17,8 +17,9 @@ use super::sessions::{SessionRecord, dirs_json};
 
 /// Creates `fork` (its `parent_id` names the parent) and copies the parent's events with an
 /// id below `before` — all of them when `None`. The fork records the id of the last event it
-/// copied. Copied without a cut, a parent's running turn comes along as far as it was logged,
-/// with the parent's `turn_running` flag: the fork comes up as an interrupted session does
+/// copied. Copied without a cut, a parent's running turn (any engine's, or one no engine owns)
+/// comes along as far as it was logged, and no engine will finish it in the fork: the fork's
+/// `turn_running` flag is set, and it comes up as an interrupted session does
 /// (`session/recovery.rs`). Before a cut, every turn copied has ended.
 pub fn apply(
     tx: &Transaction<'_>,
@@ -42,7 +43,11 @@ fn copy(tx: &Transaction<'_>, fork: &SessionRecord, before: Option<i64>) -> rusq
                                    parent_id, fork_event_id, config, turn_running, client_system_prompt)
              SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, id,
                     (SELECT MAX(e.id) FROM events e WHERE e.session_id = ?8 AND (?9 IS NULL OR e.id < ?9)),
-                    ?10, CASE WHEN ?9 IS NULL THEN turn_running ELSE 0 END, ?11
+                    ?10,
+                    CASE WHEN ?9 IS NULL
+                         THEN turn_running OR EXISTS (SELECT 1 FROM running_turns r WHERE r.session_id = ?8)
+                         ELSE 0 END,
+                    ?11
              FROM sessions WHERE id = ?8",
         )?
         .execute(params![

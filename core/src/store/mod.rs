@@ -8,8 +8,13 @@
 //! which is what checks and migrates the file. Short reads made on the calling thread
 //! ([`Store::try_reader`]) take the writer instead when no write holds it, for its page
 //! cache; a commit then waits for them.
+//!
+//! Several processes (several engines) may share the file. Each engine's turns are recorded
+//! under its id, and the engine holds a lock in the data dir that tells the others it is
+//! alive (`engines.rs`).
 
 mod checkpoints;
+mod engines;
 mod event;
 mod fork;
 mod ops;
@@ -27,6 +32,7 @@ use serde_json::value::RawValue;
 
 use crate::config::StoreLocation;
 pub use checkpoints::{CheckpointOp, CheckpointRecord, CheckpointRow};
+pub use engines::Lease;
 pub use event::Event;
 use event::{Fold, Merge, Stored, coalesce};
 pub use rules::RuleRow;
@@ -60,11 +66,15 @@ pub enum StoreOp {
     DeleteSession {
         session_id: Arc<str>,
     },
-    /// Marks a turn as running (or not) in the session's row.
-    SetTurnRunning {
+    /// Records that engine `engine` runs a turn of the session (`running`), or no longer
+    /// does (a `running_turns` row, schema migration 7).
+    TurnRunning {
         session_id: Arc<str>,
+        engine: Arc<str>,
         running: bool,
     },
+    /// Closes turns that no engine will finish (see [`Interrupted`]).
+    CloseInterrupted(Interrupted),
     /// Replaces the session's config values (model, mode, thought level).
     SetConfig {
         session_id: Arc<str>,
@@ -82,6 +92,22 @@ pub enum StoreOp {
     },
     /// Records or updates the checkpoints of the files the agent changed.
     Checkpoint(CheckpointOp),
+}
+
+/// The turns of a session that crash recovery closes: those of engines found gone, and the
+/// one no engine owns (`sessions.turn_running`), with the rows that close their open tool
+/// calls. Applied by whichever write claims the turns first: the rows are appended only if
+/// one of the turns was still recorded, so two engines recovering a session at once close it
+/// once.
+#[derive(Debug)]
+pub struct Interrupted {
+    pub session_id: Arc<str>,
+    /// The gone engines whose turns it closes.
+    pub engines: Vec<String>,
+    /// Whether it closes the turn no engine owns.
+    pub orphaned: bool,
+    pub closing: Vec<Event>,
+    pub at: String,
 }
 
 #[derive(Debug, Clone)]
@@ -115,6 +141,8 @@ pub struct Store {
     /// Whether the writer still has to be told `synchronous=NORMAL`, before its first
     /// commit: the pragma makes SQLite parse the schema, which `initialize` does not need.
     untuned: AtomicBool,
+    /// This engine's id, and the lock that tells other processes it is alive (`engines.rs`).
+    lease: Lease,
 }
 
 impl Store {
@@ -135,6 +163,7 @@ impl Store {
                     closed: AtomicBool::new(false),
                     // Nothing is synced in memory.
                     untuned: AtomicBool::new(false),
+                    lease: Lease::new(None),
                 })
             }
             StoreLocation::File(path) => Self::open_file(path).map_err(|e| cannot_open(path, e)),
@@ -171,15 +200,23 @@ impl Store {
             file: Some(path.to_path_buf()),
             closed: AtomicBool::new(false),
             untuned: AtomicBool::new(true),
+            lease: Lease::new(path.parent().map(|dir| dir.join("engines"))),
         })
     }
 
-    /// Closes both connections (the engine is done with the file).
+    /// Closes both connections (the engine is done with the file) and lets the engine's
+    /// lock go: a turn it did not end is interrupted from now on.
     pub fn close(&self) {
         self.closed.store(true, Ordering::Release);
         for slot in [&self.writer, &self.reader] {
             lock(slot).take();
         }
+        self.lease.release();
+    }
+
+    /// This engine's id and lock (see `engines.rs`).
+    pub fn lease(&self) -> &Lease {
+        &self.lease
     }
 
     /// The read connection, waiting while another read uses it.
@@ -299,6 +336,11 @@ impl Reader<'_> {
 
     pub fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
         self.read(|conn| sessions::get(conn, id))
+    }
+
+    /// The engines that recorded a running turn of the session (schema migration 7).
+    pub fn running_turns(&self, id: &str) -> Result<Vec<String>, StoreError> {
+        self.read(|conn| sessions::running_turns(conn, id))
     }
 
     /// The session's log, oldest first, with streamed chunks folded back into messages.
@@ -494,7 +536,8 @@ fn op_name(op: &StoreOp) -> &'static str {
         StoreOp::SetDirs { .. } => "set_dirs",
         StoreOp::DeleteSession { .. } => "delete_session",
         StoreOp::SetConfig { .. } => "set_config",
-        StoreOp::SetTurnRunning { .. } => "set_turn_running",
+        StoreOp::TurnRunning { .. } => "turn_running",
+        StoreOp::CloseInterrupted(_) => "close_interrupted",
         StoreOp::SetClientSystemPrompt { .. } => "set_client_system_prompt",
         StoreOp::AddRule { .. } => "add_rule",
         StoreOp::Checkpoint(_) => "checkpoint",
@@ -518,7 +561,7 @@ fn create_session(id: &str) -> StoreOp {
         updated_at: now(),
         parent_id: None,
         config: serde_json::json!({}),
-        turn_running: false,
+        orphaned_turn: false,
         client_system_prompt: None,
         title_source: None,
     })
@@ -559,6 +602,53 @@ mod tests {
             assert_ne!(after, before, "{location:?}");
             assert_eq!(version(), after, "{location:?}");
         }
+    }
+
+    /// Interrupted turns are closed by the first write that claims them: the second, from an
+    /// engine that read the same log before the first committed, appends nothing. A turn of
+    /// a live engine, not named, stays recorded; a fork copied mid-turn owns none of them
+    /// and is flagged as holding a turn no engine will finish.
+    #[test]
+    fn interrupted_turns_are_closed_once() {
+        let store = Store::open(&StoreLocation::Memory).unwrap();
+        let id: Arc<str> = Arc::from("sess_1");
+        let running = |engine: &str| StoreOp::TurnRunning {
+            session_id: id.clone(),
+            engine: Arc::from(engine),
+            running: true,
+        };
+        store
+            .apply(vec![
+                create_session(&id),
+                running("engine_dead"),
+                running("engine_live"),
+            ])
+            .unwrap();
+        let mut fork = match create_session("sess_fork") {
+            StoreOp::CreateSession(record) => record,
+            _ => unreachable!(),
+        };
+        fork.parent_id = Some(id.to_string());
+        store
+            .apply(vec![StoreOp::Fork { fork, before: None }])
+            .unwrap();
+        let close = || {
+            StoreOp::CloseInterrupted(Interrupted {
+                session_id: id.clone(),
+                engines: vec!["engine_dead".into()],
+                orphaned: false,
+                closing: vec![Event::update(json!({"sessionUpdate": "tool_call_update"}))],
+                at: now(),
+            })
+        };
+        store.apply(vec![close()]).unwrap();
+        store.apply(vec![close()]).unwrap();
+        let reader = store.reader();
+        assert_eq!(reader.events(&id).unwrap().len(), 1);
+        assert_eq!(reader.running_turns(&id).unwrap(), ["engine_live"]);
+        assert!(!reader.session(&id).unwrap().unwrap().orphaned_turn);
+        assert!(reader.running_turns("sess_fork").unwrap().is_empty());
+        assert!(reader.session("sess_fork").unwrap().unwrap().orphaned_turn);
     }
 
     /// A read made right here goes to a file store's writer when no write holds it, else to

@@ -1,12 +1,13 @@
 //! The write side of the store: [`apply`] carries out every [`StoreOp`] inside the outbox's
-//! transaction. Most ops are one statement here; a fork and a checkpoint have files of their
-//! own (`fork.rs`, `checkpoints.rs`).
+//! transaction. Most ops are one statement here; closing interrupted turns claims them
+//! before it appends (`close_interrupted`); a fork and a checkpoint have files of their own
+//! (`fork.rs`, `checkpoints.rs`).
 
 use rusqlite::{Transaction, params};
 use serde_json::Value;
 
-use super::StoreOp;
 use super::sessions::{TitleSource, dirs_json};
+use super::{Event, Interrupted, StoreOp};
 use super::{checkpoints, fork};
 
 /// Applies one op.
@@ -35,17 +36,7 @@ pub fn apply(tx: &Transaction<'_>, op: &StoreOp) -> rusqlite::Result<()> {
             session_id,
             event,
             at,
-        } => {
-            let json = |v: &Option<Value>| v.as_ref().map(Value::to_string);
-            tx.prepare_cached(
-                "INSERT INTO events (session_id, kind, at, update_json, model_json) VALUES (?1, ?2, ?3, ?4, ?5)",
-            )?
-            .execute(params![&**session_id, event.kind(), at, json(&event.update), json(&event.model)])?;
-            tx.prepare_cached(
-                "UPDATE sessions SET updated_at = ?2 WHERE id = ?1 AND updated_at < ?2",
-            )?
-            .execute(params![&**session_id, at])?;
-        }
+        } => append(tx, session_id, event, at)?,
         StoreOp::SetTitle {
             session_id,
             title,
@@ -62,13 +53,25 @@ pub fn apply(tx: &Transaction<'_>, op: &StoreOp) -> rusqlite::Result<()> {
             tx.prepare_cached("UPDATE sessions SET cwd = ?2, additional_dirs = ?3 WHERE id = ?1")?
                 .execute(params![&**session_id, cwd, dirs_json(additional_dirs)])?;
         }
-        StoreOp::SetTurnRunning {
+        StoreOp::TurnRunning {
             session_id,
-            running,
+            engine,
+            running: true,
         } => {
-            tx.prepare_cached("UPDATE sessions SET turn_running = ?2 WHERE id = ?1")?
-                .execute(params![&**session_id, running])?;
+            tx.prepare_cached(
+                "INSERT OR IGNORE INTO running_turns (session_id, engine) VALUES (?1, ?2)",
+            )?
+            .execute(params![&**session_id, &**engine])?;
         }
+        StoreOp::TurnRunning {
+            session_id,
+            engine,
+            running: false,
+        } => {
+            tx.prepare_cached("DELETE FROM running_turns WHERE session_id = ?1 AND engine = ?2")?
+                .execute(params![&**session_id, &**engine])?;
+        }
+        StoreOp::CloseInterrupted(interrupted) => close_interrupted(tx, interrupted)?,
         StoreOp::SetClientSystemPrompt { session_id, text } => {
             tx.prepare_cached("UPDATE sessions SET client_system_prompt = ?2 WHERE id = ?1")?
                 .execute(params![&**session_id, text])?;
@@ -88,6 +91,41 @@ pub fn apply(tx: &Transaction<'_>, op: &StoreOp) -> rusqlite::Result<()> {
         StoreOp::DeleteSession { session_id } => {
             tx.prepare_cached("DELETE FROM sessions WHERE id = ?1")?
                 .execute(params![&**session_id])?;
+        }
+    }
+    Ok(())
+}
+
+fn append(tx: &Transaction<'_>, session_id: &str, event: &Event, at: &str) -> rusqlite::Result<()> {
+    let json = |v: &Option<Value>| v.as_ref().map(Value::to_string);
+    tx.prepare_cached(
+        "INSERT INTO events (session_id, kind, at, update_json, model_json) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?
+    .execute(params![session_id, event.kind(), at, json(&event.update), json(&event.model)])?;
+    tx.prepare_cached("UPDATE sessions SET updated_at = ?2 WHERE id = ?1 AND updated_at < ?2")?
+        .execute(params![session_id, at])?;
+    Ok(())
+}
+
+/// Claims the interrupted turns — deletes their `running_turns` rows, clears the orphan flag
+/// — and appends the closing rows only if it claimed one: a second recovery of the same
+/// turns, committed after the first, writes nothing.
+fn close_interrupted(tx: &Transaction<'_>, interrupted: &Interrupted) -> rusqlite::Result<()> {
+    let id = &*interrupted.session_id;
+    let mut claimed = 0;
+    for engine in &interrupted.engines {
+        claimed += tx
+            .prepare_cached("DELETE FROM running_turns WHERE session_id = ?1 AND engine = ?2")?
+            .execute(params![id, engine])?;
+    }
+    if interrupted.orphaned {
+        claimed += tx
+            .prepare_cached("UPDATE sessions SET turn_running = 0 WHERE id = ?1 AND turn_running")?
+            .execute(params![id])?;
+    }
+    if claimed > 0 {
+        for event in &interrupted.closing {
+            append(tx, id, event, &interrupted.at)?;
         }
     }
     Ok(())

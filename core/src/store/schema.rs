@@ -43,7 +43,8 @@ const MIGRATIONS: &[&str] = &[
     );
     "#,
     // 3: whether a turn was running — set when one starts, cleared when it ends, so a
-    // session restored with it set was interrupted and needs its open tool calls closed.
+    // session restored with it set was interrupted and needs its open tool calls closed
+    // (until 7, which says whose turn it is).
     r#"
     ALTER TABLE sessions ADD COLUMN turn_running INTEGER NOT NULL DEFAULT 0;
     "#,
@@ -78,6 +79,18 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE sessions ADD COLUMN title_source TEXT;
     UPDATE sessions SET title_source = 'agent' WHERE title IS NOT NULL;
+    "#,
+    // 7: which engine runs a session's turn — a row per session and engine while one runs
+    // (an engine runs one turn of a session at a time), so that a turn is taken for
+    // interrupted only once its engine is gone (`engines.rs`), not while another process on
+    // the same file still runs it. `turn_running` (3) now means a turn no engine will finish:
+    // one an older Hearth recorded (it named no engine) or a fork copied mid-turn.
+    r#"
+    CREATE TABLE running_turns (
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        engine     TEXT NOT NULL,
+        PRIMARY KEY (session_id, engine)
+    ) WITHOUT ROWID;
     "#,
 ];
 
@@ -132,5 +145,29 @@ mod tests {
         };
         assert_eq!(source("titled").as_deref(), Some("agent"));
         assert_eq!(source("untitled"), None);
+    }
+
+    /// A turn an older Hearth recorded as running (the flag, no engine) is still one no
+    /// engine will finish after the migration that names engines: recovered as before.
+    #[test]
+    fn a_turn_an_older_hearth_left_running_stays_interrupted() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        let tx = conn.transaction().unwrap();
+        for sql in &MIGRATIONS[..6] {
+            tx.execute_batch(sql).unwrap();
+        }
+        tx.pragma_update(None, "user_version", 6).unwrap();
+        tx.execute_batch(
+            "INSERT INTO sessions (id, cwd, created_at, updated_at, turn_running) VALUES
+               ('cut', '/w', 't', 't', 1), ('ended', '/w', 't', 't', 0);",
+        )
+        .unwrap();
+        tx.commit().unwrap();
+        migrate(&mut conn).unwrap();
+        let session = |id: &str| super::super::sessions::get(&conn, id).unwrap().unwrap();
+        assert!(session("cut").orphaned_turn);
+        assert!(!session("ended").orphaned_turn);
+        let turns = super::super::sessions::running_turns(&conn, "cut").unwrap();
+        assert!(turns.is_empty(), "an older Hearth named no engine");
     }
 }

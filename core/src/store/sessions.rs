@@ -1,4 +1,5 @@
-//! Rows of the `sessions` and `events` tables, and their reads. The writes are `ops.rs`.
+//! Rows of the `sessions`, `events` and `running_turns` tables, and their reads. The writes
+//! are `ops.rs`.
 
 use rusqlite::{Connection, OptionalExtension, Row, ToSql};
 use serde_json::Value;
@@ -15,8 +16,10 @@ pub struct SessionRecord {
     pub updated_at: String,
     pub parent_id: Option<String>,
     pub config: Value,
-    /// A turn was running when the row was last written (see schema migration 3).
-    pub turn_running: bool,
+    /// A turn no engine will finish was running: one an older Hearth recorded, or a fork
+    /// copied mid-turn (the `turn_running` column; schema migrations 3 and 7). The turns an
+    /// engine runs are `running_turns` rows ([`running_turns`]).
+    pub orphaned_turn: bool,
     /// What the client adds to the system prompt (see schema migration 4).
     pub client_system_prompt: Option<String>,
     /// Who named the session; `None` while it has no title (see schema migration 5).
@@ -88,7 +91,7 @@ fn record(row: &Row<'_>) -> rusqlite::Result<SessionRecord> {
         updated_at: row.get(5)?,
         parent_id: row.get(6)?,
         config: serde_json::from_str(&config).unwrap_or(Value::Null),
-        turn_running: row.get(8)?,
+        orphaned_turn: row.get(8)?,
         client_system_prompt: row.get(9)?,
         title_source: row.get_ref(10)?.as_str_or_null()?.map(TitleSource::parse),
     })
@@ -116,6 +119,13 @@ pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<SessionRecord
     conn.prepare_cached(&format!("SELECT {COLUMNS} FROM sessions WHERE id = ?1"))?
         .query_row([id], record)
         .optional()
+}
+
+/// The engines that recorded a running turn of session `id`.
+pub fn running_turns(conn: &Connection, id: &str) -> rusqlite::Result<Vec<String>> {
+    conn.prepare_cached("SELECT engine FROM running_turns WHERE session_id = ?1")?
+        .query_map([id], |row| row.get(0))?
+        .collect()
 }
 
 /// A row of `id, update_json, model_json`.
