@@ -364,6 +364,14 @@ impl EngineContext {
         self.store.lease().is_gone(id)
     }
 
+    /// What other processes have committed to the store (`Store::foreign_version`): the
+    /// same number as at a session's last read means that nothing but this engine changed
+    /// it since. Waits for no pending write (this engine's commits do not move it), only for
+    /// a commit in progress.
+    pub fn foreign_version(&self) -> Result<i64, StoreError> {
+        tokio::task::block_in_place(|| self.store.foreign_version())
+    }
+
     /// Releases the database file, and this engine's lock.
     pub fn close_store(&self) {
         self.store.close();

@@ -638,3 +638,44 @@ fn a_turn_is_closed_once_the_engine_running_it_is_gone() {
         .unwrap();
     assert!(!flag);
 }
+
+/// A session live in two engines: a turn one of them ran after the other loaded it reaches
+/// the other's model context when the other loads it again, as its replay shows it, so the
+/// other's next turn continues the conversation the log holds.
+#[test]
+fn a_load_takes_in_what_another_engine_added_to_a_live_session() {
+    let setup = Setup::new(json!({"responses": [
+        text(&["answer-one"]),
+        text(&["answer-two"]),
+        text(&["answer-three"]),
+    ]}));
+    let (mut first, mut second) = (setup.client(), setup.client());
+    let cwd = setup.cwd();
+    let session = first.new_session(&cwd);
+    first.prompt(&session, "one");
+    load(&mut second, &session, &cwd);
+    first.prompt(&session, "two");
+    let before = second.received.len();
+    load(&mut second, &session, &cwd);
+    assert!(agent_text(&updates_since(&second, before)).contains("answer-two"));
+    assert_eq!(
+        second.prompt(&session, "three")["result"]["stopReason"],
+        "end_turn"
+    );
+    let said: Vec<String> = setup
+        .model_messages(2)
+        .iter()
+        .filter(|m| m["role"] != "system")
+        .map(|m| match &m["content"] {
+            Value::String(text) => text.clone(),
+            parts => (parts.as_array().into_iter().flatten())
+                .filter_map(|p| p["text"].as_str())
+                .collect(),
+        })
+        .collect();
+    assert_eq!(
+        said,
+        ["one", "answer-one", "two", "answer-two", "three"],
+        "the second engine's request holds the first's turn"
+    );
+}

@@ -194,7 +194,7 @@ fn info(record: ListedSession) -> SessionInfo {
 
 /// Replays the log as the client first saw it — every `session/update` before the answer. A
 /// session already live here is first caught up with what other processes on the data dir did
-/// to it (`session/catch_up.rs`): the turns of engines gone since closed.
+/// to it (`session/catch_up.rs`): its interrupted turns closed, its context read back.
 pub fn load(responder: Responder, raw: Params<'_>) {
     let (request, requested, client_system_prompt) = match reopening::<LoadSessionRequest>(raw) {
         Ok(parsed) => parsed,

@@ -6,8 +6,8 @@
 //! A session comes up new, or restored from the store (`restore`): its row, its model context
 //! and its running cost read back, then the turns the store records as running on it closed
 //! if their engine is gone (`recovery.rs`) — a turn another live process runs is left alone.
-//! A turn left alone that way is looked at again at the session's next `load` or `resume`
-//! (`LiveSession::catch_up`, `catch_up.rs`).
+//! What another process writes to a session live here is taken in by its next `load` or
+//! `resume` (`LiveSession::catch_up`, `catch_up.rs`).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -96,8 +96,8 @@ impl LiveSession {
     }
 
     /// Catches the session up with what other processes on the data dir did to it since it
-    /// last read the store (`catch_up.rs`): for `session/load` and `session/resume`, before
-    /// they answer.
+    /// last read the store, unless a turn of this engine runs on it (`catch_up.rs`): for
+    /// `session/load` and `session/resume`, before they answer.
     pub async fn catch_up(&self) {
         self.turns.catch_up(&self.session).await;
     }
@@ -127,6 +127,7 @@ pub async fn run(
         history,
         turns: recorded,
         spent,
+        version,
     } = restored;
     let project = Project::read(Path::new(&state.cwd), ctx.resolved());
     let delegates = ctx.config().subagent_limits().max_depth > 0;
@@ -144,8 +145,8 @@ pub async fn run(
         project,
     ));
     session.spend(spent);
-    super::recovery::close_interrupted_turns(&session, recorded).await;
-    let turns = Turns::start(&handle, &session, Synced::default());
+    let waiting = super::recovery::close_interrupted_turns(&session, recorded).await;
+    let turns = Turns::start(&handle, &session, Synced { version, waiting });
     while let Some(job) = jobs.recv().await {
         match job {
             Job::Run { epoch, work } => {
@@ -179,6 +180,8 @@ struct Restored {
     turns: RecordedTurns,
     /// What it had spent (its running cost goes on from there).
     spent: f64,
+    /// The store's foreign version before it was read (`catch_up.rs`); `None` when new.
+    version: Option<i64>,
 }
 
 impl Restored {
@@ -188,6 +191,7 @@ impl Restored {
             history: History::default().logged(),
             turns: RecordedTurns::default(),
             spent: 0.0,
+            version: None,
         }
     }
 }
@@ -196,6 +200,8 @@ impl Restored {
 /// queued write is committed.
 async fn restore(ctx: &Arc<EngineContext>, id: &Arc<str>) -> Result<Option<Restored>, String> {
     let message = |e: StoreError| e.0;
+    // Before the reads: a commit of another process made during them moves it again.
+    let version = ctx.foreign_version().map_err(message)?;
     let Some((state, turns)) = catch_up::read_row(ctx, id).await.map_err(message)? else {
         return Ok(None);
     };
@@ -205,6 +211,7 @@ async fn restore(ctx: &Arc<EngineContext>, id: &Arc<str>) -> Result<Option<Resto
         history,
         turns,
         spent,
+        version: Some(version),
     }))
 }
 

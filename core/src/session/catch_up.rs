@@ -1,10 +1,21 @@
 //! What other processes did to a live session. Several engines may share a data dir (two
-//! editors, each with its own `hearth acp`), and a session may be live in more than one. A
-//! turn another engine runs on it is left alone while that engine lives (`recovery.rs`); a
-//! `session/load` or `session/resume` of the session reads the turns recorded on it again
-//! (one indexed read), since their engine may be gone now, and closes those that are
-//! interrupted. The catch-up and the session's turns exclude each other (the turn queue's
-//! [`Synced`] lock).
+//! editors, each with its own `hearth acp`), and a session may be live in more than one: the
+//! store is shared, each live session's state and model context are the engine's own. A
+//! `session/load` or `session/resume` of a session already live here first catches it up,
+//! so that what the model is sent next is what the log holds, as after a restart:
+//!
+//! - if another process committed anything since the session last read the store (the
+//!   store's foreign version, `Store::foreign_version`: one `PRAGMA data_version`, which this
+//!   engine's own commits never move) and no turn of this engine is running on it, its state,
+//!   context and running cost are read back from the row and the log, as a restore reads
+//!   them;
+//! - if a turn another engine runs was left alone when it was last read, or the store moved,
+//!   its interrupted turns are looked for again (`recovery.rs`): that engine may be gone now.
+//!
+//! With one process on the data dir the version never moves: a load costs one statement
+//! more. The catch-up and the session's turns exclude each other (the turn queue's
+//! [`Synced`] lock), so a turn never sees its context replaced under it; a load while a turn
+//! of this engine runs leaves the session as it is, to be caught up at a later load.
 
 use super::Session;
 use super::SessionState;
@@ -15,7 +26,13 @@ use crate::store::StoreError;
 
 /// Where a live session stands with the store.
 #[derive(Debug, Default)]
-pub struct Synced {}
+pub struct Synced {
+    /// The store's foreign version when the session last read it; `None` for a session made
+    /// here, never read back.
+    pub version: Option<i64>,
+    /// A turn of the session was running in a live engine then, and was left alone.
+    pub waiting: bool,
+}
 
 /// The row of session `id` as its state, and the turns recorded on it; `None` if it is not
 /// stored.
@@ -49,9 +66,32 @@ pub async fn read_context(ctx: &EngineContext, id: &str) -> Result<(History, f64
 
 /// Catches the session up with what other processes did since it last read the store (see
 /// the module doc). The caller holds the turn queue's lock: no turn of this engine runs.
-pub async fn catch_up(session: &Session, _synced: &mut Synced) {
-    let turns = match read_row(session.ctx(), &session.id).await {
-        Ok(Some((_, turns))) => turns,
+pub async fn catch_up(session: &Session, synced: &mut Synced) {
+    let ctx = session.ctx();
+    let version = match ctx.foreign_version() {
+        Ok(version) => version,
+        Err(e) => {
+            tracing::error!(session = %session.id, error = %e, "cannot tell whether another process changed the session");
+            return;
+        }
+    };
+    let moved = synced.version != Some(version);
+    if !moved && !synced.waiting {
+        return;
+    }
+    let read = async {
+        let Some((state, turns)) = read_row(ctx, &session.id).await? else {
+            return Ok(None);
+        };
+        let context = if moved {
+            Some(read_context(ctx, &session.id).await?)
+        } else {
+            None
+        };
+        Ok::<_, StoreError>(Some((state, turns, context)))
+    };
+    let (state, turns, context) = match read.await {
+        Ok(Some(read)) => read,
         // Deleted by another process: a load replays its log (none); a restart finds it gone.
         Ok(None) => return,
         Err(e) => {
@@ -59,5 +99,9 @@ pub async fn catch_up(session: &Session, _synced: &mut Synced) {
             return;
         }
     };
-    recovery::close_interrupted_turns(session, turns).await;
+    synced.waiting = recovery::close_interrupted_turns(session, turns).await;
+    if let Some((history, spent)) = context {
+        session.take_stored(state, history, spent);
+        synced.version = Some(version);
+    }
 }

@@ -448,6 +448,15 @@ impl Session {
         });
     }
 
+    /// Takes the stored row's state (title, settings, roots, the client's system prompt
+    /// text) and the context and cost read back from the log, as the session comes up after
+    /// a restart: another process changed it since this one read it (`catch_up.rs`).
+    pub fn take_stored(&self, state: SessionState, history: History, spent: f64) {
+        *self.state() = state;
+        *self.history() = history;
+        *self.spent.lock().unwrap_or_else(|p| p.into_inner()) = spent;
+    }
+
     fn append(&self, event: Event) -> StoreOp {
         StoreOp::Append {
             session_id: self.id.clone(),

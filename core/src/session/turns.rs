@@ -5,7 +5,8 @@
 //! turn's answer always precedes whatever is answered after it (a `close` waiting for it).
 //!
 //! A turn holds the queue's [`Synced`] lock while it runs, and a catch-up with what other
-//! processes did to the session (`catch_up.rs`) runs only when it can take it.
+//! processes did to the session (`catch_up.rs`) runs only when it can take it: the one never
+//! replaces the context under the other.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;

@@ -11,7 +11,7 @@
 //!
 //! Several processes (several engines) may share the file. Each engine's turns are recorded
 //! under its id, and the engine holds a lock in the data dir that tells the others it is
-//! alive (`engines.rs`).
+//! alive (`engines.rs`); what the others committed shows in [`Store::foreign_version`].
 
 mod checkpoints;
 mod engines;
@@ -217,6 +217,19 @@ impl Store {
     /// This engine's id and lock (see `engines.rs`).
     pub fn lease(&self) -> &Lease {
         &self.lease
+    }
+
+    /// A count that moves with every commit another connection makes to the file — another
+    /// process's, never this engine's (its read connection writes nothing): `PRAGMA
+    /// data_version` on the writer. One cheap statement, which tells whether anything but this
+    /// engine changed the store since it was last read; in memory it never moves.
+    pub fn foreign_version(&self) -> Result<i64, StoreError> {
+        let writer = lock(&self.writer);
+        let conn = writer.as_ref().ok_or_else(closed)?;
+        let version = conn
+            .prepare_cached("PRAGMA data_version")?
+            .query_row([], |row| row.get(0))?;
+        Ok(version)
     }
 
     /// The read connection, waiting while another read uses it.
@@ -602,6 +615,39 @@ mod tests {
             assert_ne!(after, before, "{location:?}");
             assert_eq!(version(), after, "{location:?}");
         }
+    }
+
+    /// The foreign version moves with another connection's commit only: never with this
+    /// store's own commits or reads, so that one process on the file never sees it move.
+    #[test]
+    fn the_foreign_version_moves_with_another_connections_commits_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hearth.db");
+        let store = Store::open(&StoreLocation::File(path.clone())).unwrap();
+        let before = store.foreign_version().unwrap();
+        store.apply(vec![create_session("sess_1")]).unwrap();
+        assert!(store.reader().session("sess_1").unwrap().is_some());
+        assert!(
+            store
+                .try_reader()
+                .unwrap()
+                .session("sess_1")
+                .unwrap()
+                .is_some()
+        );
+        store.apply(vec![create_session("sess_2")]).unwrap();
+        assert_eq!(store.foreign_version().unwrap(), before);
+        let other = Connection::open(&path).unwrap();
+        other
+            .execute("UPDATE sessions SET title = 'x' WHERE id = 'sess_1'", [])
+            .unwrap();
+        let after = store.foreign_version().unwrap();
+        assert_ne!(after, before);
+        assert_eq!(store.foreign_version().unwrap(), after);
+        let memory = Store::open(&StoreLocation::Memory).unwrap();
+        let before = memory.foreign_version().unwrap();
+        memory.apply(vec![create_session("sess_1")]).unwrap();
+        assert_eq!(memory.foreign_version().unwrap(), before);
     }
 
     /// Interrupted turns are closed by the first write that claims them: the second, from an
