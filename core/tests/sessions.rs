@@ -498,6 +498,45 @@ fn a_repeated_list_sees_every_commit_since_the_last() {
     assert_eq!(ids(client.call("session/list", json!({}))).len(), 2);
 }
 
+/// A relative `cwd` filter is refused as every method that takes a `cwd` refuses one, naming
+/// the field; a filter spelled with a trailing separator or a `.` finds the sessions of its
+/// directory, whichever way they were opened.
+#[test]
+fn list_refuses_a_relative_cwd_and_spells_paths_one_way() {
+    let setup = Setup::new(json!({"responses": []}));
+    let mut client = setup.client();
+    let sep = std::path::MAIN_SEPARATOR;
+    let plain = client.new_session(&absolute("/projects/a"));
+    let slashed = client.new_session(&format!("{}{sep}", absolute("/projects/a")));
+    client.new_session(&absolute("/projects/b"));
+    let error = client.call_err("session/list", json!({"cwd": "projects/a"}));
+    assert_eq!(error["code"], -32602);
+    assert!(
+        error["message"].as_str().unwrap().contains("`cwd`"),
+        "{error}"
+    );
+    for filter in [
+        absolute("/projects/a"),
+        format!("{}{sep}", absolute("/projects/a")),
+        absolute("/projects/./a"),
+    ] {
+        let listed = client.call("session/list", json!({"cwd": filter}));
+        let mut ids: Vec<&str> = listed["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                assert_eq!(s["cwd"], absolute("/projects/a").as_str());
+                s["sessionId"].as_str().unwrap()
+            })
+            .collect();
+        ids.sort();
+        let mut expected = [plain.as_str(), slashed.as_str()];
+        expected.sort();
+        assert_eq!(ids, expected, "{filter}");
+    }
+}
+
 /// The updates `client` received since it had received `before` frames.
 fn updates_since<T: Transport>(client: &AcpClient<T>, before: usize) -> Vec<Value> {
     client.received[before..]

@@ -1,6 +1,7 @@
 //! What every handler that opens a session shares — `session/new`, `load`, `resume`
-//! (`session.rs`) and `session/fork` (`fork.rs`): checking the roots it names, connecting its
-//! MCP servers, and what follows its response.
+//! (`session.rs`) and `session/fork` (`fork.rs`): checking the roots it names and spelling
+//! them as the session row keeps them (which `session/list`'s `cwd` filter shares),
+//! connecting its MCP servers, and what follows its response.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -40,12 +41,7 @@ pub fn after_answer(live: &LiveSession, servers: Option<&McpServers>, released: 
 
 /// Refuses a `cwd` or an additional directory that is not absolute, naming the field.
 pub fn check_dirs(cwd: &Path, additional: &[PathBuf]) -> Result<(), RpcError> {
-    if !cwd.is_absolute() {
-        return Err(RpcError::invalid_params(format!(
-            "`cwd` must be an absolute path, got `{}`",
-            cwd.display()
-        )));
-    }
+    check_cwd(cwd)?;
     match additional.iter().position(|d| !d.is_absolute()) {
         Some(i) => Err(RpcError::invalid_params(format!(
             "`additionalDirectories[{i}]` must be an absolute path, got `{}`",
@@ -55,12 +51,52 @@ pub fn check_dirs(cwd: &Path, additional: &[PathBuf]) -> Result<(), RpcError> {
     }
 }
 
-/// A path as the session row keeps it.
+/// Refuses a `cwd` that is not absolute, naming the field.
+pub fn check_cwd(cwd: &Path) -> Result<(), RpcError> {
+    if cwd.is_absolute() {
+        return Ok(());
+    }
+    Err(RpcError::invalid_params(format!(
+        "`cwd` must be an absolute path, got `{}`",
+        cwd.display()
+    )))
+}
+
+/// A path as the session row keeps it, and as `session/list` compares it: its components
+/// joined again, so that a trailing separator, a `.` component or a doubled separator spell
+/// no other path (`/x/cwd/`, `/x/./cwd` and `/x//cwd` are all `/x/cwd`; on Windows the
+/// separators become `\`). A `..` stays: where it leads depends on links. Rows stored before
+/// this spelling keep theirs until a load or resume re-sends the roots.
 pub fn path_string(path: impl AsRef<Path>) -> String {
-    path.as_ref().to_string_lossy().into_owned()
+    let joined: PathBuf = path.as_ref().components().collect();
+    joined.to_string_lossy().into_owned()
 }
 
 /// Paths as the session row keeps them.
 pub fn path_strings(paths: &[PathBuf]) -> Vec<String> {
     paths.iter().map(path_string).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_path_is_kept_without_trailing_separators_or_dot_components() {
+        for spelled in ["/x/cwd", "/x/cwd/", "/x/cwd//", "/x/./cwd", "/x//cwd/."] {
+            assert_eq!(path_string(spelled), "/x/cwd", "{spelled}");
+        }
+        assert_eq!(path_string("/"), "/");
+        assert_eq!(path_string("/x/../cwd/"), "/x/../cwd");
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn a_path_is_kept_without_trailing_separators_or_dot_components() {
+        for spelled in [r"C:\x\cwd", r"C:\x\cwd\", "C:/x/cwd/", r"C:\x\.\cwd"] {
+            assert_eq!(path_string(spelled), r"C:\x\cwd", "{spelled}");
+        }
+        assert_eq!(path_string(r"C:\"), r"C:\");
+    }
 }

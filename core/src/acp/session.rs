@@ -18,7 +18,9 @@ use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use super::list_cache::ListKey;
-use super::opening::{after_answer, check_dirs, connect_servers, path_string, path_strings};
+use super::opening::{
+    after_answer, check_cwd, check_dirs, connect_servers, path_string, path_strings,
+};
 use super::responder::{Responder, params};
 use super::system_prompt::appended_text;
 use super::{SessionParams, errors, mcp, schedule};
@@ -103,12 +105,17 @@ pub fn new(responder: Responder, raw: Params<'_>) {
 /// connection free: `Context::read_now`); otherwise after the pending writes. Either way it
 /// sees every write queued before it, but not the effect of jobs still queued on a session (a
 /// `delete` not yet run): the list is not ordered with them, as it never was. The same request with nothing
-/// committed since the last is answered with the last answer (`list_cache.rs`).
+/// committed since the last is answered with the last answer (`list_cache.rs`). A `cwd`
+/// filter must be absolute, as every `cwd` a session is opened with, and is spelled as they
+/// are stored (`opening::path_string`: `/x/cwd/` finds the sessions of `/x/cwd`).
 pub fn list(responder: Responder, raw: Params<'_>) {
     let request: ListSessionsRequest = match params(raw) {
         Ok(r) => r,
         Err(e) => return responder.respond(Err(e)),
     };
+    if let Some(Err(e)) = request.cwd.as_deref().map(check_cwd) {
+        return responder.respond(Err(e));
+    }
     let cursor = match request.cursor.as_deref().map(|c| Cursor::parse(c).ok_or(c)) {
         None => None,
         Some(Ok(cursor)) => Some(cursor),
