@@ -383,6 +383,24 @@ fn images_are_read_from_file_and_data_uris() {
         let message = refused(&mut client, &session, blocks);
         assert!(message.contains(&expected), "{message}");
     }
+
+    // Not a regular file: a directory, and on Unix a FIFO, which opened for reading would wait
+    // for a writer in the session's job (before: no answer, and the session's later requests
+    // none either; `/dev/stdin` read the engine's own protocol input).
+    let mut special = vec![setup.dir.path().to_path_buf()];
+    #[cfg(unix)]
+    {
+        let fifo = setup.dir.path().join("pipe.png");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        special.push(fifo);
+    }
+    for path in special {
+        let blocks =
+            json!([{"type": "image", "data": "", "mimeType": "image/png", "uri": file_uri(&path)}]);
+        let message = refused(&mut client, &session, blocks);
+        assert!(message.contains("which is not a regular file"), "{message}");
+    }
 }
 
 #[test]

@@ -88,6 +88,12 @@ fn read_file(uri: &str) -> Result<Vec<u8>, String> {
         .and_then(|url| url.to_file_path().ok())
         .ok_or_else(|| format!("has a uri `{uri}` that is not a local file path"))?;
     let unreadable = |e: std::io::Error| format!("could not be read from {}: {e}", path.display());
+    // Only a regular file (where it leads): opening a FIFO waits for a writer, and a device
+    // (`/dev/stdin`, the engine's own protocol input) reads on forever — in the session's
+    // job, which nothing could then cancel.
+    if !std::fs::metadata(&path).map_err(unreadable)?.is_file() {
+        return Err(format!("names {}, which is not a regular file", path.display()));
+    }
     let file = std::fs::File::open(&path).map_err(unreadable)?;
     let size = file.metadata().map_err(unreadable)?.len();
     images::check_size(usize::try_from(size).unwrap_or(usize::MAX))?;
