@@ -386,6 +386,21 @@ fn compact_still_compacts_without_reaching_the_models_context() {
     assert!(!after.iter().any(|t| t.contains("/compact")), "{after:?}");
 }
 
+/// `/compact` before any conversation asks no model for a summary of nothing (before: the
+/// made-up summary was kept as the conversation's past, and billed).
+#[test]
+fn compact_with_no_conversation_yet_asks_nothing() {
+    let setup = Setup::new(json!({"responses": [text(&["Hello."])]}));
+    let mut client = engine(&setup);
+    let session = new_session(&mut client, &setup.cwd(), json!([]));
+    let answer = answer_to(&mut client, &session, "/compact");
+    assert_eq!(answer, "Nothing to compact yet: the conversation is empty.");
+    assert!(setup.mock.requests().is_empty());
+    client.prompt(&session, "hi");
+    let sent = user_texts(&setup, 0);
+    assert!(!sent.iter().any(|t| t.contains("compacted")), "{sent:?}");
+}
+
 #[test]
 fn mcp_shows_the_servers_reconnects_them_and_their_prompts_are_commands() {
     let setup = Setup::new(json!({"responses": [text(&["A review."])]}));

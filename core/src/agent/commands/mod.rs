@@ -189,13 +189,25 @@ pub async fn run(
 }
 
 /// `/compact [focus]`, once the servers are up: the summary request offers the session's
-/// tools, as every request does, so that the provider's cache serves its prefix.
+/// tools, as every request does, so that the provider's cache serves its prefix. A session
+/// with no conversation yet is told so, with no request: a summary of nothing would be made
+/// up, and kept as the conversation's past.
 async fn compact(
     session: &Session,
     sink: &dyn EventSink,
     token: &CancellationToken,
     focus: Option<String>,
 ) -> Result<StopReason, TurnError> {
+    session.recall().await?;
+    if session.history().messages().is_empty() {
+        let text = "Nothing to compact yet: the conversation is empty.".to_string();
+        let message = SessionEvent::MessageChunk {
+            message_id: crate::ids::new_id("msg"),
+            text,
+        };
+        sink.emit(message, Visibility::Live);
+        return Ok(StopReason::EndTurn);
+    }
     let model = session.state().settings.model.clone();
     let provider = check_credential(session.ctx(), &model)?;
     session.services().mcp_ready().await;
