@@ -391,7 +391,10 @@ fn images_are_read_from_file_and_data_uris() {
     #[cfg(unix)]
     {
         let fifo = setup.dir.path().join("pipe.png");
-        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
         assert!(made.success());
         special.push(fifo);
     }

@@ -145,6 +145,46 @@ fn a_message_steered_during_the_last_answer_gets_one_more_step() {
     );
 }
 
+/// A message steered in while a command runs (`/compact`, whose summary request is all it
+/// asks) is answered when the command ends, in the same turn (before: `injected`, then only
+/// kept for the next prompt's context).
+#[test]
+fn a_message_steered_during_a_command_gets_its_answer_after_it() {
+    let setup = Setup::new(json!({"responses": [
+        text(&["First."]),
+        {"events": [{"stallMs": 800}, {"text": "Goal: a first answer."}]},
+        text(&["Running them."]),
+    ]}));
+    let mut client = bypass(&setup);
+    let session = client.new_session(&setup.cwd());
+    client.prompt(&session, "first");
+    let pending = client.start_request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "/compact"}]}),
+    );
+    let asked = std::time::Instant::now();
+    while setup.mock.requests().len() < 2 {
+        assert!(
+            asked.elapsed() < Duration::from_secs(10),
+            "no summary request"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let answer = steer(&mut client, &session, "and run the tests", json!({}));
+    assert_eq!(answer["outcome"], "injected");
+    assert_eq!(
+        client.response(&pending)["result"]["stopReason"],
+        "end_turn"
+    );
+    assert_eq!(setup.mock.requests().len(), 3);
+    let third = messages(&setup, 2);
+    assert_eq!(
+        third.last().unwrap(),
+        &("user".to_string(), "and run the tests".to_string())
+    );
+    assert!(agent_text(&client.updates(&session)).ends_with("Running them."));
+}
+
 #[test]
 fn with_no_turn_running_steering_starts_one_unless_a_prompt_is_required() {
     let setup = Setup::new(json!({"responses": [text(&["Started from a steer."])]}));

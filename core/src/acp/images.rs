@@ -92,7 +92,10 @@ fn read_file(uri: &str) -> Result<Vec<u8>, String> {
     // (`/dev/stdin`, the engine's own protocol input) reads on forever — in the session's
     // job, which nothing could then cancel.
     if !std::fs::metadata(&path).map_err(unreadable)?.is_file() {
-        return Err(format!("names {}, which is not a regular file", path.display()));
+        return Err(format!(
+            "names {}, which is not a regular file",
+            path.display()
+        ));
     }
     let file = std::fs::File::open(&path).map_err(unreadable)?;
     let size = file.metadata().map_err(unreadable)?.len();

@@ -98,6 +98,13 @@ async fn prompted(
     };
     let prompt_id = log_prompt(session, sink, prompt, false);
     match commands::run(session, sink, token, command).await {
+        // A message steered in while the command ran gets an answer of its own, as one
+        // steered into a model's final answer does: the command made no request to carry it.
+        Ran::Answered(Ok(StopReason::EndTurn)) if session.steering().has_pending() => {
+            let provider = check_credential(session.ctx(), &model)?;
+            let setup = Setup::root(session, prompt_id);
+            converse(session, sink, token, &*provider, setup).await
+        }
         Ran::Answered(outcome) => outcome,
         Ran::ForModel(text) => {
             let provider = check_credential(session.ctx(), &model)?;

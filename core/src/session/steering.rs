@@ -5,7 +5,7 @@
 //!
 //! The request that carries them logs each as a prompt of its own (replayed in place), after
 //! the current tool results; one that arrives while the model writes its final answer gets one
-//! more step (`agent/mod.rs`). What a cancelled or failed turn did not send is logged when it
+//! more step, and one that arrives while a command runs, a step after it (`agent/mod.rs`). What a cancelled or failed turn did not send is logged when it
 //! ends (`session/turns.rs`).
 //!
 //! Tests: end to end in `core/tests/steering.rs`.
