@@ -98,6 +98,26 @@ pub struct ToolResult {
 }
 
 impl ToolResult {
+    /// This result with a note where its images were (`without_images`).
+    fn without_images(&self) -> ToolResult {
+        let mut result = ToolResult {
+            images: Vec::new(),
+            ..self.clone()
+        };
+        if !self.images.is_empty() {
+            let note = format!(
+                "[{} image(s) the tool returned are not shown: the current model does not take \
+                 images.]",
+                self.images.len()
+            );
+            result.content = match result.content.is_empty() {
+                true => note,
+                false => format!("{}\n{note}", result.content),
+            };
+        }
+        result
+    }
+
     /// A result of text alone.
     pub fn text(call_id: String, name: String, content: String, is_error: bool) -> ToolResult {
         ToolResult {
@@ -108,6 +128,41 @@ impl ToolResult {
             images: Vec::new(),
         }
     }
+}
+
+/// What a model without vision reads where a prompt had an image.
+pub const IMAGE_NOT_SHOWN: &str = "[An image was here; the current model does not take images.]";
+
+/// `messages` as a model without vision takes them: each image a note saying one was there
+/// (a conversation that began with a model that sees, then switched). The same messages,
+/// shared, when none has an image.
+pub fn without_images(messages: Arc<Vec<Message>>) -> Arc<Vec<Message>> {
+    let has_images = |message: &Message| match message {
+        Message::User { content } => content.iter().any(|p| matches!(p, UserPart::Image(_))),
+        Message::ToolResults { results } => results.iter().any(|r| !r.images.is_empty()),
+        Message::Assistant { .. } => false,
+    };
+    if !messages.iter().any(has_images) {
+        return messages;
+    }
+    let seen = messages.iter().map(|message| match message {
+        Message::User { content } => Message::User {
+            content: content
+                .iter()
+                .map(|part| match part {
+                    UserPart::Image(_) => UserPart::Text {
+                        text: IMAGE_NOT_SHOWN.into(),
+                    },
+                    text => text.clone(),
+                })
+                .collect(),
+        },
+        Message::ToolResults { results } => Message::ToolResults {
+            results: results.iter().map(ToolResult::without_images).collect(),
+        },
+        assistant => assistant.clone(),
+    });
+    Arc::new(seen.collect())
 }
 
 /// A tool as the model sees it. Every request lists every tool, so the schema is shared
@@ -142,4 +197,65 @@ pub struct PromptBlock {
     pub content: Value,
     /// The text of a plain text block (titles come from it).
     pub text: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn image() -> Image {
+        Image {
+            mime_type: "image/png".into(),
+            data: "iVBORw0KGgo=".into(),
+        }
+    }
+
+    #[test]
+    fn a_model_without_vision_reads_notes_where_images_were() {
+        let plain = Arc::new(vec![Message::user_text("hi")]);
+        assert!(
+            Arc::ptr_eq(&without_images(plain.clone()), &plain),
+            "shared as is"
+        );
+        let result = ToolResult {
+            images: vec![image(), image()],
+            ..ToolResult::text("c1".into(), "read".into(), "a.png".into(), false)
+        };
+        let messages = Arc::new(vec![
+            Message::User {
+                content: vec![
+                    UserPart::Text {
+                        text: "look".into(),
+                    },
+                    UserPart::Image(image()),
+                ],
+            },
+            Message::ToolResults {
+                results: vec![result],
+            },
+        ]);
+        let seen = without_images(messages);
+        assert_eq!(
+            seen[0],
+            Message::User {
+                content: vec![
+                    UserPart::Text {
+                        text: "look".into()
+                    },
+                    UserPart::Text {
+                        text: IMAGE_NOT_SHOWN.into()
+                    },
+                ],
+            }
+        );
+        let Message::ToolResults { results } = &seen[1] else {
+            panic!("{:?}", seen[1])
+        };
+        assert!(results[0].images.is_empty());
+        assert_eq!(
+            results[0].content,
+            "a.png\n[2 image(s) the tool returned are not shown: the current model does not \
+             take images.]"
+        );
+    }
 }

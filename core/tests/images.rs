@@ -307,6 +307,48 @@ fn a_model_without_vision_refuses_an_image_prompt() {
     }
 }
 
+/// After a switch to a model without vision, the images already in the conversation go to
+/// it as notes saying one was there, in both dialects (before: as images, which a text-only
+/// endpoint refuses, failing every later prompt); switched back, as images again.
+#[test]
+fn a_model_without_vision_gets_notes_where_the_conversation_had_images() {
+    for provider in BOTH {
+        let setup = Setup::new(json!({"responses": [
+            text(&["seen"]), text(&["blind"]), text(&["seen again"]),
+        ]}));
+        let mut config = config(&setup, provider, true);
+        let model = config["model"].as_str().unwrap().to_string();
+        config["models"] = json!([{"id": model, "vision": true},
+                                   {"id": format!("{model}-blind"), "vision": false}]);
+        let mut client = engine(&config);
+        let session = client.new_session(&setup.cwd());
+        let blocks =
+            json!([{"type": "text", "text": "look"}, image_block(&png(4, 4), "image/png")]);
+        assert_eq!(
+            prompt(&mut client, &session, blocks)["result"]["stopReason"],
+            "end_turn"
+        );
+        for (to, text) in [
+            (format!("{model}-blind"), "and now?"),
+            (model.clone(), "again"),
+        ] {
+            client.call(
+                "session/set_config_option",
+                json!({"sessionId": session, "configId": "model", "value": to}),
+            );
+            client.prompt(&session, text);
+        }
+        let requests = setup.mock.requests();
+        let images = |n: usize| sent_images(provider, &requests[n].body).len();
+        assert_eq!((images(0), images(1), images(2)), (1, 0, 1), "{provider:?}");
+        let blind = requests[1].body.to_string();
+        assert!(
+            blind.contains("the current model does not take images"),
+            "{provider:?}: {blind}"
+        );
+    }
+}
+
 #[test]
 fn an_image_is_replayed_after_a_restart_and_stays_in_the_models_context() {
     for provider in BOTH {

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use crate::chat::Message;
 use crate::config::{AnthropicSearch, ProviderName};
 use crate::llm::ChatRequest;
-use crate::llm::wire::SharedWire;
+use crate::llm::wire::{Dialect, SharedWire};
 use crate::session::Session;
 use crate::store::StoreError;
 use crate::tools::WEB_SEARCH;
@@ -35,8 +35,10 @@ pub async fn next(
     session: &Session,
     provider: ProviderName,
 ) -> Result<(ChatRequest, usize), StoreError> {
-    if !session.history().encodes_for(provider) {
-        // Another provider's encoding: this one encodes every message anew.
+    let images = session.ctx().model_sees(&session.state().settings.model);
+    if !session.history().encodes_for(Dialect { provider, images }) {
+        // Another provider's encoding, or one with images for a model without vision (or
+        // notes for one with): this one encodes every message anew.
         session.recall().await?;
     }
     let (context, weight, wire) = {
@@ -56,15 +58,22 @@ pub fn build(
     let settings = session.state().settings.clone();
     let thinks = session.ctx().model_thinks(&settings.model);
     let hosted_search = hosted_search(session, &settings.model);
+    let images = session.ctx().model_sees(&settings.model);
     ChatRequest {
         thought_level: thinks.then_some(settings.thought_level),
         model: settings.model,
         system: system(session),
         earlier,
-        messages,
+        // Images the conversation has from before a switch to a model without vision.
+        messages: if images {
+            messages
+        } else {
+            crate::chat::without_images(messages)
+        },
         tools: session.tool_specs(),
         hosted_search,
         wire,
+        images,
     }
 }
 

@@ -146,9 +146,13 @@ fn body(request: &ChatRequest) -> Body {
             }]
         }),
     };
+    let dialect = wire::Dialect {
+        provider: ProviderName::Anthropic,
+        images: request.images,
+    };
     wire::with_encoded(
         &request.wire,
-        ProviderName::Anthropic,
+        dialect,
         (request.earlier, &request.messages),
         encode,
         |encoded| wire::body_with_messages(&head, vec![encoded.turns()]),

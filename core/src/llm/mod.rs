@@ -47,6 +47,9 @@ pub struct ChatRequest {
     /// The encoded messages of the session's earlier requests (a fresh one for a request
     /// that is not the session's next step).
     pub wire: wire::SharedWire,
+    /// Whether the model takes images: else `messages` carry notes in their place
+    /// (`chat::without_images`), and `wire` is of that dialect.
+    pub images: bool,
 }
 
 /// Why the model stopped, in the provider's terms.

@@ -73,9 +73,13 @@ impl OpenAi {
                 .map(Value::to_string)
                 .collect(),
         };
+        let dialect = wire::Dialect {
+            provider: ProviderName::Openai,
+            images: request.images,
+        };
         wire::with_encoded(
             &request.wire,
-            ProviderName::Openai,
+            dialect,
             (request.earlier, &request.messages),
             encode,
             |encoded| {

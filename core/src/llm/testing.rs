@@ -45,6 +45,7 @@ pub fn request(messages: Vec<Message>) -> ChatRequest {
         thought_level: None,
         hosted_search: None,
         wire: Default::default(),
+        images: true,
     }
 }
 

@@ -19,6 +19,15 @@ use super::body::Body;
 use crate::chat::Message;
 use crate::config::ProviderName;
 
+/// How a session's messages are encoded: in which provider's terms, and whether its images
+/// go as images or as notes saying one was there (a model without vision:
+/// `chat::without_images`). A request in another dialect than the cache's encodes anew.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dialect {
+    pub provider: ProviderName,
+    pub images: bool,
+}
+
 /// The role a message's parts go under: Anthropic's turns (the cache keeps them as turns);
 /// OpenAI's parts name their own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,8 +62,8 @@ pub struct Encoded {
 /// bytes a part, a message and a turn.
 #[derive(Default)]
 pub struct WireCache {
-    /// Whose encoding this is (a session may switch between providers).
-    dialect: Option<ProviderName>,
+    /// Whose encoding this is (a session may switch between providers, and models).
+    dialect: Option<Dialect>,
     /// The text up to the last request (`seal`).
     sealed: Vec<Bytes>,
     /// The bytes in `sealed`.
@@ -284,7 +293,7 @@ pub type SharedWire = Arc<Mutex<WireCache>>;
 /// otherwise).
 pub fn with_encoded<R>(
     wire: &SharedWire,
-    dialect: ProviderName,
+    dialect: Dialect,
     (earlier, messages): (usize, &[Message]),
     encode: impl Fn(&Message) -> Encoded,
     assemble: impl FnOnce(&WireCache) -> R,
@@ -310,8 +319,8 @@ pub fn with_encoded<R>(
     assemble(&cache)
 }
 
-/// How many messages the cache holds the encoding of, and for which provider.
-pub fn encoded(wire: &SharedWire) -> (Option<ProviderName>, usize) {
+/// How many messages the cache holds the encoding of, and in which dialect.
+pub fn encoded(wire: &SharedWire) -> (Option<Dialect>, usize) {
     let cache = wire.lock().unwrap_or_else(|p| p.into_inner());
     (cache.dialect, cache.messages.len())
 }
@@ -437,7 +446,8 @@ mod tests {
         };
         let mut messages = vec![Message::user_text("one")];
         let count = |e: &WireCache| e.messages.len();
-        let (a, b) = (ProviderName::Openai, ProviderName::Anthropic);
+        let a = dialect(ProviderName::Openai);
+        let b = dialect(ProviderName::Anthropic);
         assert_eq!(with_encoded(&wire, a, (0, &messages), encode, count), 1);
         messages.push(Message::user_text("two"));
         assert_eq!(with_encoded(&wire, a, (0, &messages), encode, count), 2);
@@ -449,9 +459,21 @@ mod tests {
             3
         );
         assert_eq!(encodings.get(), 3);
-        // Another provider's request encodes all again.
+        // Another provider's request encodes all again, and so does one for a model of the
+        // same provider without vision.
         assert_eq!(with_encoded(&wire, b, (0, &messages), encode, count), 3);
         assert_eq!(encodings.get(), 6);
+        let blind = Dialect { images: false, ..b };
+        assert_eq!(with_encoded(&wire, blind, (0, &messages), encode, count), 3);
+        assert_eq!(encodings.get(), 9);
+    }
+
+    /// A dialect with images.
+    fn dialect(provider: ProviderName) -> Dialect {
+        Dialect {
+            provider,
+            images: true,
+        }
     }
 
     #[test]
@@ -465,7 +487,7 @@ mod tests {
         };
         let messages = vec![Message::user_text("a"), two_blocks, Message::user_text("d")];
         let parts = |e: &WireCache| (joined(e), part_counts(e));
-        let a = ProviderName::Openai;
+        let a = dialect(ProviderName::Openai);
         let (text, counts) = with_encoded(&wire, a, (0, &messages), user, parts);
         let block = |t: &str| json!(t).to_string();
         assert_eq!(
@@ -483,7 +505,7 @@ mod tests {
     #[test]
     fn the_text_stays_in_few_pieces_that_read_back_whole() {
         let wire = SharedWire::default();
-        let a = ProviderName::Openai;
+        let a = dialect(ProviderName::Openai);
         let messages: Vec<Message> = (0..1000)
             .map(|i| Message::user_text(format!("message {i}")))
             .collect();
@@ -576,7 +598,7 @@ mod tests {
             Encoded { role, parts }
         };
         let wire = SharedWire::default();
-        let a = ProviderName::Anthropic;
+        let a = dialect(ProviderName::Anthropic);
         let turns = |e: &WireCache| {
             let pieces = e.turns();
             assert!(pieces.len() <= e.pieces().len() + 5, "{}", pieces.len());

@@ -29,7 +29,6 @@ use serde_json::{Value, json};
 
 use super::events::Recorded;
 use crate::chat::{AssistantPart, Message, ToolResult, UserPart};
-use crate::config::ProviderName;
 use crate::context::LogFormat;
 use crate::llm::wire::{self, SharedWire};
 use crate::store::Event;
@@ -145,11 +144,11 @@ impl History {
         self.earlier == 0
     }
 
-    /// Whether a request to `provider` can be built from what is in memory: every message,
-    /// or the encoding in that provider's terms of those let go of.
-    pub fn encodes_for(&self, provider: ProviderName) -> bool {
-        let (dialect, encoded) = wire::encoded(&self.wire);
-        self.is_whole() || (dialect == Some(provider) && encoded >= self.earlier)
+    /// Whether a request in `dialect` can be built from what is in memory: every message,
+    /// or the encoding in that dialect of those let go of.
+    pub fn encodes_for(&self, dialect: wire::Dialect) -> bool {
+        let (encoded_in, encoded) = wire::encoded(&self.wire);
+        self.is_whole() || (encoded_in == Some(dialect) && encoded >= self.earlier)
     }
 
     /// Takes back the messages it let go of from `whole`, the same context read back from

@@ -1,6 +1,7 @@
 use serde_json::{Value, json};
 
 use super::*;
+use crate::config::ProviderName;
 use crate::session::events::SessionEvent;
 
 /// Logged updates here are `{"kind", "id", "text"}`: the context only needs to know which
@@ -248,6 +249,10 @@ fn appending_shares_the_messages_with_no_one() {
     assert_eq!(Arc::as_ptr(&history.messages), before);
 }
 
+fn dialect(provider: ProviderName, images: bool) -> wire::Dialect {
+    wire::Dialect { provider, images }
+}
+
 /// What a request does to the wire: encodes the messages it was given that the cache lacks.
 fn send(history: &History) {
     let (earlier, messages) = history.kept();
@@ -255,10 +260,9 @@ fn send(history: &History) {
         role: wire::Role::Own,
         parts: vec![serde_json::to_string(m).unwrap()],
     };
-    let provider = ProviderName::Openai;
     wire::with_encoded(
         &history.wire,
-        provider,
+        dialect(ProviderName::Openai, true),
         (earlier, &messages),
         encode,
         |_| (),
@@ -305,8 +309,12 @@ fn a_logged_history_lets_go_of_what_was_sent_and_takes_it_back_from_the_log() {
         (7, 1),
         "only the unsent newest is kept"
     );
-    assert!(live.encodes_for(ProviderName::Openai));
-    assert!(!live.encodes_for(ProviderName::Anthropic));
+    assert!(live.encodes_for(dialect(ProviderName::Openai, true)));
+    assert!(!live.encodes_for(dialect(ProviderName::Anthropic, true)));
+    assert!(
+        !live.encodes_for(dialect(ProviderName::Openai, false)),
+        "images as notes, for a model without vision"
+    );
     assert_eq!(live.weight(), kept_all.weight());
     live.take_back(replay(&log));
     assert!(live.is_whole());
