@@ -215,12 +215,22 @@ fn the_credential_never_reaches_the_database_or_the_logs() {
         !stderr(&out).contains("SECRET-4242"),
         "the key leaked into the logs"
     );
-    for file in std::fs::read_dir(dir.path().join("data")).unwrap() {
-        let bytes = std::fs::read(file.unwrap().path()).unwrap();
-        assert!(
-            !String::from_utf8_lossy(&bytes).contains("SECRET-4242"),
-            "the key reached the store"
-        );
+    // Every file under the data dir: the store, and the engines' lock files (`engines/`).
+    let mut dirs = vec![dir.path().join("data")];
+    while let Some(next) = dirs.pop() {
+        for entry in std::fs::read_dir(next).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let bytes = std::fs::read(&path).unwrap();
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains("SECRET-4242"),
+                "the key reached {}",
+                path.display()
+            );
+        }
     }
 }
 
