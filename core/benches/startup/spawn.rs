@@ -52,18 +52,23 @@ fn median<T: Ord + Copy>(values: &[T]) -> T {
 pub fn report(runs: usize) {
     let release = spawned::release_builds();
     let scratch = tempfile::tempdir().expect("a scratch directory");
-    let args = spawned::acp_args(&spawned::file_store_config(scratch.path()));
+    // A store each: a build refuses a store a newer schema has migrated.
+    let args = |name: &str| {
+        let dir = scratch.path().join(name);
+        std::fs::create_dir_all(&dir).expect("a store's directory");
+        spawned::acp_args(&spawned::file_store_config(&dir))
+    };
     let mut subjects = vec![
         Subject::new(
             "floor (`spawn_floor`)".into(),
             release.join("spawn_floor"),
             Vec::new(),
         ),
-        Subject::new("`hearth acp`".into(), release.join("hearth"), args.clone()),
+        Subject::new("`hearth acp`".into(), release.join("hearth"), args("this")),
     ];
     if let Some((name, base)) = spawned::base_build() {
         let name = format!("`hearth acp` at {name}");
-        subjects.push(Subject::new(name, base.join("hearth"), args));
+        subjects.push(Subject::new(name, base.join("hearth"), args("base")));
     }
     // The first start creates the store; an editor's every later start opens it.
     for subject in &mut subjects {
