@@ -68,8 +68,7 @@ pub fn apply(tx: &Transaction<'_>, op: &StoreOp) -> rusqlite::Result<()> {
             engine,
             running: false,
         } => {
-            tx.prepare_cached("DELETE FROM running_turns WHERE session_id = ?1 AND engine = ?2")?
-                .execute(params![&**session_id, &**engine])?;
+            turn_ended(tx, session_id, engine)?;
         }
         StoreOp::CloseInterrupted(interrupted) => close_interrupted(tx, interrupted)?,
         StoreOp::SetClientSystemPrompt { session_id, text } => {
@@ -107,6 +106,13 @@ fn append(tx: &Transaction<'_>, session_id: &str, event: &Event, at: &str) -> ru
     Ok(())
 }
 
+/// Takes engine `engine`'s turn of session `session_id` out of `running_turns`; how many rows
+/// went (0 when another engine took it out first).
+fn turn_ended(tx: &Transaction<'_>, session_id: &str, engine: &str) -> rusqlite::Result<usize> {
+    tx.prepare_cached("DELETE FROM running_turns WHERE session_id = ?1 AND engine = ?2")?
+        .execute(params![session_id, engine])
+}
+
 /// Claims the interrupted turns — deletes their `running_turns` rows, clears the orphan flag
 /// — and appends the closing rows only if it claimed one: a second recovery of the same
 /// turns, committed after the first, writes nothing.
@@ -114,9 +120,7 @@ fn close_interrupted(tx: &Transaction<'_>, interrupted: &Interrupted) -> rusqlit
     let id = &*interrupted.session_id;
     let mut claimed = 0;
     for engine in &interrupted.engines {
-        claimed += tx
-            .prepare_cached("DELETE FROM running_turns WHERE session_id = ?1 AND engine = ?2")?
-            .execute(params![id, engine])?;
+        claimed += turn_ended(tx, id, engine)?;
     }
     if interrupted.orphaned {
         claimed += tx
