@@ -13,6 +13,18 @@ struct StdoutHost {
 }
 
 impl Host for StdoutHost {
+    /// Written on the reading thread only when the write cannot block it: blocked there on a
+    /// client that is not reading, it would stop reading that client, which may itself be
+    /// blocked writing to us. The first answer takes this way before the engine's delivery
+    /// thread exists (`serve`).
+    fn deliver_here(&self, frame: &str) -> bool {
+        let taken = writes_at_once(frame.len() + 1);
+        if taken {
+            self.deliver(frame);
+        }
+        taken
+    }
+
     fn deliver(&self, frame: &str) {
         let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
         let written = out
@@ -25,15 +37,19 @@ impl Host for StdoutHost {
     }
 }
 
+/// Serves until stdin ends. The engine answers the first frame (the client's `initialize`)
+/// before its store, runtime and threads start, and the signal handlers are installed after
+/// it: nothing that a signal's clean-up would stop can have started by then. A store that
+/// cannot be opened ends the process right after that first answer.
 pub fn serve(config: Config, sign_in: SignIn) -> Result<(), String> {
     let host = Arc::new(StdoutHost {
         out: Mutex::new(BufWriter::new(io::stdout())),
     });
-    let engine = Engine::start_with(config, host, credentials::ports(sign_in));
+    let engine = Engine::prepare_with(config, host, credentials::ports(sign_in));
     let engine = Arc::new(engine.map_err(|e| e.to_string())?);
-    close_on_signals(engine.clone());
     let mut stdin = io::stdin().lock();
     let mut line = Vec::new();
+    let mut started = false;
     loop {
         line.clear();
         // At most one byte past the cap is read, so a newline-less flood can't exhaust memory.
@@ -65,8 +81,21 @@ pub fn serve(config: Config, sign_in: SignIn) -> Result<(), String> {
                 break;
             }
         }
+        if !std::mem::replace(&mut started, true)
+            && let Err(e) = start(&engine)
+        {
+            let _ = engine.close();
+            return Err(e);
+        }
     }
     engine.close().map_err(|e| e.to_string())
+}
+
+/// What the first frame's answer did not wait for: the signal handlers, then the engine's
+/// store, runtime and delivery thread.
+fn start(engine: &Arc<Engine>) -> Result<(), String> {
+    close_on_signals(engine.clone());
+    engine.ready().map_err(|e| e.to_string())
 }
 
 /// An editor that kills its agent (SIGTERM, SIGHUP, Ctrl-C) must not leave command trees
@@ -106,4 +135,29 @@ fn skip_line(input: &mut impl BufRead) -> io::Result<()> {
 fn trim_line_end(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// Whether `len` bytes written to stdout now go out in one write that does not wait: a pipe
+/// (or any stdout) that `poll` says takes a write, and no more than `PIPE_BUF` bytes, which a
+/// pipe with room takes whole (a longer write may wait for the reader midway).
+#[cfg(unix)]
+fn writes_at_once(len: usize) -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    if len > rustix::pipe::PIPE_BUF {
+        return false;
+    }
+    let stdout = io::stdout();
+    let mut fds = [PollFd::new(&stdout, PollFlags::OUT)];
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    poll(&mut fds, Some(&now)).is_ok_and(|ready| ready == 1)
+        && fds[0].revents().contains(PollFlags::OUT)
+}
+
+/// Elsewhere the answer always goes through the delivery thread.
+#[cfg(not(unix))]
+fn writes_at_once(_len: usize) -> bool {
+    false
 }

@@ -3,11 +3,11 @@
 //! The key it stores must reach the mock LLM as the bearer token, from a fresh `hearth acp`
 //! and from one that was already running when the user signed in (after `authenticate`).
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio as Pipe};
+use std::process::{Command, Output};
 
 use hearth_mock_llm::{MockLlm, Script};
+use hearth_testkit::processes::output_with_stdin;
 use hearth_testkit::{AcpClient, Stdio, absolute, cargo_bin};
 use serde_json::{Value, json};
 
@@ -56,19 +56,7 @@ fn run(mut command: Command, dir: &Path, stdin: &str) -> Output {
             None => command.env_remove(key),
         };
     }
-    let mut child = command
-        .stdin(Pipe::piped())
-        .stdout(Pipe::piped())
-        .stderr(Pipe::piped())
-        .spawn()
-        .unwrap();
-    let written = child.stdin.take().unwrap().write_all(stdin.as_bytes());
-    // A command that refuses its arguments exits before it reads stdin: the pipe closing
-    // under the write is that refusal, which the caller asserts on from the exit status.
-    if let Err(error) = written {
-        assert_eq!(error.kind(), std::io::ErrorKind::BrokenPipe, "{error}");
-    }
-    child.wait_with_output().unwrap()
+    output_with_stdin(&mut command, stdin)
 }
 
 /// `hearth auth --key-stdin --provider openai`, which must succeed.

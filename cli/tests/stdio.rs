@@ -5,6 +5,7 @@ use std::process::{Command, Stdio as Pipe};
 use std::time::{Duration, Instant};
 
 use hearth_mock_llm::{MockLlm, Script};
+use hearth_testkit::processes::output_with_stdin;
 use hearth_testkit::{AcpClient, Stdio, absolute, agent_text, cargo_bin};
 use serde_json::{Value, json};
 
@@ -382,15 +383,18 @@ fn a_call_left_open_by_a_killed_process_is_closed_at_another_processes_next_load
     }
 }
 
-// File modes, root and `setpriv` are Unix's (a read-only store on Windows is an ACL).
+/// `hearth acp` answers the first frame before it opens the store (the cold start's answer
+/// waits for nothing it does not need), then opens it: a store that cannot be written ends the
+/// process right after that answer, saying why, with nothing in it overwritten. File modes,
+/// root and `setpriv` are Unix's (a read-only store on Windows is an ACL).
 #[cfg(unix)]
 #[test]
-fn a_read_only_store_is_refused_at_start() {
+fn a_read_only_store_is_refused_right_after_the_first_answer() {
     let dir = tempfile::tempdir().unwrap();
     let config = json!({"dataDir": dir.path()}).to_string();
     let config_path = dir.path().join("c.json");
     std::fs::write(&config_path, &config).unwrap();
-    // Create the store, then make it and its directory read-only.
+    // Nothing is made of a process that is sent nothing.
     let status = Command::new(cargo_bin("hearth"))
         .args(["acp", "--config"])
         .arg(&config_path)
@@ -398,6 +402,15 @@ fn a_read_only_store_is_refused_at_start() {
         .status()
         .unwrap();
     assert!(status.success());
+    assert!(!dir.path().join("hearth.db").exists(), "no store opened");
+    // Create the store, then make it and its directory read-only.
+    let out = output_with_stdin(
+        Command::new(cargo_bin("hearth"))
+            .args(["acp", "--config"])
+            .arg(&config_path),
+        INITIALIZE,
+    );
+    assert!(out.status.success());
     let db = dir.path().join("hearth.db");
     let before = std::fs::read(&db).unwrap();
     chmod(dir.path(), 0o555);
@@ -411,24 +424,28 @@ fn a_read_only_store_is_refused_at_start() {
     } else {
         Command::new(cargo_bin("hearth"))
     };
-    let out = command
-        .args(["acp", "--config"])
-        .arg(&config_path)
-        .stdin(Pipe::null())
-        .output()
-        .unwrap();
+    let out = output_with_stdin(
+        command.args(["acp", "--config"]).arg(&config_path),
+        INITIALIZE,
+    );
     chmod(dir.path(), 0o755);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         !out.status.success(),
         "a read-only store must be refused: {stderr}"
     );
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["result"]["protocolVersion"], 1, "answered first");
     assert!(
         stderr.contains("hearth.db") && stderr.contains("readonly"),
         "{stderr}"
     );
     assert_eq!(std::fs::read(&db).unwrap(), before, "nothing overwritten");
 }
+
+#[cfg(unix)]
+const INITIALIZE: &str =
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1}}\n";
 
 #[cfg(unix)]
 fn chmod(path: &std::path::Path, mode: u32) {
@@ -572,4 +589,55 @@ fn signal(client: &mut AcpClient<Stdio>, name: &str) {
     );
     let status = client.transport.child.wait().unwrap();
     assert!(status.success(), "a clean exit on SIG{name}, got {status}");
+}
+
+/// A client that writes a great deal before it reads anything must not deadlock with
+/// `hearth acp`: answers are written on the reading thread only while stdout takes them at
+/// once, so that thread never stops reading to wait for the client. 3,000 `initialize`s
+/// (300 KB in, 4 MB of answers out) are written in one go, far more than either pipe holds.
+#[cfg(unix)]
+#[test]
+fn a_client_that_writes_everything_before_reading_is_still_answered() {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = Command::new(cargo_bin("hearth"))
+        .args(["acp", "--data-dir", ":memory:"])
+        .stdin(Pipe::piped())
+        .stdout(Pipe::piped())
+        .stderr(Pipe::null())
+        .spawn()
+        .unwrap();
+    let count = 3000;
+    let frames: String = (1..=count)
+        .map(|id| {
+            let request = json!({"jsonrpc": "2.0", "id": id, "method": "initialize",
+                "params": {"protocolVersion": 1}});
+            format!("{request}\n")
+        })
+        .collect();
+    let mut stdin = child.stdin.take().unwrap();
+    let (written, done) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = written.send(stdin.write_all(frames.as_bytes()));
+    });
+    let outcome = done.recv_timeout(Duration::from_secs(60));
+    if outcome.is_err() {
+        let _ = child.kill();
+    }
+    outcome.expect("hearth kept reading").unwrap();
+    let answers = BufReader::new(child.stdout.take().unwrap()).lines();
+    let ids: Vec<u64> = answers
+        .take(count)
+        .map(|line| {
+            serde_json::from_str::<Value>(&line.unwrap()).unwrap()["id"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(
+        ids,
+        (1..=count as u64).collect::<Vec<_>>(),
+        "each answered, in order"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
 }

@@ -83,6 +83,12 @@ pub struct Connection {
     pub asker: Arc<dyn Asker>,
 }
 
+/// What `Engine::ready` starts for the context.
+pub struct Started {
+    pub store: Arc<Store>,
+    pub runtime: tokio::runtime::Handle,
+}
+
 pub struct EngineContext {
     config: Config,
     /// The config resolved against the environment at start: the default model, the models
@@ -90,12 +96,13 @@ pub struct EngineContext {
     resolved: Resolved,
     /// The tools' bounds, from the config's `tools`.
     tool_limits: Limits,
-    store: Arc<Store>,
     outbox: Outbox,
     providers: Providers,
     tool_deps: ToolDeps,
     sessions: Sessions,
-    runtime: tokio::runtime::Handle,
+    /// The store and the runtime, from `Engine::ready` on: a frame that needs neither (the
+    /// first `initialize`) is answered before they start (`Engine::send` says which).
+    started: OnceLock<Started>,
     /// What the last `initialize` chose for its client.
     connection: RwLock<Connection>,
     log: Arc<dyn LogFormat>,
@@ -110,9 +117,7 @@ impl EngineContext {
     pub fn new(
         config: Config,
         resolved: Resolved,
-        store: Arc<Store>,
         outbox: Outbox,
-        runtime: tokio::runtime::Handle,
         ports: Ports,
         launcher: Arc<Launcher>,
     ) -> Self {
@@ -123,10 +128,9 @@ impl EngineContext {
             resolved,
             tool_deps,
             config,
-            store,
             outbox,
             sessions: Sessions::default(),
-            runtime,
+            started: OnceLock::new(),
             connection: RwLock::new(ports.connection),
             log: ports.log,
             approver: ports.approver,
@@ -214,8 +218,29 @@ impl EngineContext {
         &self.sessions
     }
 
+    /// Hands the context its store and runtime (`Engine::ready`, once).
+    pub fn start(&self, started: Started) {
+        if self.started.set(started).is_err() {
+            tracing::error!("the engine's context was started twice");
+        }
+    }
+
+    pub fn is_started(&self) -> bool {
+        self.started.get().is_some()
+    }
+
+    fn started(&self) -> &Started {
+        self.started
+            .get()
+            .expect("the engine starts its store and runtime before a frame that uses them")
+    }
+
     pub fn runtime(&self) -> &tokio::runtime::Handle {
-        &self.runtime
+        &self.started().runtime
+    }
+
+    fn store(&self) -> &Store {
+        &self.started().store
     }
 
     pub fn log(&self) -> &dyn LogFormat {
@@ -287,7 +312,7 @@ impl EngineContext {
         if self.outbox.has_pending_writes() {
             self.outbox.flushed().await;
         }
-        tokio::task::block_in_place(|| read(&self.store.reader()))
+        tokio::task::block_in_place(|| read(&self.store().reader()))
     }
 
     /// Hands the rows a session's model context is built from to `each`, oldest first, a
@@ -321,9 +346,9 @@ impl EngineContext {
         if self.outbox.has_pending_rules() {
             self.outbox.flushed().await;
         }
-        match self.store.try_reader() {
+        match self.store().try_reader() {
             Some(rows) => rows.rules(workspace),
-            None => tokio::task::block_in_place(|| self.store.reader().rules(workspace)),
+            None => tokio::task::block_in_place(|| self.store().reader().rules(workspace)),
         }
     }
 
@@ -335,7 +360,7 @@ impl EngineContext {
         if self.outbox.has_pending_writes() {
             return None;
         }
-        self.store.try_reader().map(|reader| read(&reader))
+        self.store().try_reader().map(|reader| read(&reader))
     }
 
     /// Resolves once the delivery thread has taken every frame queued before this call: a
@@ -353,7 +378,7 @@ impl EngineContext {
     /// that other processes on the data dir see the turns live for as long as the engine is
     /// (`store/engines.rs`).
     pub fn turn_owner(&self) -> Arc<str> {
-        let lease = self.store.lease();
+        let lease = self.store().lease();
         lease.hold();
         lease.id().clone()
     }
@@ -361,7 +386,7 @@ impl EngineContext {
     /// Whether the engine `id`, which recorded a running turn, is gone (this one never is).
     /// Checks a file lock; call it where blocking is allowed.
     pub fn engine_is_gone(&self, id: &str) -> bool {
-        self.store.lease().is_gone(id)
+        self.store().lease().is_gone(id)
     }
 
     /// What other processes have committed to the store (`Store::foreign_version`): the
@@ -369,11 +394,13 @@ impl EngineContext {
     /// it since. Waits for no pending write (this engine's commits do not move it), only for
     /// a commit in progress.
     pub fn foreign_version(&self) -> Result<i64, StoreError> {
-        tokio::task::block_in_place(|| self.store.foreign_version())
+        tokio::task::block_in_place(|| self.store().foreign_version())
     }
 
     /// Releases the database file, and this engine's lock.
     pub fn close_store(&self) {
-        self.store.close();
+        if let Some(started) = self.started.get() {
+            started.store.close();
+        }
     }
 }

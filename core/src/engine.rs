@@ -6,7 +6,7 @@
 //! ahead of it, which the host may take on the caller's thread before `send` returns
 //! (`Host::deliver_here`, `outbox/here.rs`).
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::{JoinHandle, ThreadId};
 use std::time::{Duration, Instant};
 
@@ -15,8 +15,8 @@ use serde_json::Value;
 use crate::acp::client::AcpClient;
 use crate::acp::updates::V1Log;
 use crate::acp::{self, Edge, wire};
-use crate::config::{Config, TerminalSignIn};
-use crate::context::{EngineContext, Ports};
+use crate::config::{Config, StoreLocation, TerminalSignIn};
+use crate::context::{EngineContext, Ports, Started};
 use crate::error::EngineError;
 use crate::io::LocalIo;
 use crate::io::process::{Confinement, Launcher};
@@ -34,10 +34,14 @@ pub struct Engine {
 /// delivery thread.
 struct Running {
     edge: Arc<Edge>,
-    /// Held for the whole of `close`, so a concurrent second `close` returns only once the
-    /// first has joined every thread.
+    /// What `ready` starts and `close` stops and joins. Held for the whole of either, so a
+    /// concurrent second `close` returns only once the first has joined every thread.
     threads: Mutex<Option<Threads>>,
-    delivery_thread: ThreadId,
+    /// Set by `ready`; before it there is no delivery thread.
+    delivery_thread: OnceLock<ThreadId>,
+    /// What `ready` starts the store from.
+    store_location: StoreLocation,
+    worker_threads: usize,
     /// For `send`'s scope of hand-overs on the caller's thread, and to know when `close` is
     /// called from inside one.
     outbox: Outbox,
@@ -69,8 +73,8 @@ struct Threads {
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
 impl Engine {
-    /// Opens the store, starts the runtime and the delivery thread. Errors here are final:
-    /// nothing has been written.
+    /// Opens the store, starts the runtime and the delivery thread (`prepare_with`, then
+    /// `ready`). Errors here are final: nothing has been written.
     pub fn start(config: Config, host: Arc<dyn Host>) -> Result<Engine, EngineError> {
         Engine::start_with(config, host, HostPorts::default())
     }
@@ -95,21 +99,30 @@ impl Engine {
         host: Arc<dyn Host>,
         host_ports: HostPorts,
     ) -> Result<Engine, EngineError> {
+        let engine = Engine::prepare_with(config, host, host_ports)?;
+        engine.ready()?;
+        Ok(engine)
+    }
+
+    /// An engine that answers the client's frames up to its first `initialize` before it
+    /// opens its store and starts its runtime and delivery thread: `ready` starts them, and
+    /// so does the first frame after `initialize`. Nothing before that needs them, and
+    /// a process that a client starts only to be answered sooner (`hearth acp`) calls `ready`
+    /// right after the first frame. Until then frames reach the host only through
+    /// `Host::deliver_here`; one it declines waits for the delivery thread.
+    pub fn prepare_with(
+        config: Config,
+        host: Arc<dyn Host>,
+        host_ports: HostPorts,
+    ) -> Result<Engine, EngineError> {
         let launcher = match host_ports.confinement {
             Some(policy) => launcher().confined(policy),
             None => launcher(),
         };
         let resolved = config.resolve()?;
-        let location = config.store_location()?;
-        let store = Arc::new(Store::open(&location).map_err(|e| EngineError::Store(e.0))?);
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(config.worker_threads())
-            .thread_name("hearth-worker")
-            .enable_all()
-            .build()
-            .map_err(|e| EngineError::Start(format!("cannot start the runtime: {e}")))?;
-        let (outbox, delivery, delivery_thread) = Outbox::start(store.clone(), host)
-            .map_err(|e| EngineError::Start(format!("cannot start the delivery thread: {e}")))?;
+        let store_location = config.store_location()?;
+        let worker_threads = config.worker_threads();
+        let outbox = Outbox::new(host);
         let catalog = resolved.catalog.clone();
         let outgoing = Arc::new(Outgoing::default());
         let client = Arc::new(AcpClient::new(outgoing.clone(), outbox.clone()));
@@ -120,34 +133,42 @@ impl Engine {
             approver: client.clone(),
             sign_in: host_ports.sign_in,
         };
-        let ctx = EngineContext::new(
-            config,
-            resolved,
-            store,
-            outbox.clone(),
-            runtime.handle().clone(),
-            ports,
-            launcher,
-        );
+        let ctx = EngineContext::new(config, resolved, outbox.clone(), ports, launcher);
         let edge = Arc::new(Edge::new(Arc::new(ctx), outgoing, client));
-        let threads = Threads { runtime, delivery };
         Ok(Engine {
             running: Arc::new(Running {
                 edge,
-                threads: Mutex::new(Some(threads)),
-                delivery_thread,
+                threads: Mutex::new(None),
+                delivery_thread: OnceLock::new(),
+                store_location,
+                worker_threads,
                 outbox,
             }),
         })
     }
 
-    /// Hands the engine one frame from the client. Never blocks; safe from any thread,
+    /// Opens the store, starts the runtime and the delivery thread, which then delivers what
+    /// was queued meanwhile. Does nothing if they run already; `Closed` once the engine is
+    /// closed. On an error nothing was written or started; each later call, and each frame
+    /// that needs them, tries again.
+    pub fn ready(&self) -> Result<(), EngineError> {
+        self.running.ready()
+    }
+
+    /// Hands the engine one frame from the client. Never blocks — but for the start that the
+    /// first frame after `initialize` makes on an engine from `prepare_with` that `ready` has
+    /// not started, whose error it returns; safe from any thread,
     /// including from inside `Host::deliver` and `Host::deliver_here`. An answer made here
     /// with nothing ahead of it is offered to `Host::deliver_here` before this returns.
     pub fn send(&self, frame: &str) -> Result<(), EngineError> {
         let edge = &self.running.edge;
         if edge.ctx().is_closed() {
             return Err(EngineError::Closed);
+        }
+        // Until the client has initialized, every frame is answered at once or ignored,
+        // needing neither store nor runtime; after, one may need both.
+        if !edge.ctx().is_started() && edge.is_initialized() {
+            self.running.ready()?;
         }
         let _here = self.running.outbox.caller_scope();
         match envelope::parse(frame) {
@@ -186,7 +207,42 @@ impl Running {
     /// Whether this thread is inside one of the host's callbacks, where closing would wait
     /// for itself.
     fn inside_host(&self) -> bool {
-        std::thread::current().id() == self.delivery_thread || self.outbox.is_handing_here()
+        self.is_delivery_thread() || self.outbox.is_handing_here()
+    }
+
+    fn is_delivery_thread(&self) -> bool {
+        self.delivery_thread.get() == Some(&std::thread::current().id())
+    }
+
+    fn ready(&self) -> Result<(), EngineError> {
+        let ctx = self.edge.ctx();
+        let mut threads = self.threads.lock().unwrap_or_else(|p| p.into_inner());
+        if ctx.is_closed() {
+            return Err(EngineError::Closed);
+        }
+        if threads.is_some() {
+            return Ok(());
+        }
+        let store = Store::open(&self.store_location).map_err(|e| EngineError::Store(e.0))?;
+        let store = Arc::new(store);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(self.worker_threads)
+            .thread_name("hearth-worker")
+            .enable_all()
+            .build()
+            .map_err(|e| EngineError::Start(format!("cannot start the runtime: {e}")))?;
+        let (delivery, delivery_thread) = self
+            .outbox
+            .start(store.clone())
+            .map_err(|e| EngineError::Start(format!("cannot start the delivery thread: {e}")))?;
+        let _ = self.delivery_thread.set(delivery_thread);
+        let handle = runtime.handle().clone();
+        ctx.start(Started {
+            store,
+            runtime: handle,
+        });
+        *threads = Some(Threads { runtime, delivery });
+        Ok(())
     }
 
     fn close(&self) -> Result<(), EngineError> {
@@ -219,7 +275,7 @@ impl Running {
 
 impl Drop for Engine {
     fn drop(&mut self) {
-        if std::thread::current().id() == self.running.delivery_thread {
+        if self.running.is_delivery_thread() {
             // Dropped inside `deliver`: closing waits for this very thread, so hand the close
             // to another one; turns in flight still get their answers.
             let running = self.running.clone();

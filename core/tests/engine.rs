@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use common::Setup;
-use hearth_core::{Config, Engine, EngineError, Host};
+use hearth_core::{Config, Engine, EngineError, Host, HostPorts};
 use hearth_testkit::absolute;
 use serde_json::{Value, json};
 
@@ -339,4 +339,111 @@ fn close_releases_the_database_file() {
         .unwrap();
     assert_eq!(mode, "delete");
     drop(engine);
+}
+
+/// Takes frames on the caller's thread (`Host::deliver_here`) or declines them, and records
+/// which way each came.
+struct Offered {
+    frames: Mutex<Sender<(Value, bool)>>,
+    take_here: bool,
+}
+
+impl Offered {
+    fn record(&self, frame: &str, here: bool) {
+        let frame = serde_json::from_str(frame).unwrap();
+        let _ = self.frames.lock().unwrap().send((frame, here));
+    }
+}
+
+impl Host for Offered {
+    fn deliver(&self, frame: &str) {
+        self.record(frame, false);
+    }
+
+    fn deliver_here(&self, frame: &str) -> bool {
+        if self.take_here {
+            self.record(frame, true);
+        }
+        self.take_here
+    }
+}
+
+fn prepare(dir: &std::path::Path, take_here: bool) -> (Engine, mpsc::Receiver<(Value, bool)>) {
+    let (tx, rx) = mpsc::channel();
+    let host = Arc::new(Offered {
+        frames: Mutex::new(tx),
+        take_here,
+    });
+    let config = Config::from_json(&json!({"dataDir": dir}).to_string()).unwrap();
+    let engine = Engine::prepare_with(config, host, HostPorts::default()).unwrap();
+    (engine, rx)
+}
+
+/// What `hearth acp`'s cold start rests on: a prepared engine answers `initialize` with no
+/// store, runtime or delivery thread, and the first frame after it starts them.
+#[test]
+fn a_prepared_engine_answers_initialize_first_and_starts_at_the_next_frame() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hearth.db");
+    let (engine, rx) = prepare(dir.path(), true);
+    let init = json!({"protocolVersion": 1});
+    engine.send(&frame(1, "initialize", init)).unwrap();
+    let (answer, here) = rx.try_recv().expect("answered inside send");
+    assert!(here && answer["result"]["protocolVersion"] == 1, "{answer}");
+    assert!(!db.exists(), "the store is not opened for it");
+
+    engine.send(&frame(2, "session/list", json!({}))).unwrap();
+    let (answer, _) = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert_eq!(answer["id"], 2);
+    assert!(answer["result"]["sessions"].is_array(), "{answer}");
+    assert!(db.exists(), "started by the frame after `initialize`");
+    engine.close().unwrap();
+}
+
+/// A host that declines the hand-over gets the first answer from the delivery thread, once
+/// `ready` has started it; before, nothing could deliver it.
+#[test]
+fn a_declined_first_answer_is_delivered_once_the_engine_is_ready() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, rx) = prepare(dir.path(), false);
+    engine
+        .send(&frame(1, "initialize", json!({"protocolVersion": 1})))
+        .unwrap();
+    assert!(rx.try_recv().is_err(), "no thread to deliver it yet");
+    engine.ready().unwrap();
+    let (answer, here) = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert!(!here && answer["id"] == 1, "{answer}");
+    engine.ready().unwrap();
+    engine.close().unwrap();
+}
+
+/// A prepared engine closes without ever starting, and starts nothing after.
+#[test]
+fn a_prepared_engine_closes_without_starting() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, _rx) = prepare(dir.path(), true);
+    engine.close().unwrap();
+    assert_eq!(engine.ready(), Err(EngineError::Closed));
+    let sent = engine.send(&frame(1, "initialize", json!({"protocolVersion": 1})));
+    assert_eq!(sent, Err(EngineError::Closed));
+    assert!(!dir.path().join("hearth.db").exists(), "nothing opened");
+}
+
+/// The store's error reaches the host from `ready`, or from the `send` that needed it, each
+/// time it is tried, and the file is left as it was.
+#[test]
+fn a_prepared_engines_corrupt_store_fails_ready_and_the_frames_that_need_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hearth.db");
+    std::fs::write(&db, b"not a database").unwrap();
+    let (engine, rx) = prepare(dir.path(), true);
+    engine
+        .send(&frame(1, "initialize", json!({"protocolVersion": 1})))
+        .unwrap();
+    assert_eq!(rx.try_recv().unwrap().0["id"], 1);
+    assert!(matches!(engine.ready(), Err(EngineError::Store(_))));
+    let sent = engine.send(&frame(2, "session/list", json!({})));
+    assert!(matches!(sent, Err(EngineError::Store(m)) if m.contains("hearth.db")));
+    assert_eq!(std::fs::read(&db).unwrap(), b"not a database");
+    engine.close().unwrap();
 }

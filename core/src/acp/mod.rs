@@ -84,6 +84,11 @@ impl Edge {
         &self.ctx
     }
 
+    /// Whether a client has called `initialize`: before, every request but it is refused.
+    pub fn is_initialized(&self) -> bool {
+        self.initialized.load(Ordering::Acquire)
+    }
+
     /// Queues the answer to a client request that never reached a handler.
     pub fn respond(&self, id: &RequestId, outcome: Result<Value, RpcError>) {
         self.ctx.send_frame(envelope::response_frame(id, &outcome));
@@ -115,7 +120,7 @@ pub fn dispatch(edge: &Arc<Edge>, inbound: Inbound) {
 
 /// The method table.
 fn request(edge: &Arc<Edge>, id: RequestId, method: &str, params: Params<'_>) {
-    if method != "initialize" && !edge.initialized.load(Ordering::Acquire) {
+    if method != "initialize" && !edge.is_initialized() {
         let error = RpcError::invalid_request("The client must call `initialize` first");
         return edge.respond(&id, Err(error));
     }

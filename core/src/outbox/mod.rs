@@ -12,6 +12,9 @@
 //! thread takes a whole batch per lock, and a producer pays for a wake-up only when the
 //! thread is actually asleep.
 //!
+//! The queue exists before its thread (`Outbox::new`, then `start` once the engine's store is
+//! open: `Engine::ready`), so a prepared engine can answer its first frame with neither.
+//!
 //! One exception skips the thread: a frame produced on the thread calling `Engine::send`,
 //! inside that call, with nothing queued ahead of it, is offered to the host right there
 //! (`Host::deliver_here`, see `here.rs`) — the answer to a cheap request then costs no
@@ -100,30 +103,39 @@ struct State {
 }
 
 impl Outbox {
-    /// Starts the delivery thread.
-    pub fn start(
-        store: Arc<Store>,
-        host: Arc<dyn Host>,
-    ) -> std::io::Result<(Outbox, JoinHandle<()>, ThreadId)> {
+    /// The queue, which takes frames and writes at once; they are delivered and committed
+    /// once `start` has started its thread, except a frame handed over on the caller's thread
+    /// (`here.rs`), which needs no thread.
+    pub fn new(host: Arc<dyn Host>) -> Outbox {
         let queue = Arc::new(Queue {
             state: Mutex::new(State {
                 items: VecDeque::new(),
                 sleeping: false,
                 busy: false,
                 handing_here: None,
-                host: Some(host.clone()),
+                host: Some(host),
                 ended: false,
             }),
             arrived: Condvar::new(),
             pending_writes: AtomicUsize::new(0),
             pending_rules: AtomicUsize::new(0),
         });
-        let consumer = queue.clone();
+        Outbox { queue }
+    }
+
+    /// Starts the delivery thread, which commits to `store`; called once.
+    pub fn start(&self, store: Arc<Store>) -> std::io::Result<(JoinHandle<()>, ThreadId)> {
+        let host = self.queue.lock().host.clone();
+        let consumer = self.queue.clone();
         let handle = thread::Builder::new()
             .name("hearth-delivery".into())
-            .spawn(move || run(&consumer, &store, &*host))?;
+            .spawn(move || {
+                if let Some(host) = host {
+                    run(&consumer, &store, &*host);
+                }
+            })?;
         let id = handle.thread().id();
-        Ok((Outbox { queue }, handle, id))
+        Ok((handle, id))
     }
 
     /// Sends a frame that carries nothing to persist: queued, or handed to the host at once

@@ -46,7 +46,8 @@ fn only_a_queued_rule_is_a_pending_rule() {
         entered: Mutex::new(entered_tx),
         gate: Mutex::new(gate),
     };
-    let (outbox, thread, _) = Outbox::start(store.clone(), Arc::new(host)).unwrap();
+    let outbox = Outbox::new(Arc::new(host));
+    let (thread, _) = outbox.start(store.clone()).unwrap();
     outbox.frame("{}".into());
     entered.recv_timeout(Duration::from_secs(5)).unwrap();
 

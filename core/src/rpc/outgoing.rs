@@ -111,8 +111,8 @@ mod tests {
     ) {
         let (tx, rx) = mpsc::channel();
         let store = Arc::new(Store::open(&StoreLocation::Memory).unwrap());
-        let (outbox, _thread, _id) =
-            Outbox::start(store, Arc::new(Frames(Mutex::new(tx)))).unwrap();
+        let outbox = Outbox::new(Arc::new(Frames(Mutex::new(tx))));
+        outbox.start(store).unwrap();
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()

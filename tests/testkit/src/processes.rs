@@ -111,3 +111,22 @@ pub fn time_run(program: &str, args: &[&str]) -> Option<std::time::Duration> {
     // `rg` exits 1 when nothing matched: a run all the same.
     (status.code().is_some()).then(|| started.elapsed())
 }
+
+/// Runs `command` with `input` on its stdin, then EOF, and collects its output. A command
+/// that exits before it reads (one refusing its arguments) closes the pipe under the write:
+/// that refusal is the caller's to assert on, from the exit status.
+pub fn output_with_stdin(command: &mut std::process::Command, input: &str) -> std::process::Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let written = child.stdin.take().unwrap().write_all(input.as_bytes());
+    if let Err(error) = written {
+        assert_eq!(error.kind(), std::io::ErrorKind::BrokenPipe, "{error}");
+    }
+    child.wait_with_output().unwrap()
+}
