@@ -6,9 +6,50 @@ use std::io;
 
 use tokio::runtime::{Builder, Runtime};
 
+/// Holds the Unix termination signals back on this thread (and the threads it starts) until
+/// `on_termination` installs their listeners: `hearth acp` answers its first frame before it
+/// installs them, and a signal that comes meanwhile must end it as cleanly as a later one,
+/// not as its default does (killed outright). Held back, it waits, and reaches the listeners
+/// as soon as they are installed. (Children do not inherit it: std's `Command` clears the
+/// mask in each child.)
+#[cfg(unix)]
+pub fn hold() {
+    use nix::sys::signal::{SigmaskHow, pthread_sigmask};
+    if let Err(e) = pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&termination()), None) {
+        tracing::warn!(error = %e, "cannot hold the termination signals back");
+    }
+}
+
+/// Windows's console events have no mask; one that comes before the listeners ends the
+/// process as it would any other.
+#[cfg(not(unix))]
+pub fn hold() {}
+
+/// Lets what `hold` held back through, to the listeners now installed.
+#[cfg(unix)]
+fn release() -> io::Result<()> {
+    use nix::sys::signal::{SigmaskHow, pthread_sigmask};
+    pthread_sigmask(SigmaskHow::SIG_UNBLOCK, Some(&termination()), None)?;
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn release() -> io::Result<()> {
+    Ok(())
+}
+
+#[cfg(unix)]
+fn termination() -> nix::sys::signal::SigSet {
+    use nix::sys::signal::{SigSet, Signal};
+    [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP]
+        .into_iter()
+        .collect::<SigSet>()
+}
+
 /// Calls `handler` each time the process is asked to stop — Ctrl-C, and SIGTERM/SIGHUP on
 /// Unix; Ctrl-Break, console close and system shutdown on Windows — on a thread of its own.
-/// The listeners are installed before this returns, so a signal right after is not missed.
+/// The listeners are installed before this returns, so a signal right after is not missed,
+/// nor one `hold` held back.
 pub fn on_termination(handler: impl Fn() + Send + 'static) -> io::Result<()> {
     // A runtime of its own: the engine's runtime is internal to hearth-core.
     let runtime = Builder::new_current_thread().enable_io().build()?;
@@ -22,7 +63,7 @@ pub fn on_termination(handler: impl Fn() + Send + 'static) -> io::Result<()> {
                 handler();
             }
         })?;
-    Ok(())
+    release()
 }
 
 fn listen(runtime: &Runtime) -> io::Result<Signals> {

@@ -1,6 +1,7 @@
 //! The stdio host: a thin loop between stdin/stdout and the engine.
 
 use std::io::{self, BufRead, BufWriter, Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use hearth_core::{Config, Engine, Host};
@@ -10,15 +11,17 @@ use crate::credentials::{self, SignIn};
 /// Writes each frame as one line and flushes, so the client sees it at once.
 struct StdoutHost {
     out: Mutex<BufWriter<io::Stdout>>,
+    /// Set until the engine has started its delivery thread (`serve`).
+    starting: AtomicBool,
 }
 
 impl Host for StdoutHost {
-    /// Written on the reading thread only when the write cannot block it: blocked there on a
-    /// client that is not reading, it would stop reading that client, which may itself be
-    /// blocked writing to us. The first answer takes this way before the engine's delivery
-    /// thread exists (`serve`).
+    /// Taken only before the engine starts: the first answer, which has no delivery thread
+    /// to wait for. After, answers go through the delivery thread like every other frame,
+    /// and the reading thread only reads — blocked writing to a client that is not reading,
+    /// it would stop reading a client that may itself be blocked writing to us.
     fn deliver_here(&self, frame: &str) -> bool {
-        let taken = writes_at_once(frame.len() + 1);
+        let taken = self.starting.load(Ordering::Acquire);
         if taken {
             self.deliver(frame);
         }
@@ -38,14 +41,16 @@ impl Host for StdoutHost {
 }
 
 /// Serves until stdin ends. The engine answers the first frame (the client's `initialize`)
-/// before its store, runtime and threads start, and the signal handlers are installed after
-/// it: nothing that a signal's clean-up would stop can have started by then. A store that
-/// cannot be opened ends the process right after that first answer.
+/// before its store, runtime and threads start, and the signal listeners are installed after
+/// it; a termination signal that comes first is held back until then (`signals::hold`). A
+/// store that cannot be opened ends the process right after that first answer.
 pub fn serve(config: Config, sign_in: SignIn) -> Result<(), String> {
     let host = Arc::new(StdoutHost {
         out: Mutex::new(BufWriter::new(io::stdout())),
+        starting: AtomicBool::new(true),
     });
-    let engine = Engine::prepare_with(config, host, credentials::ports(sign_in));
+    crate::signals::hold();
+    let engine = Engine::prepare_with(config, host.clone(), credentials::ports(sign_in));
     let engine = Arc::new(engine.map_err(|e| e.to_string())?);
     let mut stdin = io::stdin().lock();
     let mut line = Vec::new();
@@ -82,7 +87,7 @@ pub fn serve(config: Config, sign_in: SignIn) -> Result<(), String> {
             }
         }
         if !std::mem::replace(&mut started, true)
-            && let Err(e) = start(&engine)
+            && let Err(e) = start(&engine, &host)
         {
             let _ = engine.close();
             return Err(e);
@@ -93,9 +98,11 @@ pub fn serve(config: Config, sign_in: SignIn) -> Result<(), String> {
 
 /// What the first frame's answer did not wait for: the signal handlers, then the engine's
 /// store, runtime and delivery thread.
-fn start(engine: &Arc<Engine>) -> Result<(), String> {
+fn start(engine: &Arc<Engine>, host: &StdoutHost) -> Result<(), String> {
     close_on_signals(engine.clone());
-    engine.ready().map_err(|e| e.to_string())
+    let ready = engine.ready().map_err(|e| e.to_string());
+    host.starting.store(false, Ordering::Release);
+    ready
 }
 
 /// An editor that kills its agent (SIGTERM, SIGHUP, Ctrl-C) must not leave command trees
@@ -135,29 +142,4 @@ fn skip_line(input: &mut impl BufRead) -> io::Result<()> {
 fn trim_line_end(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     line.strip_suffix(b"\r").unwrap_or(line)
-}
-
-/// Whether `len` bytes written to stdout now go out in one write that does not wait: a pipe
-/// (or any stdout) that `poll` says takes a write, and no more than `PIPE_BUF` bytes, which a
-/// pipe with room takes whole (a longer write may wait for the reader midway).
-#[cfg(unix)]
-fn writes_at_once(len: usize) -> bool {
-    use rustix::event::{PollFd, PollFlags, Timespec, poll};
-    if len > rustix::pipe::PIPE_BUF {
-        return false;
-    }
-    let stdout = io::stdout();
-    let mut fds = [PollFd::new(&stdout, PollFlags::OUT)];
-    let now = Timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    poll(&mut fds, Some(&now)).is_ok_and(|ready| ready == 1)
-        && fds[0].revents().contains(PollFlags::OUT)
-}
-
-/// Elsewhere the answer always goes through the delivery thread.
-#[cfg(not(unix))]
-fn writes_at_once(_len: usize) -> bool {
-    false
 }

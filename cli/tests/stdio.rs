@@ -592,9 +592,10 @@ fn signal(client: &mut AcpClient<Stdio>, name: &str) {
 }
 
 /// A client that writes a great deal before it reads anything must not deadlock with
-/// `hearth acp`: answers are written on the reading thread only while stdout takes them at
-/// once, so that thread never stops reading to wait for the client. 3,000 `initialize`s
-/// (300 KB in, 4 MB of answers out) are written in one go, far more than either pipe holds.
+/// `hearth acp`: only the first answer is written on the reading thread (before the engine
+/// starts its delivery thread), so that thread never stops reading to wait for the client.
+/// 3,000 `initialize`s (300 KB in, 4 MB of answers out) are written in one go, far more than
+/// either pipe holds.
 #[cfg(unix)]
 #[test]
 fn a_client_that_writes_everything_before_reading_is_still_answered() {
@@ -640,4 +641,58 @@ fn a_client_that_writes_everything_before_reading_is_still_answered() {
     );
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// A termination signal that comes before `hearth acp` has its listeners (it installs them
+/// after its first answer) is held back, not the default's death: the agent answers, then
+/// exits 0 as for any later signal. The signal is sent once /proc shows it held back.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_signal_before_the_listeners_still_ends_the_agent_cleanly() {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = Command::new(cargo_bin("hearth"))
+        .args(["acp", "--data-dir", ":memory:"])
+        .stdin(Pipe::piped())
+        .stdout(Pipe::piped())
+        .stderr(Pipe::null())
+        .spawn()
+        .unwrap();
+    // SIGHUP, SIGINT and SIGTERM: bits 0, 1 and 14 of the blocked mask.
+    let held = 1 << 0 | 1 << 1 | 1 << 14;
+    let status = format!("/proc/{}/status", child.id());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while blocked_signals(&status) & held != held {
+        assert!(
+            Instant::now() < deadline,
+            "the signals were never held back"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let pid = child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(INITIALIZE.as_bytes()).unwrap();
+    let mut answer = String::new();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    stdout.read_line(&mut answer).unwrap();
+    assert!(answer.contains(r#""id":1,"result""#), "{answer}");
+    let status = child.wait().unwrap();
+    assert!(status.success(), "a clean exit, got {status}");
+}
+
+/// The `SigBlk` mask of a process's main thread, from its /proc status.
+#[cfg(target_os = "linux")]
+fn blocked_signals(status: &str) -> u64 {
+    std::fs::read_to_string(status)
+        .unwrap_or_default()
+        .lines()
+        .find_map(|line| line.strip_prefix("SigBlk:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .unwrap_or(0)
 }
