@@ -443,6 +443,18 @@ fn a_read_only_store_is_refused_right_after_the_first_answer() {
     assert_eq!(std::fs::read(&db).unwrap(), before, "nothing overwritten");
 }
 
+/// `hearth acp` on a `:memory:` store, its stdin and stdout piped to the test.
+#[cfg(unix)]
+fn spawn_in_memory() -> std::process::Child {
+    Command::new(cargo_bin("hearth"))
+        .args(["acp", "--data-dir", ":memory:"])
+        .stdin(Pipe::piped())
+        .stdout(Pipe::piped())
+        .stderr(Pipe::null())
+        .spawn()
+        .unwrap()
+}
+
 #[cfg(unix)]
 const INITIALIZE: &str =
     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1}}\n";
@@ -600,13 +612,7 @@ fn signal(client: &mut AcpClient<Stdio>, name: &str) {
 #[test]
 fn a_client_that_writes_everything_before_reading_is_still_answered() {
     use std::io::{BufRead, BufReader, Write};
-    let mut child = Command::new(cargo_bin("hearth"))
-        .args(["acp", "--data-dir", ":memory:"])
-        .stdin(Pipe::piped())
-        .stdout(Pipe::piped())
-        .stderr(Pipe::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_in_memory();
     let count = 3000;
     let frames: String = (1..=count)
         .map(|id| {
@@ -650,13 +656,7 @@ fn a_client_that_writes_everything_before_reading_is_still_answered() {
 #[test]
 fn a_signal_before_the_listeners_still_ends_the_agent_cleanly() {
     use std::io::{BufRead, BufReader, Write};
-    let mut child = Command::new(cargo_bin("hearth"))
-        .args(["acp", "--data-dir", ":memory:"])
-        .stdin(Pipe::piped())
-        .stdout(Pipe::piped())
-        .stderr(Pipe::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_in_memory();
     // SIGHUP, SIGINT and SIGTERM: bits 0, 1 and 14 of the blocked mask.
     let held = 1 << 0 | 1 << 1 | 1 << 14;
     let status = format!("/proc/{}/status", child.id());
