@@ -1,7 +1,7 @@
 //! Links `hearth` with the functions start-up runs packed together (`startup-order.txt`, made
-//! by `scripts/startup-order.py`): `hearth acp` then maps about 1 MB of its code before
-//! answering `initialize`, not pages strewn over all of `.text` (RSS after `initialize`
-//! 12.6 → 6.5 MiB: `benches/README.md`, "Cold start").
+//! by `scripts/startup-order.py`): `hearth acp` then maps about 1 MB of its code to answer
+//! `initialize`, start and answer a `session/list`, not pages strewn over all of `.text`
+//! (RSS after `initialize` 12.6 → 6.5 MiB: `benches/README.md`, "Cold start").
 //!
 //! Only for release builds for x86_64 Linux (the list's names are that build's), and only
 //! when the linker takes the option: rust-lld, the default since Rust 1.90, does; GNU ld,

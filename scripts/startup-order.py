@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""The functions `hearth acp` runs from exec until `initialize` is answered, for the linker.
+"""The functions `hearth acp` runs from exec until it has answered `initialize` and a
+`session/list` (a client's first requests; the agent's store, runtime and threads start between
+them), for the linker.
 
 `cli/build.rs` hands `cli/startup-order.txt` to the linker (`--symbol-ordering-file`), which
 places those functions side by side. Start-up then touches about 1 MB of code instead of
@@ -26,9 +28,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 ORDER = REPO / "cli" / "startup-order.txt"
-INITIALIZE = (
+REQUESTS = (
     '{"jsonrpc":"2.0","id":1,"method":"initialize",'
     '"params":{"protocolVersion":1,"clientCapabilities":{}}}\n'
+    '{"jsonrpc":"2.0","id":2,"method":"session/list","params":{}}\n'
 )
 # What `check` accepts: most of the list is still in the binary, and what is there is packed.
 LEAST_FOUND = 0.9
@@ -47,7 +50,7 @@ def release_hearth() -> Path:
 def record(hearth: Path) -> None:
     """Builds `hearth` as the release build does (`scripts/lib/release-build.sh`: the symbol
     names depend on the features the build's packages unify), runs `hearth acp` under
-    callgrind up to its `initialize` answer and EOF, on a new store and then on the same
+    callgrind through `REQUESTS` and EOF, on a new store and then on the same
     store again, and writes the names of the binary's own functions that ran (every thread)."""
     subprocess.run(
         ["bash", "-c", "source scripts/lib/common.sh && source scripts/lib/release-build.sh "
@@ -69,7 +72,7 @@ def record(hearth: Path) -> None:
                     "valgrind", "--tool=callgrind", "--demangle=no", "--compress-strings=no",
                     f"--callgrind-out-file={profile}", str(hearth), "acp", "--config", str(config),
                 ],
-                input=INITIALIZE, text=True, capture_output=True, check=True,
+                input=REQUESTS, text=True, capture_output=True, check=True,
             )
             names |= functions_of(profile, hearth)
     if not names:
