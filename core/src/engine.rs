@@ -106,9 +106,9 @@ impl Engine {
 
     /// An engine that answers the client's frames up to its first `initialize` before it
     /// opens its store and starts its runtime and delivery thread: `ready` starts them, and
-    /// so does the first frame after `initialize`. Nothing before that needs them, and
-    /// a process that a client starts only to be answered sooner (`hearth acp`) calls `ready`
-    /// right after the first frame. Until then frames reach the host only through
+    /// so does the first frame after `initialize`; nothing before it needs them. For a host
+    /// whose client waits on that first answer to go on (`hearth acp`, spawned by an editor),
+    /// which calls `ready` right after it. Until then frames reach the host only through
     /// `Host::deliver_here`; one it declines waits for the delivery thread.
     pub fn prepare_with(
         config: Config,
