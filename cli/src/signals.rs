@@ -7,11 +7,11 @@ use std::io;
 use tokio::runtime::{Builder, Runtime};
 
 /// Holds the Unix termination signals back on this thread (and the threads it starts) until
-/// `on_termination` installs their listeners: `hearth acp` answers its first frame before it
-/// installs them, and a signal that comes meanwhile must end it as cleanly as a later one,
-/// not as its default does (killed outright). Held back, it waits, and reaches the listeners
-/// as soon as they are installed. (Children do not inherit it: std's `Command` clears the
-/// mask in each child.)
+/// `on_termination` installs their listeners: `hearth acp` answers a first frame already
+/// waiting before it installs them, and a signal that comes meanwhile must end it as cleanly
+/// as a later one, not as its default does (killed outright). Held back, it waits, and
+/// reaches the listeners as soon as they are installed. (Children do not inherit it: std's
+/// `Command` clears the mask in each child.)
 #[cfg(unix)]
 pub fn hold() {
     use nix::sys::signal::{SigmaskHow, pthread_sigmask};
@@ -49,8 +49,15 @@ fn termination() -> nix::sys::signal::SigSet {
 /// Calls `handler` each time the process is asked to stop — Ctrl-C, and SIGTERM/SIGHUP on
 /// Unix; Ctrl-Break, console close and system shutdown on Windows — on a thread of its own.
 /// The listeners are installed before this returns, so a signal right after is not missed,
-/// nor one `hold` held back.
+/// nor one `hold` held back — which goes on even if they could not be installed, to do what
+/// it does by default.
 pub fn on_termination(handler: impl Fn() + Send + 'static) -> io::Result<()> {
+    let installed = listen_on_a_thread(handler);
+    release()?;
+    installed
+}
+
+fn listen_on_a_thread(handler: impl Fn() + Send + 'static) -> io::Result<()> {
     // A runtime of its own: the engine's runtime is internal to hearth-core.
     let runtime = Builder::new_current_thread().enable_io().build()?;
     let mut signals = listen(&runtime)?;
@@ -63,7 +70,7 @@ pub fn on_termination(handler: impl Fn() + Send + 'static) -> io::Result<()> {
                 handler();
             }
         })?;
-    release()
+    Ok(())
 }
 
 fn listen(runtime: &Runtime) -> io::Result<Signals> {

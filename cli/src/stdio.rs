@@ -54,7 +54,13 @@ pub fn serve(config: Config, sign_in: SignIn) -> Result<(), String> {
     let engine = Arc::new(engine.map_err(|e| e.to_string())?);
     let mut stdin = io::stdin().lock();
     let mut line = Vec::new();
-    let mut started = false;
+    // The start waits for the first frame only if that frame is already there, as when an
+    // editor writes `initialize` right after spawning the agent: waiting for one with the
+    // signals held back would leave an idle agent deaf to them.
+    let mut started = !input_waiting();
+    if started {
+        start(&engine, &host)?;
+    }
     loop {
         line.clear();
         // At most one byte past the cap is read, so a newline-less flood can't exhaust memory.
@@ -86,23 +92,40 @@ pub fn serve(config: Config, sign_in: SignIn) -> Result<(), String> {
                 break;
             }
         }
-        if !std::mem::replace(&mut started, true)
-            && let Err(e) = start(&engine, &host)
-        {
-            let _ = engine.close();
-            return Err(e);
+        if !std::mem::replace(&mut started, true) {
+            start(&engine, &host)?;
         }
     }
     engine.close().map_err(|e| e.to_string())
 }
 
-/// What the first frame's answer did not wait for: the signal handlers, then the engine's
-/// store, runtime and delivery thread.
+/// What the first frame's answer did not wait for: the signal listeners, then the engine's
+/// store, runtime and delivery thread. On an error the engine is closed: the process ends.
 fn start(engine: &Arc<Engine>, host: &StdoutHost) -> Result<(), String> {
     close_on_signals(engine.clone());
     let ready = engine.ready().map_err(|e| e.to_string());
     host.starting.store(false, Ordering::Release);
+    if ready.is_err() {
+        let _ = engine.close();
+    }
     ready
+}
+
+/// Whether stdin has something to read now (Unix: `poll`, not waiting; end of input counts).
+/// Elsewhere assumed: no signal is held back there (`signals::hold`), so the start may wait
+/// for the first frame.
+#[cfg(unix)]
+fn input_waiting() -> bool {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
+    let stdin = io::stdin();
+    let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
+    poll(&mut fds, PollTimeout::ZERO).is_ok_and(|ready| ready > 0)
+}
+
+#[cfg(not(unix))]
+fn input_waiting() -> bool {
+    true
 }
 
 /// An editor that kills its agent (SIGTERM, SIGHUP, Ctrl-C) must not leave command trees

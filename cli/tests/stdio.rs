@@ -5,7 +5,6 @@ use std::process::{Command, Stdio as Pipe};
 use std::time::{Duration, Instant};
 
 use hearth_mock_llm::{MockLlm, Script};
-use hearth_testkit::processes::output_with_stdin;
 use hearth_testkit::{AcpClient, Stdio, absolute, agent_text, cargo_bin};
 use serde_json::{Value, json};
 
@@ -404,7 +403,7 @@ fn a_read_only_store_is_refused_right_after_the_first_answer() {
     assert!(status.success());
     assert!(!dir.path().join("hearth.db").exists(), "no store opened");
     // Create the store, then make it and its directory read-only.
-    let out = output_with_stdin(
+    let out = output_with_input_waiting(
         Command::new(cargo_bin("hearth"))
             .args(["acp", "--config"])
             .arg(&config_path),
@@ -424,7 +423,7 @@ fn a_read_only_store_is_refused_right_after_the_first_answer() {
     } else {
         Command::new(cargo_bin("hearth"))
     };
-    let out = output_with_stdin(
+    let out = output_with_input_waiting(
         command.args(["acp", "--config"]).arg(&config_path),
         INITIALIZE,
     );
@@ -452,6 +451,21 @@ fn spawn_in_memory() -> std::process::Child {
         .stdout(Pipe::piped())
         .stderr(Pipe::null())
         .spawn()
+        .unwrap()
+}
+
+/// Runs `command` with `input` in its stdin's pipe before it starts, then EOF: its first
+/// frame is waiting when it looks (`hearth acp` answers such a frame before it starts).
+#[cfg(unix)]
+fn output_with_input_waiting(command: &mut Command, input: &str) -> std::process::Output {
+    use std::io::Write;
+    let (reader, mut writer) = std::io::pipe().unwrap();
+    writer.write_all(input.as_bytes()).unwrap();
+    drop(writer);
+    command
+        .stdin(reader)
+        .stderr(Pipe::piped())
+        .output()
         .unwrap()
 }
 
@@ -650,40 +664,78 @@ fn a_client_that_writes_everything_before_reading_is_still_answered() {
 }
 
 /// A termination signal that comes before `hearth acp` has its listeners (it installs them
-/// after its first answer) is held back, not the default's death: the agent answers, then
-/// exits 0 as for any later signal. The signal is sent once /proc shows it held back.
+/// after answering a first frame that was already waiting) is held back, not the default's
+/// death: the agent answers, then exits 0 as for any later signal. Half the first frame is in
+/// the pipe before the spawn, so the agent waits, signals held, for the rest; the signal is
+/// sent once /proc shows them held.
 #[cfg(target_os = "linux")]
 #[test]
 fn a_signal_before_the_listeners_still_ends_the_agent_cleanly() {
     use std::io::{BufRead, BufReader, Write};
-    let mut child = spawn_in_memory();
+    let (reader, mut writer) = std::io::pipe().unwrap();
+    let (head, tail) = INITIALIZE.split_at(INITIALIZE.len() / 2);
+    writer.write_all(head.as_bytes()).unwrap();
+    let mut child = Command::new(cargo_bin("hearth"))
+        .args(["acp", "--data-dir", ":memory:"])
+        .stdin(reader)
+        .stdout(Pipe::piped())
+        .stderr(Pipe::null())
+        .spawn()
+        .unwrap();
     // SIGHUP, SIGINT and SIGTERM: bits 0, 1 and 14 of the blocked mask.
     let held = 1 << 0 | 1 << 1 | 1 << 14;
     let status = format!("/proc/{}/status", child.id());
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while blocked_signals(&status) & held != held {
-        assert!(
-            Instant::now() < deadline,
-            "the signals were never held back"
-        );
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    let pid = child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
+    wait_for(
+        || blocked_signals(&status) & held == held,
+        "the signals held back",
     );
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(INITIALIZE.as_bytes()).unwrap();
+    terminate_pid(child.id());
+    writer.write_all(tail.as_bytes()).unwrap();
     let mut answer = String::new();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     stdout.read_line(&mut answer).unwrap();
     assert!(answer.contains(r#""id":1,"result""#), "{answer}");
     let status = child.wait().unwrap();
     assert!(status.success(), "a clean exit, got {status}");
+}
+
+/// An agent spawned and sent nothing does not hold the signals back while it waits for its
+/// first frame: it starts at once, and a SIGTERM then ends it cleanly.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_agent_waiting_for_its_first_frame_ends_on_a_signal() {
+    let mut child = spawn_in_memory();
+    let tasks = format!("/proc/{}/task", child.id());
+    let listening = || {
+        std::fs::read_dir(&tasks)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|task| {
+                std::fs::read_to_string(task.path().join("comm"))
+                    .is_ok_and(|name| name.trim() == "hearth-signals")
+            })
+    };
+    wait_for(listening, "the signal listeners");
+    terminate_pid(child.id());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "a clean exit, got {status}");
+}
+
+#[cfg(target_os = "linux")]
+fn wait_for(condition: impl Fn() -> bool, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !condition() {
+        assert!(Instant::now() < deadline, "never saw {what}");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn terminate_pid(pid: u32) {
+    let pid = pid.to_string();
+    let sent = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(sent.success());
 }
 
 /// The `SigBlk` mask of a process's main thread, from its /proc status.
