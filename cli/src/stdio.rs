@@ -92,7 +92,8 @@ pub fn serve(config: Config, sign_in: SignIn) -> Result<(), String> {
                 break;
             }
         }
-        if !std::mem::replace(&mut started, true) {
+        if !started {
+            started = true;
             start(&engine, &host)?;
         }
     }

@@ -218,11 +218,11 @@ impl EngineContext {
         &self.sessions
     }
 
-    /// Hands the context its store and runtime (`Engine::ready`, once).
+    /// Hands the context its store and runtime (`Engine::ready`, once: it checks
+    /// `is_started` under its lock first).
     pub fn start(&self, started: Started) {
-        if self.started.set(started).is_err() {
-            tracing::error!("the engine's context was started twice");
-        }
+        let first = self.started.set(started).is_ok();
+        debug_assert!(first, "the engine's context was started twice");
     }
 
     pub fn is_started(&self) -> bool {

@@ -39,9 +39,9 @@ struct Running {
     threads: Mutex<Option<Threads>>,
     /// Set by `ready`; before it there is no delivery thread.
     delivery_thread: OnceLock<ThreadId>,
-    /// What `ready` starts the store from.
+    /// What `ready` opens the store from: resolved (and refused if it cannot be) at
+    /// `prepare_with`, where the config's errors belong.
     store_location: StoreLocation,
-    worker_threads: usize,
     /// For `send`'s scope of hand-overs on the caller's thread, and to know when `close` is
     /// called from inside one.
     outbox: Outbox,
@@ -121,7 +121,6 @@ impl Engine {
         };
         let resolved = config.resolve()?;
         let store_location = config.store_location()?;
-        let worker_threads = config.worker_threads();
         let outbox = Outbox::new(host);
         let catalog = resolved.catalog.clone();
         let outgoing = Arc::new(Outgoing::default());
@@ -141,7 +140,6 @@ impl Engine {
                 threads: Mutex::new(None),
                 delivery_thread: OnceLock::new(),
                 store_location,
-                worker_threads,
                 outbox,
             }),
         })
@@ -165,8 +163,6 @@ impl Engine {
         if edge.ctx().is_closed() {
             return Err(EngineError::Closed);
         }
-        // Until the client has initialized, every frame is answered at once or ignored,
-        // needing neither store nor runtime; after, one may need both.
         if !edge.ctx().is_started() && edge.is_initialized() {
             self.running.ready()?;
         }
@@ -220,13 +216,13 @@ impl Running {
         if ctx.is_closed() {
             return Err(EngineError::Closed);
         }
-        if threads.is_some() {
+        if ctx.is_started() {
             return Ok(());
         }
         let store = Store::open(&self.store_location).map_err(|e| EngineError::Store(e.0))?;
         let store = Arc::new(store);
         let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(self.worker_threads)
+            .worker_threads(ctx.config().worker_threads())
             .thread_name("hearth-worker")
             .enable_all()
             .build()

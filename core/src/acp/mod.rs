@@ -84,7 +84,9 @@ impl Edge {
         &self.ctx
     }
 
-    /// Whether a client has called `initialize`: before, every request but it is refused.
+    /// Whether a client has called `initialize`. Before, every request but it is refused and
+    /// no session exists, so no frame needs the store or the runtime (`Engine::send` starts
+    /// a prepared engine at the first frame after it).
     pub fn is_initialized(&self) -> bool {
         self.initialized.load(Ordering::Acquire)
     }
